@@ -1,0 +1,33 @@
+# ECP workspace. `make run` and `make test` are the two commands that matter.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PACKAGES := packages/core packages/adapters_postgres packages/adapters_http packages/adapters_idp packages/adapters_billing
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: install run test lint bench clean
+
+install: $(STAMP)
+
+$(STAMP): requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
+	touch $(STAMP)
+
+run: install
+	$(BIN)/python -m ecp_core.demo
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check packages tests bench
+	$(BIN)/mypy
+
+bench: install
+	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,6 @@
+"""Merchant-of-record adapter for hosted ECP.
+
+A skeleton for now: later issues fill it in behind the ports of `ecp_core`.
+"""
+
+__all__: list[str] = []

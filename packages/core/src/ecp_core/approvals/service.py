@@ -1,0 +1,169 @@
+"""Use cases for approvals: resolve, list, escalate overdue ones."""
+
+from collections.abc import Callable
+
+import attrs
+
+from ecp_core.approvals.model import (
+    ApprovalActionRecord,
+    ApprovalRecord,
+    ApprovalResolution,
+    ApprovalResolutionRequest,
+)
+from ecp_core.audit.writer import AttemptRecord
+from ecp_core.canonical import thaw
+from ecp_core.errors import ApprovalAlreadyResolved, Conflict, FieldError, NotFound, ValidationFailed
+from ecp_core.graphs.catalog import require_graph
+from ecp_core.identity import ActorIdentity
+from ecp_core.ports import Clock, UnitOfWork, UnitOfWorkFactory
+from ecp_core.runs.engine import RunEngine
+from ecp_core.runs.model import APPROVAL_REJECTED, ApprovedAction, Run
+from ecp_core.types import ApprovalDecision, ApprovalStatus, AttemptStatus, NodeKind, RunStatus
+from ecp_core.wire import unstructure
+
+PayloadCheck = Callable[[str, object], list[FieldError]]
+"""Checks an edited payload against a ``resolution_schema_ref``; returns the failing fields."""
+
+_ACTION_NAMES = {
+    ApprovalDecision.APPROVE: "approved",
+    ApprovalDecision.EDIT_AND_APPROVE: "edited",
+    ApprovalDecision.REJECT: "denied",
+}
+
+
+def _check_request(approval: ApprovalRecord, request: ApprovalResolutionRequest, check: PayloadCheck | None) -> None:
+    errors: list[FieldError] = []
+    if request.decision not in approval.allowed_actions:
+        errors.append(FieldError(loc=("decision",), msg="not allowed for this approval"))
+    editing = request.decision is ApprovalDecision.EDIT_AND_APPROVE
+    if editing and request.edited_payload is None:
+        errors.append(FieldError(loc=("edited_payload",), msg="required for edit_and_approve"))
+    if not editing and request.edited_payload is not None:
+        errors.append(FieldError(loc=("edited_payload",), msg="only allowed with edit_and_approve"))
+    if editing and request.edited_payload is not None and approval.resolution_schema_ref is not None:
+        if check is None:
+            errors.append(FieldError(loc=("edited_payload",), msg="no validator for the resolution schema"))
+        else:
+            found = check(approval.resolution_schema_ref, request.edited_payload)
+            errors.extend(attrs.evolve(e, loc=("edited_payload", *e.loc)) for e in found)
+    if errors:
+        raise ValidationFailed("the resolution is invalid", errors=errors)
+
+
+class ApprovalService:
+    """Resolves approvals; each resolution and its audit record commit together."""
+
+    def __init__(
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        engine: RunEngine,
+        payload_check: PayloadCheck | None = None,
+    ) -> None:
+        """Wire the service; ``payload_check`` validates edits against resolution schemas."""
+        self._uow = uow
+        self._clock = clock
+        self._engine = engine
+        self._check = payload_check
+
+    def resolve(
+        self, actor: ActorIdentity, deployment_ref: str, approval_id: str, request: ApprovalResolutionRequest
+    ) -> tuple[ApprovalRecord, Run]:
+        """Resolve a pending approval; the run moves on (or fails on reject) in the same commit.
+
+        The caller continues the run afterwards (RunService.drive or the dispatcher).
+        """
+        tenant_id = actor.tenant_id
+        with self._uow() as uow:
+            approval = uow.approvals.get(tenant_id, approval_id)
+            if approval is None or approval.deployment_ref != deployment_ref:
+                raise NotFound(f"approval {approval_id} not found")
+            if approval.status is not ApprovalStatus.PENDING:
+                raise ApprovalAlreadyResolved(f"approval {approval_id} is {approval.status.value}")
+            _check_request(approval, request, self._check)
+            run = uow.runs.lock(tenant_id, approval.run_id)
+            if run is None or run.paused is None or run.paused.approval_id != approval_id:
+                raise Conflict(f"run {approval.run_id} is not waiting for approval {approval_id}")
+            now = self._clock.now()
+            resolution = ApprovalResolution(decision=request.decision, actor=actor, resolved_at=now,
+                                            edited_payload=request.edited_payload, reason=request.reason)
+            approval = attrs.evolve(approval, status=ApprovalStatus.RESOLVED, resolution=resolution, updated_at=now)
+            uow.approvals.save(approval)
+            uow.approvals.add_action(ApprovalActionRecord(
+                approval_id=approval_id, action=_ACTION_NAMES[request.decision], occurred_at=now, actor=actor,
+                tenant_id=tenant_id, metadata={} if request.reason is None else {"reason": request.reason},
+            ))
+            run = self._continue(uow, run, approval)
+            uow.runs.save(run)
+            uow.commit()
+        return approval, run
+
+    def _continue(self, uow: UnitOfWork, run: Run, approval: ApprovalRecord) -> Run:
+        resolution = approval.resolution
+        assert resolution is not None  # noqa: S101 - set just above
+        graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
+        node = graph.node(approval.node_id)
+        payload = thaw(resolution.edited_payload if resolution.edited_payload is not None else approval.proposed_payload or {})
+        record = AttemptRecord(
+            node_id=node.id,
+            status=AttemptStatus.DENIED if resolution.decision is ApprovalDecision.REJECT else AttemptStatus.APPROVED,
+            input_snapshot={"decision": str(resolution.decision), "edited_payload": resolution.edited_payload,
+                            "reason": resolution.reason},
+            output_snapshot=payload,
+            execution_metadata={"node_kind": str(node.kind), "approval_id": approval.approval_id,
+                                "actor": unstructure(resolution.actor)},
+        )
+        if resolution.decision is ApprovalDecision.REJECT:
+            return self._engine.fail(uow, run, record, APPROVAL_REJECTED,
+                                     f"approval {approval.approval_id} was rejected")
+        if node.kind is NodeKind.ACTION:
+            run = self._engine.writer.write(uow, run, record)
+            return attrs.evolve(
+                run, status=RunStatus.RUNNING, updated_at=self._clock.now(), paused=None, pending_approval_ids=(),
+                approved_action=ApprovedAction(node_id=node.id, approval_id=approval.approval_id, arguments=payload),
+            )
+        state = payload if resolution.edited_payload is not None else dict(run.state)
+        return self._engine.move_on(uow, run, graph, record, state)
+
+    def for_run(self, tenant_id: str, run_id: str, status: ApprovalStatus | None = None) -> list[ApprovalRecord]:
+        """A run's approvals (NotFound for an unknown run)."""
+        with self._uow() as uow:
+            if uow.runs.get(tenant_id, run_id) is None:
+                raise NotFound(f"run {run_id} not found")
+            return uow.approvals.for_run(tenant_id, run_id, status)
+
+    def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord:
+        """One approval; NotFound otherwise."""
+        with self._uow() as uow:
+            approval = uow.approvals.get(tenant_id, approval_id)
+        if approval is None:
+            raise NotFound(f"approval {approval_id} not found")
+        return approval
+
+    def actions(self, tenant_id: str, approval_id: str) -> list[ApprovalActionRecord]:
+        """An approval's action trail."""
+        with self._uow() as uow:
+            return uow.approvals.actions(tenant_id, approval_id)
+
+    def escalate_overdue(self, limit: int = 100) -> list[ApprovalRecord]:
+        """Mark pending approvals past their SLA escalated, each replaced by a new pending one."""
+        created: list[ApprovalRecord] = []
+        with self._uow() as uow:
+            now = self._clock.now()
+            for approval in uow.approvals.overdue(now, limit):
+                run = uow.runs.lock(approval.tenant_id, approval.run_id)
+                if run is None or run.paused is None or run.paused.approval_id != approval.approval_id:
+                    continue
+                node = require_graph(uow, run.tenant_id, run.graph_version_ref).node(approval.node_id)
+                escalated = attrs.evolve(approval, status=ApprovalStatus.ESCALATED,
+                                         escalation_action="replaced", updated_at=now)
+                uow.approvals.save(escalated)
+                uow.approvals.add_action(ApprovalActionRecord(
+                    approval_id=approval.approval_id, action="escalated", occurred_at=now,
+                    tenant_id=approval.tenant_id))
+                run = self._engine.request_approval(uow, run, node, approval.proposed_payload or {},
+                                                    {}, escalated_from=escalated)
+                uow.runs.save(run)
+                created.extend(uow.approvals.for_run(run.tenant_id, run.run_id, ApprovalStatus.PENDING))
+            uow.commit()
+        return created

@@ -1,0 +1,37 @@
+"""The tamper-evident audit chain: records, digests, signatures, verification and erasure."""
+
+from ecp_core.audit.chain import commitment, compute_digest, hashed_form, seal
+from ecp_core.audit.erasure import crypto_erase
+from ecp_core.audit.record import (
+    DIGEST_VERSION,
+    LEGACY_DIGEST_VERSION,
+    PII_FIELDS,
+    AuditRecordListResponse,
+    AuditTimelineResponse,
+    AuditVerificationResponse,
+    ChainHead,
+    NodeAuditRecord,
+)
+from ecp_core.audit.signing import Ed25519Signer, KeyRing, PublicSigningKey, derive_key_id
+from ecp_core.audit.verify import verify_chain
+
+__all__ = [
+    "DIGEST_VERSION",
+    "LEGACY_DIGEST_VERSION",
+    "PII_FIELDS",
+    "AuditRecordListResponse",
+    "AuditTimelineResponse",
+    "AuditVerificationResponse",
+    "ChainHead",
+    "Ed25519Signer",
+    "KeyRing",
+    "NodeAuditRecord",
+    "PublicSigningKey",
+    "commitment",
+    "compute_digest",
+    "crypto_erase",
+    "derive_key_id",
+    "hashed_form",
+    "seal",
+    "verify_chain",
+]

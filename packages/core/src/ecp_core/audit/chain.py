@@ -1,0 +1,107 @@
+"""The digest rules of the audit chain (see docs/audit-format.md).
+
+Version 2 (every new record): each personal-data field is replaced by a commitment
+``sha256:`` + hex(SHA-256(JCS(value))); the record digest is ``sha256:`` + hex(SHA-256(JCS(E)))
+where E holds the envelope fields, ``pii_commitments`` and ``previous_record_digest``. Version 1
+(legacy) hashes the envelope with the personal-data fields in plaintext, so it cannot be erased.
+"""
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from ecp_core.audit.record import DIGEST_VERSION, LEGACY_DIGEST_VERSION, PII_FIELDS, NodeAuditRecord
+from ecp_core.canonical import canonical_json, json_digest, sha256_digest
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ecp_core.ports import Signer
+from ecp_core.wire import format_timestamp
+
+ENVELOPE_FIELDS = (
+    "audit_id",
+    "run_id",
+    "tenant_id",
+    "deployment_ref",
+    "graph_version_ref",
+    "node_id",
+    "attempt",
+    "status",
+    "created_at",
+    "digest_version",
+    "previous_record_digest",
+)
+"""Fields hashed as they are, in both digest versions."""
+
+_NULL_COMMITMENT = json_digest(None)
+
+
+def commitment(value: Any) -> str:  # noqa: ANN401 - personal data is any JSON value
+    """The commitment to one personal-data field value."""
+    return _NULL_COMMITMENT if value is None else json_digest(value)
+
+
+def commitments_of(record: NodeAuditRecord | Mapping[str, Any]) -> dict[str, str]:
+    """Commitments to the personal-data fields of a (not erased) record."""
+    get = record.get if isinstance(record, Mapping) else record.__getattribute__
+    return {field: commitment(get(field)) for field in PII_FIELDS}
+
+
+def _envelope(record: NodeAuditRecord) -> dict[str, Any]:
+    envelope: dict[str, Any] = {field: getattr(record, field) for field in ENVELOPE_FIELDS}
+    envelope["created_at"] = format_timestamp(record.created_at)
+    envelope["status"] = str(record.status)
+    return envelope
+
+
+def hashed_form(record: NodeAuditRecord) -> dict[str, Any]:
+    """The exact JSON object whose canonical bytes the record digest covers."""
+    envelope = _envelope(record)
+    if record.digest_version == LEGACY_DIGEST_VERSION:
+        envelope.update({field: getattr(record, field) for field in PII_FIELDS})
+    else:
+        envelope["pii_commitments"] = record.pii_commitments
+    return envelope
+
+
+def hashed_bytes(record: NodeAuditRecord) -> bytes:
+    """Canonical bytes of :func:`hashed_form`."""
+    return canonical_json(hashed_form(record))
+
+
+def compute_digest(record: NodeAuditRecord) -> str:
+    """Recompute the record digest from the record's hashed form."""
+    return sha256_digest(hashed_bytes(record))
+
+
+def seal(
+    *,
+    previous_record_digest: str | None,
+    signer: "Signer | None",
+    created_at: datetime,
+    digest_version: int = DIGEST_VERSION,
+    **fields: Any,  # noqa: ANN401 - the record's remaining fields
+) -> NodeAuditRecord:
+    """Build a record: commit to personal data, compute the digest, sign it when a signer is given.
+
+    ``digest_version=1`` builds a legacy record (import of old chains and tests only).
+    """
+    draft = NodeAuditRecord(
+        previous_record_digest=previous_record_digest,
+        created_at=created_at,
+        digest_version=digest_version,
+        record_digest="",
+        pii_commitments=commitments_of(fields) if digest_version == DIGEST_VERSION else None,
+        **fields,
+    )
+    digest = compute_digest(draft)
+    if signer is None:
+        return attrs.evolve(draft, record_digest=digest)
+    return attrs.evolve(
+        draft,
+        record_digest=digest,
+        signature=signer.sign_text(digest),
+        signing_key_id=signer.key_id,
+    )

@@ -1,0 +1,99 @@
+"""The audit record of one node attempt, and the responses that carry records."""
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from ecp_core.constraints import AwareUtc, Range, model
+from ecp_core.types import AttemptStatus
+
+PII_FIELDS = (
+    "input_snapshot",
+    "output_snapshot",
+    "validation_results",
+    "execution_metadata",
+    "stdout",
+    "stderr",
+    "error",
+    "tool_calls",
+    "memory_interactions",
+)
+"""Fields that may hold personal data: committed to, never hashed in plaintext (version 2)."""
+
+LEGACY_DIGEST_VERSION = 1
+DIGEST_VERSION = 2
+
+
+@model(no_extras=False)
+class NodeAuditRecord:
+    """One node attempt, chained to its predecessor in the run and signed.
+
+    ``attempt`` numbers the run's attempts from 1 and is the record's place in the chain.
+    """
+
+    audit_id: str
+    run_id: str
+    tenant_id: str
+    deployment_ref: str
+    graph_version_ref: str
+    node_id: str
+    attempt: Annotated[int, Range(1)]
+    status: AttemptStatus
+    created_at: Annotated[datetime, AwareUtc()]
+    digest_version: Annotated[int, Range(1, 2)]
+    record_digest: str
+    previous_record_digest: str | None
+    pii_commitments: dict[str, str] | None = None
+    input_snapshot: Any = None
+    output_snapshot: Any = None
+    validation_results: Any = None
+    execution_metadata: Any = None
+    stdout: str | None = None
+    stderr: str | None = None
+    error: Any = None
+    tool_calls: Any = None
+    memory_interactions: Any = None
+    signature: str | None = None
+    signing_key_id: str | None = None
+    erased: bool = False
+    erased_at: Annotated[datetime, AwareUtc()] | None = None
+    erasure_reason: str | None = None
+
+
+@model
+class AuditTimelineResponse:
+    """A run's records in chain order."""
+
+    deployment_ref: str
+    entries: tuple[NodeAuditRecord, ...]
+    run_id: str | None = None
+
+
+@model
+class AuditRecordListResponse:
+    """A deployment's records, optionally for one run."""
+
+    deployment_ref: str
+    records: tuple[NodeAuditRecord, ...]
+
+
+@model
+class AuditVerificationResponse:
+    """Result of verifying a chain: digest continuity and, separately, signatures."""
+
+    scope: str
+    verified: bool
+    signature_verified: bool | None = None
+    signing_key_id: str | None = None
+    record_count: int = 0
+    unsigned_record_count: int = 0
+    failed_audit_id: str | None = None
+    error: str | None = None
+
+
+@model
+class ChainHead:
+    """The last record of a run's chain: its place and digest (stored with the run's audit)."""
+
+    run_id: str
+    attempt: int
+    record_digest: str

@@ -1,0 +1,94 @@
+"""Verification of a run's chain: digest continuity, and signatures as a separate axis."""
+
+from collections.abc import Sequence
+
+from ecp_core.audit.chain import commitments_of, compute_digest
+from ecp_core.audit.record import (
+    LEGACY_DIGEST_VERSION,
+    PII_FIELDS,
+    AuditVerificationResponse,
+    ChainHead,
+    NodeAuditRecord,
+)
+from ecp_core.audit.signing import KeyRing
+from ecp_core.errors import NotCanonicalizable
+
+
+def _digest_problem(record: NodeAuditRecord, index: int, previous: str | None) -> str | None:
+    """Why ``record`` breaks the chain at position ``index``, or None."""
+    if record.attempt != index + 1:
+        return f"attempt {record.attempt} stands at position {index + 1}"
+    if record.previous_record_digest != previous:
+        return "previous_record_digest does not match the preceding record"
+    if record.digest_version != LEGACY_DIGEST_VERSION:
+        if record.pii_commitments is None or set(record.pii_commitments) != set(PII_FIELDS):
+            return "pii_commitments must commit to every personal-data field"
+        if record.erased:
+            if any(getattr(record, field) is not None for field in PII_FIELDS):
+                return "an erased record still holds personal data"
+        elif commitments_of(record) != record.pii_commitments:
+            return "personal data does not match its commitments"
+    elif record.erased:
+        return "a digest_version 1 record cannot be erased"
+    try:
+        digest = compute_digest(record)
+    except NotCanonicalizable:
+        return "record content is not canonical JSON"
+    if digest != record.record_digest:
+        return "record_digest does not match the record"
+    return None
+
+
+def verify_chain(
+    records: Sequence[NodeAuditRecord],
+    keys: KeyRing,
+    *,
+    scope: str,
+    head: ChainHead | None = None,
+) -> AuditVerificationResponse:
+    """Verify one run's records in chain order against its stored chain head.
+
+    ``verified`` is the unkeyed axis: every digest recomputes, every record links to its
+    predecessor, and the last record is the head. ``signature_verified`` is true when every signed
+    record's signature holds, false when one fails, and null when no record is signed.
+    """
+    failed_id: str | None = None
+    error: str | None = None
+    signature_failure: NodeAuditRecord | None = None
+    previous: str | None = None
+    unsigned = 0
+    key_ids: list[str] = []
+    for index, record in enumerate(records):
+        if error is None:
+            problem = _digest_problem(record, index, previous)
+            if problem is not None:
+                failed_id, error = record.audit_id, problem
+        previous = record.record_digest
+        if record.signature is None:
+            unsigned += 1
+            continue
+        if record.signing_key_id is not None:
+            key_ids.append(record.signing_key_id)
+        valid = keys.verify_text(record.signing_key_id, record.record_digest, record.signature)
+        if not valid and signature_failure is None:
+            signature_failure = record
+    if error is None and head is not None and (
+        head.attempt != len(records) or head.record_digest != previous
+    ):
+        failed_id = records[-1].audit_id if records else None
+        error = f"chain head expects {head.attempt} records ending in {head.record_digest}"
+    signed = len(records) - unsigned
+    verified = error is None
+    if verified and signature_failure is not None:
+        failed_id = signature_failure.audit_id
+        error = "signature does not verify"
+    return AuditVerificationResponse(
+        scope=scope,
+        verified=verified,
+        signature_verified=None if signed == 0 else signature_failure is None,
+        signing_key_id=key_ids[-1] if key_ids else None,
+        record_count=len(records),
+        unsigned_record_count=unsigned,
+        failed_audit_id=failed_id,
+        error=error,
+    )

@@ -1,0 +1,56 @@
+"""Writes one sealed record per node attempt, extending the run's chain inside a unit of work."""
+
+from typing import Any
+
+import attrs
+
+from ecp_core.audit.chain import seal
+from ecp_core.ports import Clock, IdFactory, Signer, UnitOfWork
+from ecp_core.runs.model import Run
+from ecp_core.types import AttemptStatus
+
+
+@attrs.frozen(kw_only=True)
+class AttemptRecord:
+    """What one node attempt produced, before it is sealed into the chain."""
+
+    node_id: str
+    status: AttemptStatus
+    input_snapshot: Any = None
+    output_snapshot: Any = None
+    execution_metadata: Any = None
+    error: Any = None
+    stdout: str | None = None
+    stderr: str | None = None
+    tool_calls: Any = None
+    memory_interactions: Any = None
+    validation_results: Any = None
+
+
+class AuditWriter:
+    """Seals attempts into records and appends them under the run's locked chain head."""
+
+    def __init__(self, clock: Clock, ids: IdFactory, signer: Signer | None) -> None:
+        """Sign with ``signer`` (None writes unsigned records, which verification reports)."""
+        self._clock = clock
+        self._ids = ids
+        self._signer = signer
+
+    def write(self, uow: UnitOfWork, run: Run, attempt: AttemptRecord) -> Run:
+        """Append ``attempt`` to ``run``'s chain; return the run with its attempt count advanced."""
+        head = uow.audit.head(run.run_id)
+        number = 1 if head is None else head.attempt + 1
+        record = seal(
+            previous_record_digest=None if head is None else head.record_digest,
+            signer=self._signer,
+            created_at=self._clock.now(),
+            audit_id=self._ids.new_id(),
+            run_id=run.run_id,
+            tenant_id=run.tenant_id,
+            deployment_ref=run.deployment_ref,
+            graph_version_ref=run.graph_version_ref,
+            attempt=number,
+            **attrs.asdict(attempt, recurse=False),
+        )
+        uow.audit.append(record)
+        return attrs.evolve(run, attempts=number)

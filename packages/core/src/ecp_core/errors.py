@@ -1,0 +1,78 @@
+"""The one exception root of the core and its coded subclasses.
+
+Every error carries a stable snake_case ``code``; adapters map codes to transport statuses in one
+table and never inspect messages.
+"""
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import attrs
+
+
+@attrs.frozen
+class FieldError:
+    """One failing field: where it is (``loc``) and what is wrong with it (``msg``)."""
+
+    loc: tuple[str | int, ...]
+    msg: str
+
+
+class EcpError(Exception):
+    """Root of every error the core raises on purpose."""
+
+    code: ClassVar[str] = "ecp_error"
+
+    def __init__(self, detail: str, *, errors: Sequence[FieldError] = ()) -> None:
+        """Keep a human ``detail`` and, for validation, every failing field."""
+        super().__init__(detail)
+        self.detail = detail
+        self.errors = tuple(errors)
+
+
+class ValidationFailed(EcpError):
+    """Input does not fit its schema or a rule; ``errors`` names each failing field."""
+
+    code = "validation_failed"
+
+
+class NotFound(EcpError):
+    """Unknown resource, or one that belongs to another tenant."""
+
+    code = "not_found"
+
+
+class Conflict(EcpError):
+    """The request conflicts with what is stored (changed replay, duplicate)."""
+
+    code = "conflict"
+
+
+class ApprovalAlreadyResolved(Conflict):
+    """An approval that is no longer pending was resolved again."""
+
+    code = "approval_already_resolved"
+
+
+class IllegalTransition(EcpError):
+    """A run was asked to move between states the state machine does not connect."""
+
+    code = "illegal_transition"
+
+
+class ChainConflict(Conflict):
+    """An audit append did not extend the current chain head (a would-be fork)."""
+
+    code = "audit_chain_conflict"
+
+
+class AuditRecordNotErasable(EcpError):
+    """``crypto_erase`` on a digest_version 1 record, whose digest covers plaintext."""
+
+    code = "audit_record_not_erasable"
+
+
+class NotCanonicalizable(ValidationFailed):
+    """A value cannot be written as RFC 8785 canonical JSON (NaN, huge integer, non-JSON type)."""
+
+    code = "not_canonical_json"

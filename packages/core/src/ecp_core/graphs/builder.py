@@ -1,0 +1,126 @@
+"""A Python builder that produces the same GraphDefinition as the declarative JSON."""
+
+from typing import Any, Self
+
+from ecp_core.graphs.definition import (
+    DEFAULT_MAX_STEPS,
+    ActionDescriptorV1,
+    Condition,
+    EdgeDefinition,
+    GraphDefinition,
+    MappingOperation,
+    NodeDefinition,
+)
+from ecp_core.graphs.validation import validate_graph
+from ecp_core.types import ApprovalDecision, Capability, NodeKind
+
+
+class GraphBuilder:
+    """Collects nodes and edges, then :meth:`build` validates and freezes them.
+
+    The first node added is the entry unless :meth:`entry` names another.
+    """
+
+    def __init__(self, graph_id: str, *, max_steps: int = DEFAULT_MAX_STEPS) -> None:
+        """Start an empty graph called ``graph_id``."""
+        self._graph_id = graph_id
+        self._max_steps = max_steps
+        self._entry: str | None = None
+        self._nodes: list[NodeDefinition] = []
+        self._edges: list[EdgeDefinition] = []
+
+    def entry(self, node_id: str) -> Self:
+        """Make ``node_id`` the entry node."""
+        self._entry = node_id
+        return self
+
+    def node(self, node: NodeDefinition) -> Self:
+        """Add a ready-made node."""
+        self._nodes.append(node)
+        return self
+
+    def action(
+        self,
+        node_id: str,
+        name: str,
+        *,
+        fingerprint: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        capabilities: tuple[Capability, ...] = (),
+        requires_approval: bool = False,
+        **descriptor: Any,  # noqa: ANN401 - further ActionDescriptorV1 fields
+    ) -> Self:
+        """Add an action node running the handler registered as ``name``."""
+        action = ActionDescriptorV1(
+            name=name,
+            fingerprint=fingerprint or f"{name}/1",
+            arguments=arguments or {},
+            capability_refs=capabilities,
+            requires_approval=requires_approval,
+            **descriptor,
+        )
+        return self.node(NodeDefinition(id=node_id, kind=NodeKind.ACTION, action=action))
+
+    def approval(
+        self,
+        node_id: str,
+        *,
+        summary: str,
+        rationale: str,
+        allowed_actions: tuple[ApprovalDecision, ...] | None = None,
+        sla_seconds: int | None = None,
+        resolution_schema_ref: str | None = None,
+    ) -> Self:
+        """Add a human-approval node."""
+        return self.node(
+            NodeDefinition(
+                id=node_id,
+                kind=NodeKind.APPROVAL,
+                summary=summary,
+                rationale=rationale,
+                allowed_actions=allowed_actions,
+                sla_seconds=sla_seconds,
+                resolution_schema_ref=resolution_schema_ref,
+            )
+        )
+
+    def interrupt(self, node_id: str, *, target_path: str | None = None, prompt: str | None = None) -> Self:
+        """Add a node that pauses until the run is resumed with a value."""
+        return self.node(
+            NodeDefinition(id=node_id, kind=NodeKind.INTERRUPT, target_path=target_path, prompt=prompt)
+        )
+
+    def mapping(self, node_id: str, *operations: MappingOperation) -> Self:
+        """Add a node that writes constants or copies values within the state."""
+        return self.node(NodeDefinition(id=node_id, kind=NodeKind.MAPPING, operations=operations))
+
+    def end(self, node_id: str = "end") -> Self:
+        """Add an end node: reaching it completes the run with the state as output."""
+        return self.node(NodeDefinition(id=node_id, kind=NodeKind.END))
+
+    def edge(
+        self, source: str, target: str, *, when: str | Condition | None = None
+    ) -> Self:
+        """Connect ``source`` to ``target``, optionally guarded by a CEL expression."""
+        condition = Condition(expression=when) if isinstance(when, str) else when
+        self._edges.append(EdgeDefinition(source=source, target=target, condition=condition))
+        return self
+
+    def chain(self, *node_ids: str) -> Self:
+        """Connect each named node to the next, unconditionally."""
+        for source, target in zip(node_ids, node_ids[1:], strict=False):
+            self.edge(source, target)
+        return self
+
+    def build(self) -> GraphDefinition:
+        """Validate and return the immutable definition."""
+        entry = self._entry or (self._nodes[0].id if self._nodes else "")
+        graph = GraphDefinition(
+            graph_id=self._graph_id,
+            entry=entry,
+            nodes=tuple(self._nodes),
+            edges=tuple(self._edges),
+            max_steps=self._max_steps,
+        )
+        validate_graph(graph)
+        return graph

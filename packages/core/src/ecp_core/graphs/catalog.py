@@ -1,0 +1,147 @@
+"""Use cases for graphs, deployments and policies."""
+
+from collections.abc import Collection
+
+
+from ecp_core.canonical import json_digest
+from ecp_core.deployments import CreateDeploymentRequest, Deployment
+from ecp_core.errors import Conflict, NotFound
+from ecp_core.graphs.definition import GraphDefinition, GraphRegistration, GraphVersion, version_ref
+from ecp_core.graphs.validation import validate_graph
+from ecp_core.policies.model import DeploymentPolicy, PolicyRequest
+from ecp_core.ports import Clock, IdFactory, UnitOfWork, UnitOfWorkFactory
+from ecp_core.wire import unstructure
+
+
+def graph_digest(definition: GraphDefinition) -> str:
+    """The content digest of a definition: SHA-256 over its canonical JSON (defaults included)."""
+    return json_digest(unstructure(definition))
+
+
+class GraphCatalog:
+    """Registers graph versions, deploys them and sets deployment policies."""
+
+    def __init__(
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        ids: IdFactory,
+        known_actions: Collection[str] | None = None,
+    ) -> None:
+        """``known_actions`` (when given) rejects graphs naming unregistered actions."""
+        self._uow = uow
+        self._clock = clock
+        self._ids = ids
+        self._known_actions = known_actions
+
+    def register(self, tenant_id: str, definition: GraphDefinition) -> GraphRegistration:
+        """Store ``definition`` as the graph's next version; an identical one returns its version."""
+        validate_graph(definition, self._known_actions)
+        digest = graph_digest(definition)
+        with self._uow() as uow:
+            existing = uow.graphs.find_digest(tenant_id, definition.graph_id, digest)
+            if existing is not None:
+                return GraphRegistration(graph_id=existing.graph_id, version=existing.version,
+                                         digest=digest, created=False)
+            latest = uow.graphs.latest(tenant_id, definition.graph_id)
+            version = GraphVersion(
+                tenant_id=tenant_id,
+                graph_id=definition.graph_id,
+                version=1 if latest is None else latest.version + 1,
+                digest=digest,
+                definition=definition,
+                created_at=self._clock.now(),
+            )
+            uow.graphs.add(version)
+            uow.commit()
+        return GraphRegistration(graph_id=version.graph_id, version=version.version, digest=digest, created=True)
+
+    def version(self, tenant_id: str, graph_id: str, version: int | None = None) -> GraphVersion:
+        """One version (the latest when ``version`` is None); NotFound otherwise."""
+        with self._uow() as uow:
+            found = (
+                uow.graphs.latest(tenant_id, graph_id)
+                if version is None
+                else uow.graphs.get(tenant_id, graph_id, version)
+            )
+        if found is None:
+            raise NotFound(f"graph {graph_id!r} version {version or 'latest'} not found")
+        return found
+
+    def deploy(self, tenant_id: str, request: CreateDeploymentRequest) -> tuple[Deployment, bool]:
+        """Create a deployment; repeating an identical request returns it (``False``: not new)."""
+        with self._uow() as uow:
+            graph = (
+                uow.graphs.latest(tenant_id, request.graph_id)
+                if request.graph_version is None
+                else uow.graphs.get(tenant_id, request.graph_id, request.graph_version)
+            )
+            if graph is None:
+                raise NotFound(f"graph {request.graph_id!r} version {request.graph_version or 'latest'} not found")
+            existing = uow.deployments.get(tenant_id, request.deployment_ref)
+            if existing is not None:
+                if existing.graph_version_ref == graph.ref:
+                    return existing, False
+                raise Conflict(f"deployment {request.deployment_ref!r} is bound to {existing.graph_version_ref}")
+            deployment = Deployment(
+                tenant_id=tenant_id,
+                deployment_ref=request.deployment_ref,
+                graph_id=graph.graph_id,
+                graph_version=graph.version,
+                graph_version_ref=version_ref(graph.graph_id, graph.version),
+                created_at=self._clock.now(),
+            )
+            uow.deployments.add(deployment)
+            uow.commit()
+        return deployment, True
+
+    def deployment(self, tenant_id: str, deployment_ref: str) -> Deployment:
+        """One deployment; NotFound otherwise."""
+        with self._uow() as uow:
+            return require_deployment(uow, tenant_id, deployment_ref)
+
+    def put_policy(self, tenant_id: str, deployment_ref: str, request: PolicyRequest) -> DeploymentPolicy:
+        """Replace the deployment's policy; the version grows only when the content changes."""
+        denied = tuple(sorted(set(request.deny_capabilities)))
+        with self._uow() as uow:
+            require_deployment(uow, tenant_id, deployment_ref)
+            current = uow.policies.get(tenant_id, deployment_ref)
+            if current is not None and current.deny_capabilities == denied:
+                return current
+            policy = DeploymentPolicy(
+                tenant_id=tenant_id,
+                deployment_ref=deployment_ref,
+                policy_id=self._ids.new_id() if current is None else current.policy_id,
+                policy_version=1 if current is None else current.policy_version + 1,
+                deny_capabilities=denied,
+                updated_at=self._clock.now(),
+            )
+            uow.policies.put(policy)
+            uow.commit()
+        return policy
+
+    def policy(self, tenant_id: str, deployment_ref: str) -> DeploymentPolicy | None:
+        """The deployment's policy, or None when it has none."""
+        with self._uow() as uow:
+            require_deployment(uow, tenant_id, deployment_ref)
+            return uow.policies.get(tenant_id, deployment_ref)
+
+
+def require_deployment(uow: UnitOfWork, tenant_id: str, deployment_ref: str) -> Deployment:
+    """The deployment, or NotFound."""
+    deployment = uow.deployments.get(tenant_id, deployment_ref)
+    if deployment is None:
+        raise NotFound(f"deployment {deployment_ref!r} not found")
+    return deployment
+
+
+def require_graph(uow: UnitOfWork, tenant_id: str, graph_version_ref: str) -> GraphDefinition:
+    """The definition behind a ``graph_id@version`` ref, or NotFound."""
+    graph_id, _, version = graph_version_ref.rpartition("@")
+    found = uow.graphs.get(tenant_id, graph_id, int(version)) if version.isdigit() else None
+    if found is None:
+        raise NotFound(f"graph {graph_version_ref} not found")
+    return found.definition
+
+
+__all__ = ["GraphCatalog", "graph_digest", "require_deployment", "require_graph"]

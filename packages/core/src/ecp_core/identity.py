@@ -1,0 +1,34 @@
+"""Who acts: the authenticated caller as the core sees it."""
+
+from typing import Annotated
+
+
+from ecp_core.constraints import Text, model
+from ecp_core.types import AuthMethod, ServiceRole
+
+DEFAULT_TENANT = "default"
+
+
+@model
+class ActorIdentity:
+    """An authenticated subject acting for one tenant with some roles."""
+
+    subject: Annotated[str, Text(1, 512)]
+    auth_method: AuthMethod
+    roles: tuple[ServiceRole, ...] = ()
+    tenant_id: Annotated[str, Text(1, 512)] = DEFAULT_TENANT
+    workspace_id: str | None = None
+
+    def has_role(self, role: ServiceRole) -> bool:
+        """Say whether the actor holds ``role``."""
+        return role in self.roles
+
+
+def system_actor(tenant_id: str, subject: str = "ecp-system") -> ActorIdentity:
+    """The identity the service itself uses for work it does on its own (escalations)."""
+    return ActorIdentity(
+        subject=subject, auth_method=AuthMethod.API_KEY, roles=(), tenant_id=tenant_id
+    )
+
+
+__all__ = ["DEFAULT_TENANT", "ActorIdentity", "system_actor"]

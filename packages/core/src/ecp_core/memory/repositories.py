@@ -1,0 +1,237 @@
+"""In-memory repositories over :class:`~ecp_core.memory.store.Tables`."""
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
+from ecp_core.audit.record import PII_FIELDS, ChainHead, NodeAuditRecord
+from ecp_core.deployments import Deployment
+from ecp_core.errors import ChainConflict, Conflict, NotFound
+from ecp_core.graphs.definition import GraphVersion
+from ecp_core.policies.model import DeploymentPolicy
+from ecp_core.runs.model import Run
+from ecp_core.types import ApprovalStatus, RunStatus
+
+if TYPE_CHECKING:
+    from ecp_core.memory.store import Tables
+
+
+class _Repository:
+    def __init__(self, tables: "Tables") -> None:
+        self._t = tables
+
+
+class MemoryGraphs(_Repository):
+    """GraphRepository in memory."""
+
+    def add(self, version: GraphVersion) -> None:
+        """Store a new version."""
+        key = (version.tenant_id, version.graph_id, version.version)
+        if key in self._t.table("graphs"):
+            raise Conflict(f"graph {version.ref} exists")
+        self._t.put("graphs", key, version)
+
+    def get(self, tenant_id: str, graph_id: str, version: int) -> GraphVersion | None:
+        """One version, or None."""
+        return self._t.table("graphs").get((tenant_id, graph_id, version))
+
+    def _versions(self, tenant_id: str, graph_id: str) -> list[GraphVersion]:
+        return sorted(
+            (v for (t, g, _), v in self._t.table("graphs").items() if (t, g) == (tenant_id, graph_id)),
+            key=lambda v: v.version,
+        )
+
+    def latest(self, tenant_id: str, graph_id: str) -> GraphVersion | None:
+        """The highest version, or None."""
+        versions = self._versions(tenant_id, graph_id)
+        return versions[-1] if versions else None
+
+    def find_digest(self, tenant_id: str, graph_id: str, digest: str) -> GraphVersion | None:
+        """The version with this digest, or None."""
+        return next((v for v in self._versions(tenant_id, graph_id) if v.digest == digest), None)
+
+
+class MemoryDeployments(_Repository):
+    """DeploymentRepository in memory."""
+
+    def add(self, deployment: Deployment) -> None:
+        """Store a new deployment."""
+        key = (deployment.tenant_id, deployment.deployment_ref)
+        if key in self._t.table("deployments"):
+            raise Conflict(f"deployment {deployment.deployment_ref} exists")
+        self._t.put("deployments", key, deployment)
+
+    def get(self, tenant_id: str, deployment_ref: str) -> Deployment | None:
+        """One deployment, or None."""
+        return self._t.table("deployments").get((tenant_id, deployment_ref))
+
+
+class MemoryPolicies(_Repository):
+    """PolicyRepository in memory."""
+
+    def put(self, policy: DeploymentPolicy) -> None:
+        """Store the current policy."""
+        self._t.put("policies", (policy.tenant_id, policy.deployment_ref), policy)
+
+    def get(self, tenant_id: str, deployment_ref: str) -> DeploymentPolicy | None:
+        """The current policy, or None."""
+        return self._t.table("policies").get((tenant_id, deployment_ref))
+
+
+class MemoryRuns(_Repository):
+    """RunRepository in memory."""
+
+    def add(self, run: Run) -> None:
+        """Store a new run."""
+        if run.run_id in self._t.table("runs"):
+            raise Conflict(f"run {run.run_id} exists")
+        self._t.put("runs", run.run_id, run)
+        if run.idempotency_key is not None:
+            key = (run.tenant_id, run.deployment_ref, run.idempotency_key)
+            self._t.put("run_keys", key, run.run_id)
+
+    def get(self, tenant_id: str, run_id: str) -> Run | None:
+        """One run of the tenant, or None."""
+        run: Run | None = self._t.table("runs").get(run_id)
+        return run if run is not None and run.tenant_id == tenant_id else None
+
+    def lock(self, tenant_id: str, run_id: str) -> Run | None:
+        """The run (the unit of work already holds the store lock)."""
+        return self.get(tenant_id, run_id)
+
+    def save(self, run: Run) -> None:
+        """Replace a stored run."""
+        if self.get(run.tenant_id, run.run_id) is None:
+            raise NotFound(f"run {run.run_id} not found")
+        self._t.put("runs", run.run_id, run)
+
+    def by_idempotency_key(self, tenant_id: str, deployment_ref: str, key: str) -> Run | None:
+        """The run started with this key, or None."""
+        run_id = self._t.table("run_keys").get((tenant_id, deployment_ref, key))
+        return None if run_id is None else self.get(tenant_id, run_id)
+
+    def _of(self, tenant_id: str) -> list[Run]:
+        return [run for run in self._t.table("runs").values() if run.tenant_id == tenant_id]
+
+    def page(self, tenant_id: str, *, limit: int, before: str | None = None) -> list[Run]:
+        """Newest first, older than ``before``."""
+        runs = sorted(self._of(tenant_id), key=lambda run: run.run_id, reverse=True)
+        if before is not None:
+            runs = [run for run in runs if run.run_id < before]
+        return runs[:limit]
+
+    def count(self, tenant_id: str) -> int:
+        """How many runs the tenant has."""
+        return len(self._of(tenant_id))
+
+    def runnable(self, limit: int) -> list[Run]:
+        """PENDING or RUNNING runs, oldest first."""
+        active = (RunStatus.PENDING, RunStatus.RUNNING)
+        runs = [run for run in self._t.table("runs").values() if run.status in active]
+        return sorted(runs, key=lambda run: run.run_id)[:limit]
+
+
+class MemoryApprovals(_Repository):
+    """ApprovalRepository in memory."""
+
+    def add(self, approval: ApprovalRecord) -> None:
+        """Store a new approval."""
+        if approval.approval_id in self._t.table("approvals"):
+            raise Conflict(f"approval {approval.approval_id} exists")
+        self._t.put("approvals", approval.approval_id, approval)
+
+    def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord | None:
+        """One approval of the tenant, or None."""
+        found: ApprovalRecord | None = self._t.table("approvals").get(approval_id)
+        return found if found is not None and found.tenant_id == tenant_id else None
+
+    def save(self, approval: ApprovalRecord) -> None:
+        """Replace a stored approval."""
+        if self.get(approval.tenant_id, approval.approval_id) is None:
+            raise NotFound(f"approval {approval.approval_id} not found")
+        self._t.put("approvals", approval.approval_id, approval)
+
+    def for_run(
+        self, tenant_id: str, run_id: str, status: ApprovalStatus | None = None
+    ) -> list[ApprovalRecord]:
+        """A run's approvals in creation order."""
+        found = [
+            a
+            for a in self._t.table("approvals").values()
+            if a.tenant_id == tenant_id and a.run_id == run_id and status in (None, a.status)
+        ]
+        return sorted(found, key=lambda a: (a.created_at, a.approval_id))
+
+    def overdue(self, now: datetime, limit: int) -> list[ApprovalRecord]:
+        """Pending approvals past their deadline."""
+        found = [
+            a
+            for a in self._t.table("approvals").values()
+            if a.status is ApprovalStatus.PENDING and a.sla_deadline is not None and a.sla_deadline < now
+        ]
+        return sorted(found, key=lambda a: (a.sla_deadline, a.approval_id))[:limit]
+
+    def add_action(self, action: ApprovalActionRecord) -> None:
+        """Append to the trail."""
+        self._t.append("approval_actions", (action.tenant_id, action.approval_id), action)
+
+    def actions(self, tenant_id: str, approval_id: str) -> list[ApprovalActionRecord]:
+        """The trail in order."""
+        return list(self._t.table("approval_actions").get((tenant_id, approval_id), []))
+
+
+class MemoryAudit(_Repository):
+    """AuditRepository in memory."""
+
+    def head(self, run_id: str) -> ChainHead | None:
+        """The run's chain head."""
+        return self._t.table("audit_heads").get(run_id)
+
+    def append(self, record: NodeAuditRecord) -> ChainHead:
+        """Extend the chain by ``record``."""
+        head = self.head(record.run_id)
+        expected_attempt = 1 if head is None else head.attempt + 1
+        expected_previous = None if head is None else head.record_digest
+        if record.attempt != expected_attempt or record.previous_record_digest != expected_previous:
+            raise ChainConflict(f"record {record.audit_id} does not extend run {record.run_id}'s chain")
+        new_head = ChainHead(run_id=record.run_id, attempt=record.attempt, record_digest=record.record_digest)
+        self._t.append("audit_chains", record.run_id, record.audit_id)
+        self._t.put("audit", record.audit_id, record)
+        self._t.put("audit_heads", record.run_id, new_head)
+        return new_head
+
+    def for_run(self, tenant_id: str, run_id: str) -> list[NodeAuditRecord]:
+        """A run's records in chain order."""
+        records = self._t.table("audit")
+        chain = [records[audit_id] for audit_id in self._t.table("audit_chains").get(run_id, [])]
+        return [record for record in chain if record.tenant_id == tenant_id]
+
+    def for_deployment(
+        self, tenant_id: str, deployment_ref: str, run_id: str | None = None
+    ) -> list[NodeAuditRecord]:
+        """A deployment's records by run, then chain order."""
+        run_ids = [run_id] if run_id is not None else sorted(self._t.table("audit_chains"))
+        return [
+            record
+            for rid in run_ids
+            for record in self.for_run(tenant_id, rid)
+            if record.deployment_ref == deployment_ref
+        ]
+
+    def get(self, tenant_id: str, audit_id: str) -> NodeAuditRecord | None:
+        """One record, or None."""
+        record: NodeAuditRecord | None = self._t.table("audit").get(audit_id)
+        return record if record is not None and record.tenant_id == tenant_id else None
+
+    def store_erasure(self, record: NodeAuditRecord) -> None:
+        """Persist an erasure; refuse any change beyond personal data and erasure fields."""
+        stored = self.get(record.tenant_id, record.audit_id)
+        if stored is None:
+            raise NotFound(f"audit record {record.audit_id} not found")
+        mutable = {*PII_FIELDS, "erased", "erased_at", "erasure_reason"}
+        keep = {field.name: getattr(stored, field.name) for field in attrs.fields(NodeAuditRecord) if field.name not in mutable}
+        if attrs.evolve(record, **keep) != record:
+            raise Conflict("an erasure may change only personal data and erasure fields")
+        self._t.put("audit", record.audit_id, record)

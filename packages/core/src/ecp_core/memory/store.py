@@ -1,0 +1,110 @@
+"""The in-memory store and its unit of work."""
+
+import threading
+from collections.abc import Callable, Hashable
+from types import TracebackType
+from typing import Any, Self
+
+from ecp_core.memory.repositories import (
+    MemoryApprovals,
+    MemoryAudit,
+    MemoryDeployments,
+    MemoryGraphs,
+    MemoryPolicies,
+    MemoryRuns,
+)
+
+_ABSENT = object()
+
+
+class Tables:
+    """Named dicts plus an undo log of the writes made through :meth:`put`."""
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self.data: dict[str, dict[Hashable, Any]] = {}
+        self.undo: list[Callable[[], None]] | None = None
+
+    def table(self, name: str) -> dict[Hashable, Any]:
+        """The dict called ``name`` (created on first use)."""
+        return self.data.setdefault(name, {})
+
+    def put(self, name: str, key: Hashable, value: Any) -> None:  # noqa: ANN401
+        """Write ``value`` at ``key``, remembering how to undo it."""
+        table = self.table(name)
+        previous = table.get(key, _ABSENT)
+        if self.undo is not None:
+            if previous is _ABSENT:
+                self.undo.append(lambda: table.pop(key, None))
+            else:
+                self.undo.append(lambda: table.__setitem__(key, previous))
+        table[key] = value
+
+    def append(self, name: str, key: Hashable, value: Any) -> None:  # noqa: ANN401
+        """Append ``value`` to the list at ``key``, remembering how to undo it."""
+        table = self.table(name)
+        items = table.setdefault(key, [])
+        items.append(value)
+        if self.undo is not None:
+            self.undo.append(items.pop)
+
+
+class MemoryStore:
+    """Everything the in-memory adapters hold; hand :meth:`unit_of_work` to the services."""
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self.tables = Tables()
+        self.lock = threading.RLock()
+
+    def unit_of_work(self) -> "MemoryUnitOfWork":
+        """A fresh unit of work over this store (the UnitOfWorkFactory)."""
+        return MemoryUnitOfWork(self)
+
+
+class MemoryUnitOfWork:
+    """Serializable transaction over a :class:`MemoryStore`."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        """Bind to ``store``; nothing happens until entered."""
+        self._store = store
+        tables = store.tables
+        self.graphs = MemoryGraphs(tables)
+        self.deployments = MemoryDeployments(tables)
+        self.policies = MemoryPolicies(tables)
+        self.runs = MemoryRuns(tables)
+        self.approvals = MemoryApprovals(tables)
+        self.audit = MemoryAudit(tables)
+        self._undo: list[Callable[[], None]] = []
+
+    def __enter__(self) -> Self:
+        """Take the store lock and start an undo log."""
+        self._store.lock.acquire()
+        self._outer_undo = self._store.tables.undo
+        self._undo = []
+        self._store.tables.undo = self._undo
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Undo uncommitted writes and release the lock."""
+        try:
+            self.rollback()
+        finally:
+            self._store.tables.undo = self._outer_undo
+            self._store.lock.release()
+
+    def commit(self) -> None:
+        """Keep the writes made so far."""
+        if self._outer_undo is not None:
+            self._outer_undo.extend(self._undo)
+        self._undo.clear()
+
+    def rollback(self) -> None:
+        """Undo the writes made since the last commit."""
+        while self._undo:
+            self._undo.pop()()

@@ -1,0 +1,26 @@
+"""A deployment's policy: capabilities it denies, versioned on every change."""
+
+from datetime import datetime
+from typing import Annotated
+
+from ecp_core.constraints import AwareUtc, Items, Range, model
+from ecp_core.types import Capability
+
+
+@model
+class PolicyRequest:
+    """Body of ``PUT /v1/deployments/{ref}/policy``."""
+
+    deny_capabilities: Annotated[tuple[Capability, ...], Items(0, 64, unique=True)] = ()
+
+
+@model
+class DeploymentPolicy:
+    """The policy in force for a deployment; ``policy_version`` grows with every change."""
+
+    tenant_id: str
+    deployment_ref: str
+    policy_id: str
+    policy_version: Annotated[int, Range(1)]
+    deny_capabilities: tuple[Capability, ...]
+    updated_at: Annotated[datetime, AwareUtc()]

@@ -1,0 +1,239 @@
+"""Ports: what the core needs from the outside world, as ``typing.Protocol``s.
+
+Storage ports are grouped in a :class:`UnitOfWork`: everything done through one unit commits
+together or not at all. ``ecp_core.memory`` implements every port in memory; ``ecp_postgres``
+implements them on PostgreSQL. ``tests/contract`` holds the suites both must pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, Self
+
+if TYPE_CHECKING:
+    from datetime import datetime
+    from types import TracebackType
+
+    from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
+    from ecp_core.audit.record import ChainHead, NodeAuditRecord
+    from ecp_core.deployments import Deployment
+    from ecp_core.graphs.definition import GraphVersion
+    from ecp_core.policies.model import DeploymentPolicy
+    from ecp_core.runs.model import Run
+    from ecp_core.types import ApprovalStatus
+
+
+class Clock(Protocol):
+    """The current time, aware and in UTC."""
+
+    def now(self) -> datetime:
+        """Return the current instant."""
+        ...
+
+
+class IdFactory(Protocol):
+    """Opaque, unique, time-ordered identifiers."""
+
+    def new_id(self) -> str:
+        """Return a fresh identifier."""
+        ...
+
+
+class Signer(Protocol):
+    """Signs audit record digests."""
+
+    key_id: str
+
+    def sign_text(self, text: str) -> str:
+        """Return the base64 signature over the ASCII ``text``."""
+        ...
+
+
+class GraphRepository(Protocol):
+    """Immutable graph versions per tenant."""
+
+    def add(self, version: GraphVersion) -> None:
+        """Store a new version (Conflict when that version number exists)."""
+        ...
+
+    def get(self, tenant_id: str, graph_id: str, version: int) -> GraphVersion | None:
+        """One version, or None."""
+        ...
+
+    def latest(self, tenant_id: str, graph_id: str) -> GraphVersion | None:
+        """The highest version, or None."""
+        ...
+
+    def find_digest(self, tenant_id: str, graph_id: str, digest: str) -> GraphVersion | None:
+        """The version with this content digest, or None."""
+        ...
+
+
+class DeploymentRepository(Protocol):
+    """Deployments per tenant."""
+
+    def add(self, deployment: Deployment) -> None:
+        """Store a new deployment (Conflict when the ref exists)."""
+        ...
+
+    def get(self, tenant_id: str, deployment_ref: str) -> Deployment | None:
+        """One deployment, or None."""
+        ...
+
+
+class PolicyRepository(Protocol):
+    """The policy in force per deployment."""
+
+    def put(self, policy: DeploymentPolicy) -> None:
+        """Store ``policy`` as the deployment's current policy."""
+        ...
+
+    def get(self, tenant_id: str, deployment_ref: str) -> DeploymentPolicy | None:
+        """The current policy, or None."""
+        ...
+
+
+class RunRepository(Protocol):
+    """Runs and their checkpoints."""
+
+    def add(self, run: Run) -> None:
+        """Store a new run (Conflict when the id exists)."""
+        ...
+
+    def get(self, tenant_id: str, run_id: str) -> Run | None:
+        """One run of the tenant, or None."""
+        ...
+
+    def lock(self, tenant_id: str, run_id: str) -> Run | None:
+        """Like :meth:`get`, holding the run against concurrent writers until commit."""
+        ...
+
+    def save(self, run: Run) -> None:
+        """Replace a stored run (NotFound when absent)."""
+        ...
+
+    def by_idempotency_key(self, tenant_id: str, deployment_ref: str, key: str) -> Run | None:
+        """The run started with this idempotency key, or None."""
+        ...
+
+    def page(self, tenant_id: str, *, limit: int, before: str | None = None) -> list[Run]:
+        """Up to ``limit`` runs, newest first, older than run id ``before`` when given."""
+        ...
+
+    def count(self, tenant_id: str) -> int:
+        """How many runs the tenant has."""
+        ...
+
+    def runnable(self, limit: int) -> list[Run]:
+        """Runs in PENDING or RUNNING, oldest first, across tenants (for dispatch)."""
+        ...
+
+
+class ApprovalRepository(Protocol):
+    """Approval records and their action trail."""
+
+    def add(self, approval: ApprovalRecord) -> None:
+        """Store a new approval."""
+        ...
+
+    def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord | None:
+        """One approval of the tenant, or None."""
+        ...
+
+    def save(self, approval: ApprovalRecord) -> None:
+        """Replace a stored approval."""
+        ...
+
+    def for_run(
+        self, tenant_id: str, run_id: str, status: ApprovalStatus | None = None
+    ) -> list[ApprovalRecord]:
+        """A run's approvals in creation order, optionally of one status."""
+        ...
+
+    def overdue(self, now: datetime, limit: int) -> list[ApprovalRecord]:
+        """Pending approvals whose sla_deadline has passed, across tenants."""
+        ...
+
+    def add_action(self, action: ApprovalActionRecord) -> None:
+        """Append to an approval's action trail."""
+        ...
+
+    def actions(self, tenant_id: str, approval_id: str) -> list[ApprovalActionRecord]:
+        """An approval's action trail in order."""
+        ...
+
+
+class AuditRepository(Protocol):
+    """Append-only audit chains, one per run."""
+
+    def head(self, run_id: str) -> ChainHead | None:
+        """The run's chain head, held against concurrent appends until commit."""
+        ...
+
+    def append(self, record: NodeAuditRecord) -> ChainHead:
+        """Add ``record`` as the new head; ChainConflict unless it extends the current head."""
+        ...
+
+    def for_run(self, tenant_id: str, run_id: str) -> list[NodeAuditRecord]:
+        """A run's records in chain order."""
+        ...
+
+    def for_deployment(
+        self, tenant_id: str, deployment_ref: str, run_id: str | None = None
+    ) -> list[NodeAuditRecord]:
+        """A deployment's records, by run and chain order."""
+        ...
+
+    def get(self, tenant_id: str, audit_id: str) -> NodeAuditRecord | None:
+        """One record, or None."""
+        ...
+
+    def store_erasure(self, record: NodeAuditRecord) -> None:
+        """Persist an erased record; only personal data and erasure fields may differ."""
+        ...
+
+
+class UnitOfWork(Protocol):
+    """One transaction over every storage port. Leaving without :meth:`commit` rolls back."""
+
+    graphs: GraphRepository
+    deployments: DeploymentRepository
+    policies: PolicyRepository
+    runs: RunRepository
+    approvals: ApprovalRepository
+    audit: AuditRepository
+
+    def __enter__(self) -> Self:
+        """Begin."""
+        ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Roll back what was not committed and release."""
+        ...
+
+    def commit(self) -> None:
+        """Make everything done so far durable."""
+        ...
+
+
+UnitOfWorkFactory = Callable[[], "UnitOfWork"]
+"""Makes a fresh unit of work per use case."""
+
+__all__ = [
+    "ApprovalRepository",
+    "AuditRepository",
+    "Clock",
+    "DeploymentRepository",
+    "GraphRepository",
+    "IdFactory",
+    "PolicyRepository",
+    "RunRepository",
+    "Signer",
+    "UnitOfWork",
+    "UnitOfWorkFactory",
+]

@@ -1,0 +1,37 @@
+"""Runs: the model, the state machine and action handlers.
+
+The engine and use cases live in :mod:`ecp_core.runs.engine` and :mod:`ecp_core.runs.service`.
+"""
+
+from ecp_core.runs.actions import ActionContext, ActionHandler, ActionRegistry, ActionResult
+from ecp_core.runs.model import (
+    AdminRunListResponse,
+    ApprovalPausedState,
+    ChildRunSummaryResponse,
+    FailureState,
+    Run,
+    RunStatusResponse,
+    StartRunRequest,
+    public_status,
+)
+from ecp_core.runs.state_machine import TERMINAL, TRANSITIONS, WAITING, can_transition, transition
+
+__all__ = [
+    "TERMINAL",
+    "TRANSITIONS",
+    "WAITING",
+    "ActionContext",
+    "ActionHandler",
+    "ActionRegistry",
+    "ActionResult",
+    "AdminRunListResponse",
+    "ApprovalPausedState",
+    "ChildRunSummaryResponse",
+    "FailureState",
+    "Run",
+    "RunStatusResponse",
+    "StartRunRequest",
+    "can_transition",
+    "public_status",
+    "transition",
+]

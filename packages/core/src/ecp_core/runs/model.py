@@ -1,0 +1,155 @@
+"""Runs as stored, as started and as shown to clients."""
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import attrs
+
+from ecp_core.constraints import AwareUtc, Range, Text, model
+from ecp_core.types import RunPublicStatus, RunStatus
+
+POLICY_VIOLATION = "policy_violation"
+APPROVAL_REJECTED = "approval_rejected"
+ACTION_ERROR = "action_error"
+CONDITION_ERROR = "condition_error"
+MAPPING_ERROR = "mapping_error"
+NO_MATCHING_EDGE = "no_matching_edge"
+STEP_LIMIT_EXCEEDED = "step_limit_exceeded"
+
+
+@model
+class FailureState:
+    """Why a run failed: a stable ``reason`` code, the node, and a message."""
+
+    reason: str
+    node_id: str | None = None
+    message: str | None = None
+
+
+@model
+class ApprovalPausedState:
+    """Where a run waits for an approval, and the payload the reviewer sees."""
+
+    node_id: str
+    approval_id: str | None = None
+    input_payload: dict[str, Any] = attrs.field(factory=dict)
+
+
+@model
+class ApprovedAction:
+    """Arguments a reviewer approved for one action node; consumed when that action runs."""
+
+    node_id: str
+    approval_id: str
+    arguments: dict[str, Any]
+
+
+@model
+class StartRunRequest:
+    """Body of ``POST /runs``."""
+
+    deployment_ref: Annotated[str, Text(1, 512)]
+    input: dict[str, Any] = attrs.field(factory=dict)
+    thread_id: Annotated[str, Text(1, 256, trimmed=True)] | None = None
+    idempotency_key: Annotated[str, Text(1, 256, trimmed=True)] | None = None
+
+
+@model
+class Run:
+    """A run and its checkpoint: the state so far and the node to attempt next."""
+
+    run_id: str
+    tenant_id: str
+    deployment_ref: str
+    graph_version_ref: str
+    thread_id: str
+    status: RunStatus
+    created_at: Annotated[datetime, AwareUtc()]
+    updated_at: Annotated[datetime, AwareUtc()]
+    state: dict[str, Any] = attrs.field(factory=dict)
+    next_node_id: str | None = None
+    steps: Annotated[int, Range(0)] = 0
+    attempts: Annotated[int, Range(0)] = 0
+    failure_state: FailureState | None = None
+    paused: ApprovalPausedState | None = None
+    pending_approval_ids: tuple[str, ...] = ()
+    approved_action: ApprovedAction | None = None
+    output: dict[str, Any] | None = None
+    parent_run_id: str | None = None
+    campaign_id: str | None = None
+    idempotency_key: str | None = None
+    request_digest: str | None = None
+    metadata: dict[str, Any] | None = None
+    artifacts: tuple[str, ...] | None = None
+    error: dict[str, Any] | None = None
+
+    @property
+    def public_status(self) -> RunPublicStatus:
+        """The status clients see; a policy failure shows as ``terminated_by_policy``."""
+        return public_status(self.status, self.failure_state)
+
+
+def public_status(status: RunStatus, failure: FailureState | None) -> RunPublicStatus:
+    """Map an internal status (and failure reason) to the public one."""
+    if status is RunStatus.FAILED and failure is not None and failure.reason == POLICY_VIOLATION:
+        return RunPublicStatus.TERMINATED_BY_POLICY
+    return RunPublicStatus(status.value.lower())
+
+
+@model
+class RunStatusResponse:
+    """A run as clients see it."""
+
+    run_id: str
+    tenant_id: str
+    deployment_ref: str
+    graph_version_ref: str
+    thread_id: str
+    status: RunPublicStatus
+    failure_state: FailureState | None
+    pending_approval_ids: tuple[str, ...]
+    output: dict[str, Any] | None
+    parent_run_id: str | None
+    campaign_id: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, run: Run) -> "RunStatusResponse":
+        """Project a stored run to its public response."""
+        return cls(
+            run_id=run.run_id,
+            tenant_id=run.tenant_id,
+            deployment_ref=run.deployment_ref,
+            graph_version_ref=run.graph_version_ref,
+            thread_id=run.thread_id,
+            status=run.public_status,
+            failure_state=run.failure_state,
+            pending_approval_ids=run.pending_approval_ids,
+            output=run.output,
+            parent_run_id=run.parent_run_id,
+            campaign_id=run.campaign_id,
+            created_at=run.created_at,
+            updated_at=run.updated_at,
+        )
+
+
+@model
+class ChildRunSummaryResponse:
+    """A child run in a parent's listing."""
+
+    run_id: str
+    status: RunPublicStatus
+    deployment_ref: str
+    graph_version_ref: str
+    thread_id: str
+    parent_run_id: str
+    campaign_id: str | None = None
+
+
+@model
+class AdminRunListResponse:
+    """``GET /admin/runs``: a page of runs and the total."""
+
+    runs: tuple[RunStatusResponse, ...]
+    total: int

@@ -1,0 +1,159 @@
+"""Use cases for runs: start, advance one attempt, drive to a pause or end, resume, read."""
+
+import base64
+import binascii
+from typing import Any
+
+import attrs
+
+from ecp_core.audit.writer import AttemptRecord
+from ecp_core.canonical import canonical_json, json_digest, thaw
+from ecp_core.errors import Conflict, FieldError, IllegalTransition, NotFound, ValidationFailed
+from ecp_core.graphs.catalog import require_deployment, require_graph
+from ecp_core.graphs.paths import set_path
+from ecp_core.ports import Clock, IdFactory, UnitOfWorkFactory
+from ecp_core.runs.engine import RunEngine
+from ecp_core.runs.model import Run, StartRunRequest
+from ecp_core.runs.state_machine import TERMINAL, WAITING, transition
+from ecp_core.types import AttemptStatus, RunStatus
+
+MAX_PAGE = 500
+
+
+def encode_cursor(run_id: str) -> str:
+    """An opaque cursor pointing after ``run_id``."""
+    return base64.urlsafe_b64encode(run_id.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    """The run id inside a cursor; ValidationFailed when it is not one of ours."""
+    try:
+        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise ValidationFailed("invalid cursor", errors=[FieldError(loc=("cursor",), msg="invalid cursor")]) from exc
+
+
+class RunService:
+    """Starts and advances runs. Each node attempt is one unit of work."""
+
+    def __init__(self, uow: UnitOfWorkFactory, clock: Clock, ids: IdFactory, engine: RunEngine) -> None:
+        """Wire the service."""
+        self._uow = uow
+        self._clock = clock
+        self._ids = ids
+        self._engine = engine
+
+    def start(self, tenant_id: str, request: StartRunRequest) -> tuple[Run, bool]:
+        """Create a PENDING run; with an idempotency key, a repeat returns the first run.
+
+        Returns the run and whether it was created. A repeat of a key with a different request is
+        a Conflict. The run input must be canonical JSON.
+        """
+        try:
+            canonical_json(request.input)
+        except ValidationFailed as exc:
+            raise ValidationFailed(
+                "run input is not canonical JSON",
+                errors=[attrs.evolve(e, loc=("input", *e.loc)) for e in exc.errors],
+            ) from exc
+        fingerprint = json_digest({"input": request.input, "thread_id": request.thread_id})
+        with self._uow() as uow:
+            deployment = require_deployment(uow, tenant_id, request.deployment_ref)
+            if request.idempotency_key is not None:
+                existing = uow.runs.by_idempotency_key(tenant_id, deployment.deployment_ref, request.idempotency_key)
+                if existing is not None:
+                    if existing.request_digest != fingerprint:
+                        raise Conflict("idempotency_key was used with a different request")
+                    return existing, False
+            graph = require_graph(uow, tenant_id, deployment.graph_version_ref)
+            now = self._clock.now()
+            run_id = self._ids.new_id()
+            run = Run(
+                run_id=run_id,
+                tenant_id=tenant_id,
+                deployment_ref=deployment.deployment_ref,
+                graph_version_ref=deployment.graph_version_ref,
+                thread_id=request.thread_id or run_id,
+                status=RunStatus.PENDING,
+                state=thaw(request.input),
+                next_node_id=graph.entry,
+                idempotency_key=request.idempotency_key,
+                request_digest=fingerprint,
+                created_at=now,
+                updated_at=now,
+            )
+            uow.runs.add(run)
+            uow.commit()
+        return run, True
+
+    def advance(self, tenant_id: str, run_id: str) -> Run:
+        """Make one node attempt if the run is PENDING or RUNNING; otherwise return it as it is."""
+        with self._uow() as uow:
+            run = uow.runs.lock(tenant_id, run_id)
+            if run is None:
+                raise NotFound(f"run {run_id} not found")
+            if run.status is RunStatus.PENDING:
+                run = transition(run, RunStatus.RUNNING, self._clock.now())
+            if run.status is not RunStatus.RUNNING:
+                return run
+            graph = require_graph(uow, tenant_id, run.graph_version_ref)
+            run = self._engine.attempt(uow, run, graph)
+            uow.runs.save(run)
+            uow.commit()
+        return run
+
+    def drive(self, tenant_id: str, run_id: str) -> Run:
+        """Advance until the run waits or ends (the graph's step bound guarantees an end)."""
+        while True:
+            run = self.advance(tenant_id, run_id)
+            if run.status in TERMINAL or run.status in WAITING:
+                return run
+
+    def resume(self, tenant_id: str, run_id: str, value: Any) -> Run:  # noqa: ANN401
+        """Leave WAITING_INTERRUPT: write ``value`` at the node's target path and move on."""
+        canonical_json(value)
+        with self._uow() as uow:
+            run = uow.runs.lock(tenant_id, run_id)
+            if run is None:
+                raise NotFound(f"run {run_id} not found")
+            if run.status is not RunStatus.WAITING_INTERRUPT or run.next_node_id is None:
+                raise IllegalTransition(f"run {run_id} is {run.status.value}, not waiting for an interrupt")
+            graph = require_graph(uow, tenant_id, run.graph_version_ref)
+            node = graph.node(run.next_node_id)
+            target = node.target_path or node.id
+            record = AttemptRecord(
+                node_id=node.id,
+                status=AttemptStatus.RESUMED,
+                input_snapshot=thaw(value),
+                output_snapshot={target: thaw(value)},
+                execution_metadata={"node_kind": str(node.kind), "target_path": target},
+            )
+            run = self._engine.move_on(uow, run, graph, record, set_path(run.state, target, thaw(value)))
+            uow.runs.save(run)
+            uow.commit()
+        return run
+
+    def get(self, tenant_id: str, run_id: str) -> Run:
+        """One run of the tenant; NotFound otherwise."""
+        with self._uow() as uow:
+            run = uow.runs.get(tenant_id, run_id)
+        if run is None:
+            raise NotFound(f"run {run_id} not found")
+        return run
+
+    def page(self, tenant_id: str, *, limit: int = 50, cursor: str | None = None) -> tuple[list[Run], int, str | None]:
+        """A page of runs, newest first: the runs, the tenant's total, and the next cursor."""
+        if not 1 <= limit <= MAX_PAGE:
+            raise ValidationFailed("invalid limit", errors=[FieldError(loc=("limit",), msg=f"must be 1 to {MAX_PAGE}")])
+        before = None if cursor is None else decode_cursor(cursor)
+        with self._uow() as uow:
+            runs = uow.runs.page(tenant_id, limit=limit + 1, before=before)
+            total = uow.runs.count(tenant_id)
+        more = len(runs) > limit
+        runs = runs[:limit]
+        return runs, total, encode_cursor(runs[-1].run_id) if more else None
+
+    def runnable(self, limit: int = 100) -> list[Run]:
+        """Runs a dispatcher should advance, oldest first."""
+        with self._uow() as uow:
+            return uow.runs.runnable(limit)

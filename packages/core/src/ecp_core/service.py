@@ -1,0 +1,71 @@
+"""One object that wires the core's use cases together: the embedding entry point."""
+
+from collections.abc import Sequence
+
+import attrs
+
+from ecp_core.approvals.model import ApprovalResolutionRequest, ApprovalResolutionResponse
+from ecp_core.approvals.service import ApprovalService, PayloadCheck
+from ecp_core.audit.service import AuditService
+from ecp_core.audit.signing import Ed25519Signer, PublicSigningKey
+from ecp_core.audit.writer import AuditWriter
+from ecp_core.graphs.catalog import GraphCatalog
+from ecp_core.identity import ActorIdentity
+from ecp_core.memory import MemoryStore
+from ecp_core.ports import Clock, IdFactory, UnitOfWorkFactory
+from ecp_core.runs.actions import ActionRegistry
+from ecp_core.runs.engine import RunEngine
+from ecp_core.runs.model import RunStatusResponse
+from ecp_core.runs.service import RunService
+from ecp_core.system import SystemClock, UuidV7Factory
+
+
+@attrs.frozen(kw_only=True)
+class Ecp:
+    """The core's services over one storage (a UnitOfWorkFactory) and one signing key."""
+
+    graphs: GraphCatalog
+    runs: RunService
+    approvals: ApprovalService
+    audit: AuditService
+    actions: ActionRegistry
+
+    @classmethod
+    def build(
+        cls,
+        uow: UnitOfWorkFactory,
+        *,
+        signer: Ed25519Signer | None,
+        clock: Clock | None = None,
+        ids: IdFactory | None = None,
+        actions: ActionRegistry | None = None,
+        verification_keys: Sequence[PublicSigningKey] = (),
+        payload_check: PayloadCheck | None = None,
+    ) -> "Ecp":
+        """Wire every service. ``verification_keys`` adds retired keys to the signer's own."""
+        clock = clock or SystemClock()
+        ids = ids or UuidV7Factory()
+        actions = actions or ActionRegistry()
+        engine = RunEngine(clock, ids, AuditWriter(clock, ids, signer), actions)
+        keys = [*verification_keys, *([signer.published()] if signer is not None else [])]
+        return cls(
+            graphs=GraphCatalog(uow, clock, ids, known_actions=None),
+            runs=RunService(uow, clock, ids, engine),
+            approvals=ApprovalService(uow, clock, engine, payload_check),
+            audit=AuditService(uow, clock, keys),
+            actions=actions,
+        )
+
+    @classmethod
+    def in_memory(cls, *, signer: Ed25519Signer | None = None, **options: object) -> "Ecp":
+        """Everything in memory, signed with ``signer`` (a fresh key when omitted)."""
+        store = MemoryStore()
+        return cls.build(store.unit_of_work, signer=signer or Ed25519Signer.generate(), **options)  # type: ignore[arg-type]
+
+    def resolve(
+        self, actor: ActorIdentity, deployment_ref: str, approval_id: str, request: ApprovalResolutionRequest
+    ) -> ApprovalResolutionResponse:
+        """Resolve an approval and continue the run until it waits or ends."""
+        approval, run = self.approvals.resolve(actor, deployment_ref, approval_id, request)
+        run = self.runs.drive(run.tenant_id, run.run_id)
+        return ApprovalResolutionResponse(approval=approval, run=RunStatusResponse.of(run))

@@ -1,0 +1,113 @@
+"""Enumerations of the specification, with their wire strings."""
+
+import enum
+
+
+class Capability(enum.StrEnum):
+    """What a node may do; policies deny capabilities."""
+
+    NETWORK_READ = "network_read"
+    NETWORK_WRITE = "network_write"
+    FILESYSTEM_READ = "filesystem_read"
+    FILESYSTEM_WRITE = "filesystem_write"
+    SECRET_ACCESS = "secret_access"  # noqa: S105 - a capability name, not a secret
+    EXTERNAL_API_CALL = "external_api_call"
+    PROCESS_SPAWN = "process_spawn"
+    MEMORY_READ = "memory_read"
+    MEMORY_WRITE = "memory_write"
+
+
+class SideEffectClass(enum.StrEnum):
+    """How far an action's effects reach (docs/decisions/0004-side-effect-classes.md)."""
+
+    UNKNOWN = "unknown"
+    NONE = "none"
+    IDEMPOTENT = "idempotent"
+    NON_IDEMPOTENT = "non_idempotent"
+    IRREVERSIBLE = "irreversible"
+
+
+class AuthMethod(enum.StrEnum):
+    """How a caller authenticated."""
+
+    API_KEY = "api_key"
+    BEARER = "bearer"
+
+
+class ServiceRole(enum.StrEnum):
+    """Role slugs; permissions are mapped from these in one table."""
+
+    ADMIN = "admin"
+    OPERATOR = "operator"
+    APPROVER = "approver"
+    ANALYST = "analyst"
+    VIEWER = "viewer"
+
+
+class RunStatus(enum.StrEnum):
+    """Internal run status."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    WAITING_APPROVAL = "WAITING_APPROVAL"
+    WAITING_INTERRUPT = "WAITING_INTERRUPT"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    TERMINATED_BY_POLICY = "TERMINATED_BY_POLICY"
+
+
+class RunPublicStatus(enum.StrEnum):
+    """Run status as clients see it."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    WAITING_APPROVAL = "waiting_approval"
+    WAITING_INTERRUPT = "waiting_interrupt"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    TERMINATED_BY_POLICY = "terminated_by_policy"
+
+
+class ApprovalDecision(enum.StrEnum):
+    """What a reviewer decides."""
+
+    APPROVE = "approve"
+    REJECT = "reject"
+    EDIT_AND_APPROVE = "edit_and_approve"
+
+
+class ApprovalStatus(enum.StrEnum):
+    """Where an approval stands."""
+
+    PENDING = "pending"
+    RESOLVED = "resolved"
+    ESCALATED = "escalated"
+
+
+class HumanInteractionType(enum.StrEnum):
+    """Kind of human interaction an approval record asks for."""
+
+    APPROVAL = "approval"
+
+
+class NodeKind(enum.StrEnum):
+    """Kinds of graph node."""
+
+    ACTION = "action"
+    APPROVAL = "approval"
+    INTERRUPT = "interrupt"
+    MAPPING = "mapping"
+    END = "end"
+
+
+class AttemptStatus(enum.StrEnum):
+    """Outcome of one node attempt, as written in its audit record."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    REJECTED = "rejected"
+    WAITING_APPROVAL = "waiting_approval"
+    WAITING_INTERRUPT = "waiting_interrupt"
+    APPROVED = "approved"
+    DENIED = "denied"
+    RESUMED = "resumed"

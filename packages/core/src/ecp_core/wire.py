@@ -1,0 +1,197 @@
+"""The one converter between JSON-shaped data and ECP's attrs models.
+
+Strict on the way in: no string-to-number coercion, no truncation of floats to integers, booleans
+are not numbers, timestamps must carry an offset and are normalised to UTC, money is an exact
+decimal string. "No extras" schemas reject unknown keys. Every failing field is reported with its
+location, all at once.
+"""
+
+import enum
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any, TypeVar, get_origin
+
+import attrs
+import cattrs
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+from cattrs.gen import make_dict_structure_fn
+
+from ecp_core.constraints import constraints_of, forbids_extras
+from ecp_core.errors import FieldError, ValidationFailed
+
+T = TypeVar("T")
+
+Loc = tuple[str | int, ...]
+
+
+def format_timestamp(moment: datetime) -> str:
+    """Write an aware datetime as RFC 3339 UTC with microseconds and ``Z``."""
+    if moment.tzinfo is None:
+        msg = "naive datetime"
+        raise ValueError(msg)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_timestamp(text: str) -> datetime:
+    """Read an RFC 3339 timestamp with an offset (or ``Z``) into an aware UTC datetime."""
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        msg = "timestamp must carry a UTC offset or Z"
+        raise ValueError(msg)
+    return moment.astimezone(UTC)
+
+
+def _strict(kind: type, name: str) -> Callable[[Any, type], Any]:
+    def structure(value: Any, _: type) -> Any:  # noqa: ANN401
+        if type(value) is not kind:
+            msg = f"expected {name}"
+            raise TypeError(msg)
+        return value
+
+    return structure
+
+
+def _structure_int(value: Any, _: type) -> int:  # noqa: ANN401
+    if type(value) is not int:
+        msg = "expected an integer"
+        raise TypeError(msg)
+    return value
+
+
+def _structure_float(value: Any, _: type) -> float:  # noqa: ANN401
+    if type(value) not in (int, float):
+        msg = "expected a number"
+        raise TypeError(msg)
+    return float(value)
+
+
+def _structure_decimal(value: Any, _: type) -> Decimal:  # noqa: ANN401
+    if type(value) is not str:
+        msg = "expected an exact decimal string"
+        raise TypeError(msg)
+    try:
+        number = Decimal(value)
+    except InvalidOperation as exc:
+        msg = "expected an exact decimal string"
+        raise ValueError(msg) from exc
+    if not number.is_finite():
+        msg = "expected a finite decimal"
+        raise ValueError(msg)
+    return number
+
+
+def _structure_datetime(value: Any, _: type) -> datetime:  # noqa: ANN401
+    if type(value) is not str:
+        msg = "expected an RFC 3339 timestamp string"
+        raise TypeError(msg)
+    return parse_timestamp(value)
+
+
+def _structure_enum(value: Any, cls: type[enum.Enum]) -> enum.Enum:  # noqa: ANN401
+    try:
+        return cls(value)
+    except ValueError:
+        allowed = ", ".join(repr(member.value) for member in cls)
+        msg = f"expected one of {allowed}"
+        raise ValueError(msg) from None
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(detailed_validation=True)
+    # Exact-type predicates, so that str and int subclasses (StrEnum) keep their own hooks.
+    conv.register_structure_hook_func(lambda tp: tp is str, _strict(str, "a string"))
+    conv.register_structure_hook_func(lambda tp: tp is bool, _strict(bool, "a boolean"))
+    conv.register_structure_hook_func(lambda tp: tp is int, _structure_int)
+    conv.register_structure_hook(float, _structure_float)
+    conv.register_structure_hook(Decimal, _structure_decimal)
+    conv.register_structure_hook(datetime, _structure_datetime)
+    conv.register_unstructure_hook(datetime, format_timestamp)
+    conv.register_unstructure_hook(Decimal, str)
+    conv.register_structure_hook_func(
+        lambda tp: isinstance(tp, type) and issubclass(tp, enum.Enum), _structure_enum
+    )
+
+    def is_constrained(tp: Any) -> bool:  # noqa: ANN401
+        return bool(constraints_of(tp)[1])
+
+    def structure_constrained(value: Any, tp: Any) -> Any:  # noqa: ANN401
+        base, found = constraints_of(tp)
+        result = conv.structure(value, base)
+        for constraint in found:
+            problem = constraint.check(result)
+            if problem is not None:
+                raise ValueError(problem)
+        return result
+
+    conv.register_structure_hook_func(is_constrained, structure_constrained)
+
+    def attrs_hook(cls: type) -> Callable[[Any, type], Any]:
+        return make_dict_structure_fn(  # type: ignore[no-any-return]
+            cls, conv, _cattrs_forbid_extra_keys=forbids_extras(cls)
+        )
+
+    conv.register_structure_hook_factory(attrs.has, attrs_hook)
+    conv.register_unstructure_hook_factory(
+        lambda tp: get_origin(tp) is tuple or tp is tuple,
+        lambda _tp: lambda value: [conv.unstructure(item) for item in value],
+    )
+    return conv
+
+
+converter = _make_converter()
+
+
+def _notes(exc: BaseException) -> list[str]:
+    return [str(note) for note in getattr(exc, "__notes__", [])]
+
+
+def _step(exc: BaseException) -> str | int | None:
+    for note in getattr(exc, "__notes__", []):
+        name = getattr(note, "name", None)
+        if isinstance(name, str):
+            return name
+        index = getattr(note, "index", None)
+        if isinstance(index, int | str):
+            return index
+    return None
+
+
+def field_errors(exc: BaseException, loc: Loc = ()) -> Iterator[FieldError]:
+    """Flatten a cattrs validation exception tree into located field errors."""
+    step = _step(exc)
+    here = (*loc, step) if step is not None else loc
+    if isinstance(exc, ForbiddenExtraKeysError):
+        for key in sorted(exc.extra_fields):
+            yield FieldError(loc=(*here, key), msg="unknown property")
+    elif isinstance(exc, ClassValidationError | IterableValidationError):
+        for child in exc.exceptions:
+            yield from field_errors(child, here)
+    elif isinstance(exc, KeyError):
+        yield FieldError(loc=here, msg="required")
+    elif isinstance(exc, ExceptionGroup):
+        for child in exc.exceptions:
+            yield from field_errors(child, here)
+    else:
+        yield FieldError(loc=here, msg=str(exc) or type(exc).__name__)
+
+
+def structure(data: Any, cls: type[T], *, what: str | None = None) -> T:  # noqa: ANN401
+    """Build ``cls`` from JSON-shaped ``data`` or raise ValidationFailed naming every bad field."""
+    if attrs.has(cls) and not isinstance(data, dict):
+        raise ValidationFailed(
+            f"{what or cls.__name__} must be a JSON object",
+            errors=[FieldError(loc=(), msg="expected an object")],
+        )
+    try:
+        return converter.structure(data, cls)
+    except (ClassValidationError, IterableValidationError) as exc:
+        errors = list(field_errors(exc))
+    except (TypeError, ValueError) as exc:
+        errors = [FieldError(loc=(), msg=str(exc))]
+    raise ValidationFailed(f"{what or cls.__name__} is invalid", errors=errors)
+
+
+def unstructure(value: Any) -> Any:  # noqa: ANN401
+    """Turn a model into JSON-shaped data (timestamps with ``Z``, Decimals as strings)."""
+    return converter.unstructure(value)
