@@ -1,9 +1,9 @@
-"""RFC 8785 (JCS) canonical JSON, with a proven fast path.
+r"""RFC 8785 (JCS) canonical JSON, with a proven fast path.
 
 For JSON made of objects, arrays, strings, booleans, null and integers within ±(2**53 - 1), whose
 object keys hold no character outside the Basic Multilingual Plane, ``json.dumps`` with sorted
 keys, no spaces and ``ensure_ascii=False`` writes exactly the bytes RFC 8785 prescribes: Python
-escapes the same control characters with the same lowercase ``\\u00xx`` form, and for such keys
+escapes the same control characters with the same lowercase ``\u00xx`` form, and for such keys
 code-point order equals the UTF-16 code-unit order JCS sorts by. Anything else (floats, astral
 keys, lone surrogates) goes to the ``rfc8785`` package. A Hypothesis property checks that both
 paths agree.
@@ -36,7 +36,7 @@ def _plain(value: JsonValue) -> bool:
     if kind is bool or value is None:
         return True
     if kind is int:
-        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+        return bool(-MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
     if kind is dict:
         for key, item in value.items():
             if type(key) is not str or _has_astral_or_surrogate(key) or not _plain(item):
@@ -52,7 +52,9 @@ def _has_surrogate(text: str) -> bool:
 
 
 def _has_astral_or_surrogate(text: str) -> bool:
-    return not text.isascii() and any(ch >= "\ud800" and not ("\ue000" <= ch <= "\uffff") for ch in text)
+    return not text.isascii() and any(
+        ch >= "\ud800" and not ("\ue000" <= ch <= "\uffff") for ch in text
+    )
 
 
 def canonical_json(value: JsonValue) -> bytes:

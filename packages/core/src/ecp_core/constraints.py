@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 import types
-from collections.abc import Callable, Sized
 from datetime import datetime
-from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sized
 
 
 class Constraint:
@@ -133,42 +135,36 @@ def _validator_for(tp: Any) -> Callable[[Any, Any, Any], None] | None:  # noqa: 
     return validate
 
 
-def _add_constraint_validators(
-    _cls: type, fields: list[attrs.Attribute[Any]]
-) -> list[attrs.Attribute[Any]]:
+def checked(_cls: type, fields: list[attrs.Attribute[Any]]) -> list[attrs.Attribute[Any]]:
+    """An attrs ``field_transformer`` adding a validator for each annotated constraint.
+
+    Use as ``@attrs.frozen(kw_only=True, field_transformer=checked)``, the house model form.
+    """
     result = []
     for field in fields:
         validator = _validator_for(field.type)
         if validator is not None:
-            combined = validator if field.validator is None else attrs.validators.and_(
-                field.validator, validator
+            combined = (
+                validator
+                if field.validator is None
+                else attrs.validators.and_(field.validator, validator)
             )
             field = field.evolve(validator=combined)  # noqa: PLW2901
         result.append(field)
     return result
 
 
-_NO_EXTRAS: set[type] = set()
+_ALLOWS_EXTRAS: set[type] = set()
 
 C = TypeVar("C", bound=type)
 
 
-def model(cls: C | None = None, *, no_extras: bool = True) -> Any:  # noqa: ANN401
-    """Make a frozen, slotted, keyword-only attrs class whose annotated constraints are enforced.
-
-    ``no_extras`` (the default) makes the wire converter reject unknown keys, as the spec's
-    "no extras" schemas require.
-    """
-
-    def wrap(target: C) -> C:
-        built: C = attrs.frozen(kw_only=True, field_transformer=_add_constraint_validators)(target)
-        if no_extras:
-            _NO_EXTRAS.add(built)
-        return built
-
-    return wrap if cls is None else wrap(cls)
+def allow_extras(cls: C) -> C:
+    """Let the wire converter ignore unknown keys for ``cls`` (every other model rejects them)."""
+    _ALLOWS_EXTRAS.add(cls)
+    return cls
 
 
 def forbids_extras(cls: type) -> bool:
-    """Say whether ``cls`` is a "no extras" schema."""
-    return cls in _NO_EXTRAS
+    """Say whether ``cls`` is a "no extras" schema (the default)."""
+    return cls not in _ALLOWS_EXTRAS

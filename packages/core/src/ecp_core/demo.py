@@ -1,4 +1,4 @@
-"""``make run`` (until the HTTP server lands): the CONTRACT.md example graph, end to end in memory."""
+"""``make run`` until the HTTP server lands: the CONTRACT.md example graph, in memory."""
 
 import json
 from typing import Any
@@ -22,18 +22,41 @@ EXAMPLE_GRAPH: dict[str, Any] = {
     "graph_id": "refund-triage",
     "entry": "classify",
     "nodes": [
-        {"id": "classify", "kind": "action",
-         "action": {"name": "set", "fingerprint": "set/1", "arguments": {"values": {"category": "refund"}}}},
-        {"id": "review", "kind": "approval", "summary": "Approve the refund", "rationale": "Refunds need a person"},
-        {"id": "notify", "kind": "action",
-         "action": {"name": "echo", "fingerprint": "echo/1", "arguments": {"to": "customer"},
-                    "capability_refs": ["network_write"]}},
+        {
+            "id": "classify",
+            "kind": "action",
+            "action": {
+                "name": "set",
+                "fingerprint": "set/1",
+                "arguments": {"values": {"category": "refund"}},
+            },
+        },
+        {
+            "id": "review",
+            "kind": "approval",
+            "summary": "Approve the refund",
+            "rationale": "Refunds need a person",
+        },
+        {
+            "id": "notify",
+            "kind": "action",
+            "action": {
+                "name": "echo",
+                "fingerprint": "echo/1",
+                "arguments": {"to": "customer"},
+                "capability_refs": ["network_write"],
+            },
+        },
         {"id": "done", "kind": "end"},
     ],
     "edges": [
         {"source": "classify", "target": "review"},
         {"source": "review", "target": "notify"},
-        {"source": "notify", "target": "done", "condition": {"expression": "state.category == 'refund'"}},
+        {
+            "source": "notify",
+            "target": "done",
+            "condition": {"expression": "state.category == 'refund'"},
+        },
     ],
 }
 """The example graph of CONTRACT.md, as a client would post it."""
@@ -49,19 +72,33 @@ def main() -> None:
     ecp = Ecp.in_memory()
     tenant = "demo"
     graph = ecp.graphs.register(tenant, structure(EXAMPLE_GRAPH, GraphDefinition))
-    ecp.graphs.deploy(tenant, CreateDeploymentRequest(deployment_ref="refunds", graph_id=graph.graph_id))
-    run, _ = ecp.runs.start(tenant, StartRunRequest(deployment_ref="refunds", input={"order": "A-1001"}))
+    ecp.graphs.deploy(
+        tenant, CreateDeploymentRequest(deployment_ref="refunds", graph_id=graph.graph_id)
+    )
+    run, _ = ecp.runs.start(
+        tenant, StartRunRequest(deployment_ref="refunds", input={"order": "A-1001"})
+    )
     run = ecp.runs.drive(tenant, run.run_id)
-    print(f"run {run.run_id} is {run.public_status.value}, waiting on {list(run.pending_approval_ids)}")
-    reviewer = ActorIdentity(subject="reviewer@example.com", auth_method=AuthMethod.BEARER,
-                             roles=(ServiceRole.APPROVER,), tenant_id=tenant)
-    answer = ecp.resolve(reviewer, "refunds", run.pending_approval_ids[0],
-                         ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE, reason="Looks right"))
+    waiting = list(run.pending_approval_ids)
+    print(f"run {run.run_id} is {run.public_status.value}, waiting on {waiting}")
+    reviewer = ActorIdentity(
+        subject="reviewer@example.com",
+        auth_method=AuthMethod.BEARER,
+        roles=(ServiceRole.APPROVER,),
+        tenant_id=tenant,
+    )
+    answer = ecp.resolve(
+        reviewer,
+        "refunds",
+        run.pending_approval_ids[0],
+        ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE, reason="Looks right"),
+    )
     _show("run", RunStatusResponse.of(ecp.runs.get(tenant, run.run_id)))
     timeline = ecp.audit.timeline(tenant, run.run_id)
     print("\n== timeline")
     for entry in timeline.entries:
-        print(f"  #{entry.attempt} {entry.node_id:<9} {entry.status.value:<17} {entry.record_digest[:23]}…")
+        digest = entry.record_digest[:23]
+        print(f"  #{entry.attempt} {entry.node_id:<9} {entry.status.value:<17} {digest}…")
     _show("verification", ecp.audit.verify_run(tenant, run.run_id))
     print(f"\nrun status after approval: {answer.run.status.value}")
 

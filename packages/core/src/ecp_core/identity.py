@@ -2,14 +2,15 @@
 
 from typing import Annotated
 
+import attrs
 
-from ecp_core.constraints import Text, model
+from ecp_core.constraints import Text, checked
 from ecp_core.types import AuthMethod, ServiceRole
 
 DEFAULT_TENANT = "default"
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ActorIdentity:
     """An authenticated subject acting for one tenant with some roles."""
 

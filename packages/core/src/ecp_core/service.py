@@ -63,7 +63,11 @@ class Ecp:
         return cls.build(store.unit_of_work, signer=signer or Ed25519Signer.generate(), **options)  # type: ignore[arg-type]
 
     def resolve(
-        self, actor: ActorIdentity, deployment_ref: str, approval_id: str, request: ApprovalResolutionRequest
+        self,
+        actor: ActorIdentity,
+        deployment_ref: str,
+        approval_id: str,
+        request: ApprovalResolutionRequest,
     ) -> ApprovalResolutionResponse:
         """Resolve an approval and continue the run until it waits or ends."""
         approval, run = self.approvals.resolve(actor, deployment_ref, approval_id, request)

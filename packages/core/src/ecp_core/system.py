@@ -6,6 +6,8 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
+_COUNTER_MAX = 0xFFF
+
 
 class SystemClock:
     """Wall-clock time in UTC, at microsecond precision."""
@@ -37,7 +39,7 @@ class UuidV7Factory:
                 self._counter = int.from_bytes(os.urandom(2)) & 0x7FF
             else:
                 self._counter += 1
-                if self._counter > 0xFFF:
+                if self._counter > _COUNTER_MAX:
                     self._last_ms += 1
                     self._counter = 0
             ms, counter = self._last_ms, self._counter

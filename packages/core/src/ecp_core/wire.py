@@ -127,14 +127,15 @@ def _make_converter() -> cattrs.Converter:
     conv.register_structure_hook_func(is_constrained, structure_constrained)
 
     def attrs_hook(cls: type) -> Callable[[Any, type], Any]:
-        return make_dict_structure_fn(  # type: ignore[no-any-return]
-            cls, conv, _cattrs_forbid_extra_keys=forbids_extras(cls)
-        )
+        return make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=forbids_extras(cls))
 
     conv.register_structure_hook_factory(attrs.has, attrs_hook)
+
+    def is_tuple(tp: Any) -> bool:  # noqa: ANN401
+        return tp is tuple or get_origin(tp) is tuple
+
     conv.register_unstructure_hook_factory(
-        lambda tp: get_origin(tp) is tuple or tp is tuple,
-        lambda _tp: lambda value: [conv.unstructure(item) for item in value],
+        is_tuple, lambda _tp: lambda value: [conv.unstructure(item) for item in value]
     )
     return conv
 

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 import attrs
 
-from ecp_core.constraints import AwareUtc, Text, model
+from ecp_core.constraints import AwareUtc, Text, checked
 from ecp_core.identity import DEFAULT_TENANT, ActorIdentity
 from ecp_core.runs.model import RunStatusResponse
 from ecp_core.types import ApprovalDecision, ApprovalStatus, HumanInteractionType
@@ -15,7 +15,7 @@ Reason = Annotated[str, Text(1, 1000)]
 ALL_DECISIONS = tuple(ApprovalDecision)
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalResolution:
     """How a reviewer resolved an approval."""
 
@@ -26,7 +26,7 @@ class ApprovalResolution:
     reason: Reason | None = None
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalRecord:
     """A request for a human decision on one paused run."""
 
@@ -57,7 +57,7 @@ class ApprovalRecord:
     workspace_id: str | None = None
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalResolutionRequest:
     """Body of ``POST /deployments/{ref}/approvals/{approval_id}/resolve``."""
 
@@ -66,7 +66,7 @@ class ApprovalResolutionRequest:
     reason: Reason | None = None
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalResolutionResponse:
     """The resolved approval and the run after it continued."""
 
@@ -74,7 +74,7 @@ class ApprovalResolutionResponse:
     run: RunStatusResponse
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalActionRecord:
     """One thing that happened to an approval (requested, approved, denied, edited, escalated)."""
 

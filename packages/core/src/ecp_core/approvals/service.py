@@ -12,7 +12,13 @@ from ecp_core.approvals.model import (
 )
 from ecp_core.audit.writer import AttemptRecord
 from ecp_core.canonical import thaw
-from ecp_core.errors import ApprovalAlreadyResolved, Conflict, FieldError, NotFound, ValidationFailed
+from ecp_core.errors import (
+    ApprovalAlreadyResolved,
+    Conflict,
+    FieldError,
+    NotFound,
+    ValidationFailed,
+)
 from ecp_core.graphs.catalog import require_graph
 from ecp_core.identity import ActorIdentity
 from ecp_core.ports import Clock, UnitOfWork, UnitOfWorkFactory
@@ -31,7 +37,9 @@ _ACTION_NAMES = {
 }
 
 
-def _check_request(approval: ApprovalRecord, request: ApprovalResolutionRequest, check: PayloadCheck | None) -> None:
+def _check_request(
+    approval: ApprovalRecord, request: ApprovalResolutionRequest, check: PayloadCheck | None
+) -> None:
     errors: list[FieldError] = []
     if request.decision not in approval.allowed_actions:
         errors.append(FieldError(loc=("decision",), msg="not allowed for this approval"))
@@ -40,9 +48,15 @@ def _check_request(approval: ApprovalRecord, request: ApprovalResolutionRequest,
         errors.append(FieldError(loc=("edited_payload",), msg="required for edit_and_approve"))
     if not editing and request.edited_payload is not None:
         errors.append(FieldError(loc=("edited_payload",), msg="only allowed with edit_and_approve"))
-    if editing and request.edited_payload is not None and approval.resolution_schema_ref is not None:
+    if (
+        editing
+        and request.edited_payload is not None
+        and approval.resolution_schema_ref is not None
+    ):
         if check is None:
-            errors.append(FieldError(loc=("edited_payload",), msg="no validator for the resolution schema"))
+            errors.append(
+                FieldError(loc=("edited_payload",), msg="no validator for the resolution schema")
+            )
         else:
             found = check(approval.resolution_schema_ref, request.edited_payload)
             errors.extend(attrs.evolve(e, loc=("edited_payload", *e.loc)) for e in found)
@@ -67,7 +81,11 @@ class ApprovalService:
         self._check = payload_check
 
     def resolve(
-        self, actor: ActorIdentity, deployment_ref: str, approval_id: str, request: ApprovalResolutionRequest
+        self,
+        actor: ActorIdentity,
+        deployment_ref: str,
+        approval_id: str,
+        request: ApprovalResolutionRequest,
     ) -> tuple[ApprovalRecord, Run]:
         """Resolve a pending approval; the run moves on (or fails on reject) in the same commit.
 
@@ -85,14 +103,27 @@ class ApprovalService:
             if run is None or run.paused is None or run.paused.approval_id != approval_id:
                 raise Conflict(f"run {approval.run_id} is not waiting for approval {approval_id}")
             now = self._clock.now()
-            resolution = ApprovalResolution(decision=request.decision, actor=actor, resolved_at=now,
-                                            edited_payload=request.edited_payload, reason=request.reason)
-            approval = attrs.evolve(approval, status=ApprovalStatus.RESOLVED, resolution=resolution, updated_at=now)
+            resolution = ApprovalResolution(
+                decision=request.decision,
+                actor=actor,
+                resolved_at=now,
+                edited_payload=request.edited_payload,
+                reason=request.reason,
+            )
+            approval = attrs.evolve(
+                approval, status=ApprovalStatus.RESOLVED, resolution=resolution, updated_at=now
+            )
             uow.approvals.save(approval)
-            uow.approvals.add_action(ApprovalActionRecord(
-                approval_id=approval_id, action=_ACTION_NAMES[request.decision], occurred_at=now, actor=actor,
-                tenant_id=tenant_id, metadata={} if request.reason is None else {"reason": request.reason},
-            ))
+            uow.approvals.add_action(
+                ApprovalActionRecord(
+                    approval_id=approval_id,
+                    action=_ACTION_NAMES[request.decision],
+                    occurred_at=now,
+                    actor=actor,
+                    tenant_id=tenant_id,
+                    metadata={} if request.reason is None else {"reason": request.reason},
+                )
+            )
             run = self._continue(uow, run, approval)
             uow.runs.save(run)
             uow.commit()
@@ -103,29 +134,50 @@ class ApprovalService:
         assert resolution is not None  # noqa: S101 - set just above
         graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
         node = graph.node(approval.node_id)
-        payload = thaw(resolution.edited_payload if resolution.edited_payload is not None else approval.proposed_payload or {})
+        payload = thaw(
+            resolution.edited_payload
+            if resolution.edited_payload is not None
+            else approval.proposed_payload or {}
+        )
         record = AttemptRecord(
             node_id=node.id,
-            status=AttemptStatus.DENIED if resolution.decision is ApprovalDecision.REJECT else AttemptStatus.APPROVED,
-            input_snapshot={"decision": str(resolution.decision), "edited_payload": resolution.edited_payload,
-                            "reason": resolution.reason},
+            status=AttemptStatus.DENIED
+            if resolution.decision is ApprovalDecision.REJECT
+            else AttemptStatus.APPROVED,
+            input_snapshot={
+                "decision": str(resolution.decision),
+                "edited_payload": resolution.edited_payload,
+                "reason": resolution.reason,
+            },
             output_snapshot=payload,
-            execution_metadata={"node_kind": str(node.kind), "approval_id": approval.approval_id,
-                                "actor": unstructure(resolution.actor)},
+            execution_metadata={
+                "node_kind": str(node.kind),
+                "approval_id": approval.approval_id,
+                "actor": unstructure(resolution.actor),
+            },
         )
         if resolution.decision is ApprovalDecision.REJECT:
-            return self._engine.fail(uow, run, record, APPROVAL_REJECTED,
-                                     f"approval {approval.approval_id} was rejected")
+            return self._engine.fail(
+                uow, run, record, APPROVAL_REJECTED, f"approval {approval.approval_id} was rejected"
+            )
         if node.kind is NodeKind.ACTION:
             run = self._engine.writer.write(uow, run, record)
             return attrs.evolve(
-                run, status=RunStatus.RUNNING, updated_at=self._clock.now(), paused=None, pending_approval_ids=(),
-                approved_action=ApprovedAction(node_id=node.id, approval_id=approval.approval_id, arguments=payload),
+                run,
+                status=RunStatus.RUNNING,
+                updated_at=self._clock.now(),
+                paused=None,
+                pending_approval_ids=(),
+                approved_action=ApprovedAction(
+                    node_id=node.id, approval_id=approval.approval_id, arguments=payload
+                ),
             )
         state = payload if resolution.edited_payload is not None else dict(run.state)
         return self._engine.move_on(uow, run, graph, record, state)
 
-    def for_run(self, tenant_id: str, run_id: str, status: ApprovalStatus | None = None) -> list[ApprovalRecord]:
+    def for_run(
+        self, tenant_id: str, run_id: str, status: ApprovalStatus | None = None
+    ) -> list[ApprovalRecord]:
         """A run's approvals (NotFound for an unknown run)."""
         with self._uow() as uow:
             if uow.runs.get(tenant_id, run_id) is None:
@@ -152,18 +204,36 @@ class ApprovalService:
             now = self._clock.now()
             for approval in uow.approvals.overdue(now, limit):
                 run = uow.runs.lock(approval.tenant_id, approval.run_id)
-                if run is None or run.paused is None or run.paused.approval_id != approval.approval_id:
+                if (
+                    run is None
+                    or run.paused is None
+                    or run.paused.approval_id != approval.approval_id
+                ):
                     continue
-                node = require_graph(uow, run.tenant_id, run.graph_version_ref).node(approval.node_id)
-                escalated = attrs.evolve(approval, status=ApprovalStatus.ESCALATED,
-                                         escalation_action="replaced", updated_at=now)
+                node = require_graph(uow, run.tenant_id, run.graph_version_ref).node(
+                    approval.node_id
+                )
+                escalated = attrs.evolve(
+                    approval,
+                    status=ApprovalStatus.ESCALATED,
+                    escalation_action="replaced",
+                    updated_at=now,
+                )
                 uow.approvals.save(escalated)
-                uow.approvals.add_action(ApprovalActionRecord(
-                    approval_id=approval.approval_id, action="escalated", occurred_at=now,
-                    tenant_id=approval.tenant_id))
-                run = self._engine.request_approval(uow, run, node, approval.proposed_payload or {},
-                                                    {}, escalated_from=escalated)
+                uow.approvals.add_action(
+                    ApprovalActionRecord(
+                        approval_id=approval.approval_id,
+                        action="escalated",
+                        occurred_at=now,
+                        tenant_id=approval.tenant_id,
+                    )
+                )
+                run = self._engine.request_approval(
+                    uow, run, node, approval.proposed_payload or {}, {}, escalated_from=escalated
+                )
                 uow.runs.save(run)
-                created.extend(uow.approvals.for_run(run.tenant_id, run.run_id, ApprovalStatus.PENDING))
+                created.extend(
+                    uow.approvals.for_run(run.tenant_id, run.run_id, ApprovalStatus.PENDING)
+                )
             uow.commit()
         return created

@@ -8,13 +8,12 @@ where E holds the envelope fields, ``pii_commitments`` and ``previous_record_dig
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ecp_core.audit.record import DIGEST_VERSION, LEGACY_DIGEST_VERSION, PII_FIELDS, NodeAuditRecord
 from ecp_core.canonical import canonical_json, json_digest, sha256_digest
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ecp_core.ports import Signer

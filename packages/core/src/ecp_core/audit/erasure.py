@@ -1,6 +1,7 @@
 """Crypto-erasure: drop the personal data of a version 2 record, keep its chain intact."""
 
 from datetime import datetime
+from typing import Any
 
 import attrs
 
@@ -21,5 +22,5 @@ def crypto_erase(record: NodeAuditRecord, reason: str, now: datetime) -> NodeAud
         )
     if record.erased:
         return record
-    cleared = dict.fromkeys(PII_FIELDS)
+    cleared: dict[str, Any] = dict.fromkeys(PII_FIELDS)
     return attrs.evolve(record, erased=True, erased_at=now, erasure_reason=reason, **cleared)

@@ -3,7 +3,9 @@
 from datetime import datetime
 from typing import Annotated, Any
 
-from ecp_core.constraints import AwareUtc, Range, model
+import attrs
+
+from ecp_core.constraints import AwareUtc, Range, allow_extras, checked
 from ecp_core.types import AttemptStatus
 
 PII_FIELDS = (
@@ -23,7 +25,8 @@ LEGACY_DIGEST_VERSION = 1
 DIGEST_VERSION = 2
 
 
-@model(no_extras=False)
+@allow_extras
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class NodeAuditRecord:
     """One node attempt, chained to its predecessor in the run and signed.
 
@@ -59,7 +62,7 @@ class NodeAuditRecord:
     erasure_reason: str | None = None
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class AuditTimelineResponse:
     """A run's records in chain order."""
 
@@ -68,7 +71,7 @@ class AuditTimelineResponse:
     run_id: str | None = None
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class AuditRecordListResponse:
     """A deployment's records, optionally for one run."""
 
@@ -76,7 +79,7 @@ class AuditRecordListResponse:
     records: tuple[NodeAuditRecord, ...]
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class AuditVerificationResponse:
     """Result of verifying a chain: digest continuity and, separately, signatures."""
 
@@ -90,7 +93,7 @@ class AuditVerificationResponse:
     error: str | None = None
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ChainHead:
     """The last record of a run's chain: its place and digest (stored with the run's audit)."""
 

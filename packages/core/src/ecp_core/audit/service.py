@@ -3,7 +3,11 @@
 from collections.abc import Sequence
 
 from ecp_core.audit.erasure import crypto_erase
-from ecp_core.audit.record import AuditRecordListResponse, AuditTimelineResponse, AuditVerificationResponse
+from ecp_core.audit.record import (
+    AuditRecordListResponse,
+    AuditTimelineResponse,
+    AuditVerificationResponse,
+)
 from ecp_core.audit.signing import KeyRing, PublicSigningKey
 from ecp_core.audit.verify import verify_chain
 from ecp_core.errors import NotFound
@@ -22,7 +26,9 @@ def _require_run(uow: UnitOfWork, tenant_id: str, run_id: str) -> Run:
 class AuditService:
     """Reads, verifies and crypto-erases audit chains."""
 
-    def __init__(self, uow: UnitOfWorkFactory, clock: Clock, keys: Sequence[PublicSigningKey]) -> None:
+    def __init__(
+        self, uow: UnitOfWorkFactory, clock: Clock, keys: Sequence[PublicSigningKey]
+    ) -> None:
         """``keys`` are the published verification keys (current and retired)."""
         self._uow = uow
         self._clock = clock
@@ -38,9 +44,13 @@ class AuditService:
         with self._uow() as uow:
             run = _require_run(uow, tenant_id, run_id)
             entries = uow.audit.for_run(tenant_id, run_id)
-        return AuditTimelineResponse(deployment_ref=run.deployment_ref, run_id=run_id, entries=tuple(entries))
+        return AuditTimelineResponse(
+            deployment_ref=run.deployment_ref, run_id=run_id, entries=tuple(entries)
+        )
 
-    def records(self, tenant_id: str, deployment_ref: str, run_id: str | None = None) -> AuditRecordListResponse:
+    def records(
+        self, tenant_id: str, deployment_ref: str, run_id: str | None = None
+    ) -> AuditRecordListResponse:
         """A deployment's records, optionally of one run."""
         with self._uow() as uow:
             require_deployment(uow, tenant_id, deployment_ref)
@@ -63,18 +73,29 @@ class AuditService:
             run_ids = list(dict.fromkeys(record.run_id for record in records))
             heads = {run_id: uow.audit.head(run_id) for run_id in run_ids}
         results = [
-            verify_chain([r for r in records if r.run_id == run_id], self._ring, scope=f"run:{run_id}", head=heads[run_id])
+            verify_chain(
+                [r for r in records if r.run_id == run_id],
+                self._ring,
+                scope=f"run:{run_id}",
+                head=heads[run_id],
+            )
             for run_id in run_ids
         ]
         failed = next((result for result in results if not result.verified), None)
-        signature_failed = next((result for result in results if result.signature_verified is False), None)
-        signed = [result.signature_verified for result in results if result.signature_verified is not None]
+        signature_failed = next(
+            (result for result in results if result.signature_verified is False), None
+        )
+        signed = [
+            result.signature_verified for result in results if result.signature_verified is not None
+        ]
         first_problem = failed or signature_failed
         return AuditVerificationResponse(
             scope=f"deployment:{deployment_ref}",
             verified=failed is None,
             signature_verified=None if not signed else all(signed),
-            signing_key_id=next((r.signing_key_id for r in reversed(results) if r.signing_key_id), None),
+            signing_key_id=next(
+                (r.signing_key_id for r in reversed(results) if r.signing_key_id), None
+            ),
             record_count=sum(result.record_count for result in results),
             unsigned_record_count=sum(result.unsigned_record_count for result in results),
             failed_audit_id=None if first_problem is None else first_problem.failed_audit_id,

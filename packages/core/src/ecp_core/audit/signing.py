@@ -5,11 +5,12 @@ import binascii
 import hashlib
 from collections.abc import Iterable, Mapping
 
+import attrs
 import nacl.bindings
 import nacl.exceptions
 import nacl.signing
 
-from ecp_core.constraints import model
+from ecp_core.constraints import checked
 
 SEED_BYTES = nacl.bindings.crypto_sign_SEEDBYTES
 
@@ -58,7 +59,7 @@ class Ed25519Signer:
         )
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class PublicSigningKey:
     """A published verification key."""
 
@@ -79,7 +80,11 @@ class KeyRing:
         """A ring holding the public halves of ``keys``."""
         ring = cls()
         for key in keys:
-            raw = key.public_key if isinstance(key, Ed25519Signer) else base64.b64decode(key.public_key)
+            raw = (
+                key.public_key
+                if isinstance(key, Ed25519Signer)
+                else base64.b64decode(key.public_key)
+            )
             ring.add(key.key_id, raw)
         return ring
 

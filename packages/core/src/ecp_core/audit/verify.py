@@ -14,22 +14,30 @@ from ecp_core.audit.signing import KeyRing
 from ecp_core.errors import NotCanonicalizable
 
 
+def _personal_data_problem(record: NodeAuditRecord) -> str | None:
+    """Why the record's personal data disagrees with its commitments, or None."""
+    if record.digest_version == LEGACY_DIGEST_VERSION:
+        return "a digest_version 1 record cannot be erased" if record.erased else None
+    if record.pii_commitments is None or set(record.pii_commitments) != set(PII_FIELDS):
+        return "pii_commitments must commit to every personal-data field"
+    if record.erased:
+        if any(getattr(record, field) is not None for field in PII_FIELDS):
+            return "an erased record still holds personal data"
+        return None
+    if commitments_of(record) != record.pii_commitments:
+        return "personal data does not match its commitments"
+    return None
+
+
 def _digest_problem(record: NodeAuditRecord, index: int, previous: str | None) -> str | None:
     """Why ``record`` breaks the chain at position ``index``, or None."""
     if record.attempt != index + 1:
         return f"attempt {record.attempt} stands at position {index + 1}"
     if record.previous_record_digest != previous:
         return "previous_record_digest does not match the preceding record"
-    if record.digest_version != LEGACY_DIGEST_VERSION:
-        if record.pii_commitments is None or set(record.pii_commitments) != set(PII_FIELDS):
-            return "pii_commitments must commit to every personal-data field"
-        if record.erased:
-            if any(getattr(record, field) is not None for field in PII_FIELDS):
-                return "an erased record still holds personal data"
-        elif commitments_of(record) != record.pii_commitments:
-            return "personal data does not match its commitments"
-    elif record.erased:
-        return "a digest_version 1 record cannot be erased"
+    problem = _personal_data_problem(record)
+    if problem is not None:
+        return problem
     try:
         digest = compute_digest(record)
     except NotCanonicalizable:
@@ -72,8 +80,10 @@ def verify_chain(
         valid = keys.verify_text(record.signing_key_id, record.record_digest, record.signature)
         if not valid and signature_failure is None:
             signature_failure = record
-    if error is None and head is not None and (
-        head.attempt != len(records) or head.record_digest != previous
+    if (
+        error is None
+        and head is not None
+        and (head.attempt != len(records) or head.record_digest != previous)
     ):
         failed_id = records[-1].audit_id if records else None
         error = f"chain head expects {head.attempt} records ending in {head.record_digest}"

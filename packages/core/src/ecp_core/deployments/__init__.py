@@ -3,13 +3,15 @@
 from datetime import datetime
 from typing import Annotated
 
-from ecp_core.constraints import AwareUtc, Range, Text, model
+import attrs
+
+from ecp_core.constraints import AwareUtc, Range, Text, checked
 from ecp_core.graphs.definition import IDENTIFIER
 
 DeploymentRef = Annotated[str, Text(1, 512, pattern=IDENTIFIER)]
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class CreateDeploymentRequest:
     """Body of ``POST /v1/deployments``; without ``graph_version`` the latest version is bound."""
 
@@ -18,7 +20,7 @@ class CreateDeploymentRequest:
     graph_version: Annotated[int, Range(1)] | None = None
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class Deployment:
     """A deployment as stored and returned."""
 

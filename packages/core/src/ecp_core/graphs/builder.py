@@ -1,5 +1,6 @@
 """A Python builder that produces the same GraphDefinition as the declarative JSON."""
 
+import itertools
 from typing import Any, Self
 
 from ecp_core.graphs.definition import (
@@ -84,10 +85,14 @@ class GraphBuilder:
             )
         )
 
-    def interrupt(self, node_id: str, *, target_path: str | None = None, prompt: str | None = None) -> Self:
+    def interrupt(
+        self, node_id: str, *, target_path: str | None = None, prompt: str | None = None
+    ) -> Self:
         """Add a node that pauses until the run is resumed with a value."""
         return self.node(
-            NodeDefinition(id=node_id, kind=NodeKind.INTERRUPT, target_path=target_path, prompt=prompt)
+            NodeDefinition(
+                id=node_id, kind=NodeKind.INTERRUPT, target_path=target_path, prompt=prompt
+            )
         )
 
     def mapping(self, node_id: str, *operations: MappingOperation) -> Self:
@@ -98,9 +103,7 @@ class GraphBuilder:
         """Add an end node: reaching it completes the run with the state as output."""
         return self.node(NodeDefinition(id=node_id, kind=NodeKind.END))
 
-    def edge(
-        self, source: str, target: str, *, when: str | Condition | None = None
-    ) -> Self:
+    def edge(self, source: str, target: str, *, when: str | Condition | None = None) -> Self:
         """Connect ``source`` to ``target``, optionally guarded by a CEL expression."""
         condition = Condition(expression=when) if isinstance(when, str) else when
         self._edges.append(EdgeDefinition(source=source, target=target, condition=condition))
@@ -108,7 +111,7 @@ class GraphBuilder:
 
     def chain(self, *node_ids: str) -> Self:
         """Connect each named node to the next, unconditionally."""
-        for source, target in zip(node_ids, node_ids[1:], strict=False):
+        for source, target in itertools.pairwise(node_ids):
             self.edge(source, target)
         return self
 

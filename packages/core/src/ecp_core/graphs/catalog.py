@@ -2,7 +2,6 @@
 
 from collections.abc import Collection
 
-
 from ecp_core.canonical import json_digest
 from ecp_core.deployments import CreateDeploymentRequest, Deployment
 from ecp_core.errors import Conflict, NotFound
@@ -35,14 +34,18 @@ class GraphCatalog:
         self._known_actions = known_actions
 
     def register(self, tenant_id: str, definition: GraphDefinition) -> GraphRegistration:
-        """Store ``definition`` as the graph's next version; an identical one returns its version."""
+        """Store ``definition`` as the next version; an identical one returns its version."""
         validate_graph(definition, self._known_actions)
         digest = graph_digest(definition)
         with self._uow() as uow:
             existing = uow.graphs.find_digest(tenant_id, definition.graph_id, digest)
             if existing is not None:
-                return GraphRegistration(graph_id=existing.graph_id, version=existing.version,
-                                         digest=digest, created=False)
+                return GraphRegistration(
+                    graph_id=existing.graph_id,
+                    version=existing.version,
+                    digest=digest,
+                    created=False,
+                )
             latest = uow.graphs.latest(tenant_id, definition.graph_id)
             version = GraphVersion(
                 tenant_id=tenant_id,
@@ -54,7 +57,9 @@ class GraphCatalog:
             )
             uow.graphs.add(version)
             uow.commit()
-        return GraphRegistration(graph_id=version.graph_id, version=version.version, digest=digest, created=True)
+        return GraphRegistration(
+            graph_id=version.graph_id, version=version.version, digest=digest, created=True
+        )
 
     def version(self, tenant_id: str, graph_id: str, version: int | None = None) -> GraphVersion:
         """One version (the latest when ``version`` is None); NotFound otherwise."""
@@ -77,12 +82,14 @@ class GraphCatalog:
                 else uow.graphs.get(tenant_id, request.graph_id, request.graph_version)
             )
             if graph is None:
-                raise NotFound(f"graph {request.graph_id!r} version {request.graph_version or 'latest'} not found")
+                wanted = request.graph_version or "latest"
+                raise NotFound(f"graph {request.graph_id!r} version {wanted} not found")
             existing = uow.deployments.get(tenant_id, request.deployment_ref)
             if existing is not None:
                 if existing.graph_version_ref == graph.ref:
                     return existing, False
-                raise Conflict(f"deployment {request.deployment_ref!r} is bound to {existing.graph_version_ref}")
+                bound = existing.graph_version_ref
+                raise Conflict(f"deployment {request.deployment_ref!r} is bound to {bound}")
             deployment = Deployment(
                 tenant_id=tenant_id,
                 deployment_ref=request.deployment_ref,
@@ -100,7 +107,9 @@ class GraphCatalog:
         with self._uow() as uow:
             return require_deployment(uow, tenant_id, deployment_ref)
 
-    def put_policy(self, tenant_id: str, deployment_ref: str, request: PolicyRequest) -> DeploymentPolicy:
+    def put_policy(
+        self, tenant_id: str, deployment_ref: str, request: PolicyRequest
+    ) -> DeploymentPolicy:
         """Replace the deployment's policy; the version grows only when the content changes."""
         denied = tuple(sorted(set(request.deny_capabilities)))
         with self._uow() as uow:

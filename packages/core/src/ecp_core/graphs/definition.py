@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 
 import attrs
 
-from ecp_core.constraints import AwareUtc, Items, Range, Text, model
+from ecp_core.constraints import AwareUtc, Items, Range, Text, allow_extras, checked
 from ecp_core.types import ApprovalDecision, Capability, NodeKind, SideEffectClass
 
 IDENTIFIER = r"[A-Za-z0-9][A-Za-z0-9_.:-]*"
@@ -21,7 +21,7 @@ Identifier = Annotated[str, Text(1, 128, pattern=IDENTIFIER)]
 DottedPath = Annotated[str, Text(1, 512, pattern=DOTTED_PATH)]
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ActionDescriptorV1:
     """What an action node runs: a registered handler by name, with its arguments."""
 
@@ -36,7 +36,8 @@ class ActionDescriptorV1:
     tool_call_id: Annotated[str, Text(1, 256, trimmed=True)] | None = None
 
 
-@model(no_extras=False)
+@allow_extras
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class Condition:
     """An edge rule in CEL over ``state`` (docs/decisions/0003-conditions-in-cel.md)."""
 
@@ -47,7 +48,7 @@ class Condition:
     metadata: dict[str, Any] = attrs.field(factory=dict)
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ConstantMappingOperation:
     """Set ``target_path`` to a fixed ``value``, ignoring the input."""
 
@@ -56,7 +57,7 @@ class ConstantMappingOperation:
     operation: Literal["constant"] = "constant"
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class CopyMappingOperation:
     """Copy the value at ``source_path`` to ``target_path`` (a missing source is an error)."""
 
@@ -68,7 +69,7 @@ class CopyMappingOperation:
 MappingOperation = ConstantMappingOperation | CopyMappingOperation
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class NodeDefinition:
     """One node. Which optional fields apply depends on ``kind`` (checked by validation)."""
 
@@ -90,7 +91,7 @@ class NodeDefinition:
         return self.action.capability_refs if self.action is not None else ()
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class EdgeDefinition:
     """A directed edge, taken when its condition holds (no condition: always)."""
 
@@ -99,7 +100,7 @@ class EdgeDefinition:
     condition: Condition | None = None
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class GraphDefinition:
     """A workflow graph as registered: ``POST /v1/graphs`` body or the Python builder's result."""
 
@@ -121,7 +122,7 @@ class GraphDefinition:
         return tuple(edge for edge in self.edges if edge.source == node_id)
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class GraphVersion:
     """An immutable, numbered version of a tenant's graph with its content digest."""
 
@@ -143,7 +144,7 @@ def version_ref(graph_id: str, version: int) -> str:
     return f"{graph_id}@{version}"
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class GraphRegistration:
     """Answer to a graph registration: which version the definition is."""
 

@@ -26,7 +26,9 @@ def _node_errors(index: int, node: NodeDefinition) -> Iterator[FieldError]:
     yield from (need if approval else forbid)("summary", node.summary is not None)
     yield from (need if approval else forbid)("rationale", node.rationale is not None)
     for field in ("allowed_actions", "resolution_schema_ref", "sla_seconds"):
-        if not approval and not (kind is NodeKind.ACTION and node.action and node.action.requires_approval):
+        if not approval and not (
+            kind is NodeKind.ACTION and node.action and node.action.requires_approval
+        ):
             yield from forbid(field, getattr(node, field) is not None)
     if node.allowed_actions is not None and not node.allowed_actions:
         yield FieldError(loc=(*here, "allowed_actions"), msg="must name at least one decision")
@@ -44,10 +46,10 @@ def _cycle_errors(graph: GraphDefinition) -> Iterator[FieldError]:
             successors[edge.source].append(edge.target)
     white, grey, black = 0, 1, 2
     colour = dict.fromkeys(successors, white)
-    for start in successors:
+    for start, children_of_start in successors.items():
         if colour[start] != white:
             continue
-        stack = [(start, iter(successors[start]))]
+        stack = [(start, iter(children_of_start))]
         colour[start] = grey
         while stack:
             node_id, children = stack[-1]
@@ -78,45 +80,59 @@ def _reachable(graph: GraphDefinition) -> set[str]:
     return seen
 
 
-def graph_errors(
-    graph: GraphDefinition, known_actions: Collection[str] | None = None
-) -> list[FieldError]:
-    """Every rule the graph breaks, each located in the definition."""
-    errors: list[FieldError] = []
-    ids = [node.id for node in graph.nodes]
+def _id_errors(graph: GraphDefinition) -> Iterator[FieldError]:
     seen: set[str] = set()
-    for index, node_id in enumerate(ids):
-        if node_id in seen:
-            errors.append(FieldError(loc=("nodes", index, "id"), msg=f"duplicate node id {node_id!r}"))
-        seen.add(node_id)
-    if graph.entry not in seen:
-        errors.append(FieldError(loc=("entry",), msg=f"no node {graph.entry!r}"))
     for index, node in enumerate(graph.nodes):
-        errors.extend(_node_errors(index, node))
-        if known_actions is not None and node.action and node.action.name not in known_actions:
-            errors.append(
-                FieldError(loc=("nodes", index, "action", "name"), msg="no such registered action")
+        if node.id in seen:
+            yield FieldError(loc=("nodes", index, "id"), msg=f"duplicate node id {node.id!r}")
+        seen.add(node.id)
+    if graph.entry not in seen:
+        yield FieldError(loc=("entry",), msg=f"no node {graph.entry!r}")
+
+
+def _action_errors(graph: GraphDefinition, known: Collection[str] | None) -> Iterator[FieldError]:
+    for index, node in enumerate(graph.nodes):
+        yield from _node_errors(index, node)
+        if known is not None and node.action is not None and node.action.name not in known:
+            yield FieldError(
+                loc=("nodes", index, "action", "name"), msg="no such registered action"
             )
+
+
+def _edge_errors(graph: GraphDefinition) -> Iterator[FieldError]:
+    kinds = {node.id: node.kind for node in graph.nodes}
     for index, edge in enumerate(graph.edges):
         for end in ("source", "target"):
-            if getattr(edge, end) not in seen:
-                errors.append(FieldError(loc=("edges", index, end), msg="no such node"))
-        if edge.source in seen and graph.node(edge.source).kind is NodeKind.END:
-            errors.append(FieldError(loc=("edges", index, "source"), msg="an end node has no exits"))
+            if getattr(edge, end) not in kinds:
+                yield FieldError(loc=("edges", index, end), msg="no such node")
+        if kinds.get(edge.source) is NodeKind.END:
+            yield FieldError(loc=("edges", index, "source"), msg="an end node has no exits")
         if edge.condition is not None:
             try:
                 compile_expression(edge.condition.expression)
             except ConditionError as exc:
-                errors.append(FieldError(loc=("edges", index, "condition", "expression"), msg=exc.detail))
+                loc = ("edges", index, "condition", "expression")
+                yield FieldError(loc=loc, msg=exc.detail)
+
+
+def _reachability_errors(graph: GraphDefinition) -> Iterator[FieldError]:
+    reachable = _reachable(graph)
+    for index, node in enumerate(graph.nodes):
+        if node.id not in reachable:
+            yield FieldError(loc=("nodes", index, "id"), msg="not reachable from the entry")
+
+
+def graph_errors(
+    graph: GraphDefinition, known_actions: Collection[str] | None = None
+) -> list[FieldError]:
+    """Every rule the graph breaks, each located in the definition.
+
+    Cycles and reachability are checked only once ids, nodes and edges are sound.
+    """
+    errors = [*_id_errors(graph), *_action_errors(graph, known_actions), *_edge_errors(graph)]
     if errors:
         return errors
-    errors.extend(_cycle_errors(graph))
-    unreachable = [node_id for node_id in ids if node_id not in _reachable(graph)]
-    errors.extend(
-        FieldError(loc=("nodes", ids.index(node_id), "id"), msg="not reachable from the entry")
-        for node_id in unreachable
-    )
-    return errors
+    return [*_cycle_errors(graph), *_reachability_errors(graph)]
 
 
 def validate_graph(graph: GraphDefinition, known_actions: Collection[str] | None = None) -> None:

@@ -39,7 +39,11 @@ class MemoryGraphs(_Repository):
 
     def _versions(self, tenant_id: str, graph_id: str) -> list[GraphVersion]:
         return sorted(
-            (v for (t, g, _), v in self._t.table("graphs").items() if (t, g) == (tenant_id, graph_id)),
+            (
+                v
+                for (t, g, _), v in self._t.table("graphs").items()
+                if (t, g) == (tenant_id, graph_id)
+            ),
             key=lambda v: v.version,
         )
 
@@ -169,7 +173,9 @@ class MemoryApprovals(_Repository):
         found = [
             a
             for a in self._t.table("approvals").values()
-            if a.status is ApprovalStatus.PENDING and a.sla_deadline is not None and a.sla_deadline < now
+            if a.status is ApprovalStatus.PENDING
+            and a.sla_deadline is not None
+            and a.sla_deadline < now
         ]
         return sorted(found, key=lambda a: (a.sla_deadline, a.approval_id))[:limit]
 
@@ -195,8 +201,12 @@ class MemoryAudit(_Repository):
         expected_attempt = 1 if head is None else head.attempt + 1
         expected_previous = None if head is None else head.record_digest
         if record.attempt != expected_attempt or record.previous_record_digest != expected_previous:
-            raise ChainConflict(f"record {record.audit_id} does not extend run {record.run_id}'s chain")
-        new_head = ChainHead(run_id=record.run_id, attempt=record.attempt, record_digest=record.record_digest)
+            raise ChainConflict(
+                f"record {record.audit_id} does not extend run {record.run_id}'s chain"
+            )
+        new_head = ChainHead(
+            run_id=record.run_id, attempt=record.attempt, record_digest=record.record_digest
+        )
         self._t.append("audit_chains", record.run_id, record.audit_id)
         self._t.put("audit", record.audit_id, record)
         self._t.put("audit_heads", record.run_id, new_head)
@@ -231,7 +241,11 @@ class MemoryAudit(_Repository):
         if stored is None:
             raise NotFound(f"audit record {record.audit_id} not found")
         mutable = {*PII_FIELDS, "erased", "erased_at", "erasure_reason"}
-        keep = {field.name: getattr(stored, field.name) for field in attrs.fields(NodeAuditRecord) if field.name not in mutable}
+        keep = {
+            field.name: getattr(stored, field.name)
+            for field in attrs.fields(NodeAuditRecord)
+            if field.name not in mutable
+        }
         if attrs.evolve(record, **keep) != record:
             raise Conflict("an erasure may change only personal data and erasure fields")
         self._t.put("audit", record.audit_id, record)

@@ -22,10 +22,10 @@ class Tables:
 
     def __init__(self) -> None:
         """Start empty."""
-        self.data: dict[str, dict[Hashable, Any]] = {}
+        self.data: dict[str, dict[Any, Any]] = {}
         self.undo: list[Callable[[], None]] | None = None
 
-    def table(self, name: str) -> dict[Hashable, Any]:
+    def table(self, name: str) -> dict[Any, Any]:
         """The dict called ``name`` (created on first use)."""
         return self.data.setdefault(name, {})
 

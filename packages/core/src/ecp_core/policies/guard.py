@@ -2,13 +2,15 @@
 
 from typing import Any
 
-from ecp_core.constraints import model
+import attrs
+
+from ecp_core.constraints import checked
 from ecp_core.graphs.definition import NodeDefinition
 from ecp_core.policies.model import DeploymentPolicy
 from ecp_core.types import Capability
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class Enforcement:
     """A guard decision as written into ``execution_metadata.enforcement``."""
 

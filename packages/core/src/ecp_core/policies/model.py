@@ -3,18 +3,20 @@
 from datetime import datetime
 from typing import Annotated
 
-from ecp_core.constraints import AwareUtc, Items, Range, model
+import attrs
+
+from ecp_core.constraints import AwareUtc, Items, Range, checked
 from ecp_core.types import Capability
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class PolicyRequest:
     """Body of ``PUT /v1/deployments/{ref}/policy``."""
 
     deny_capabilities: Annotated[tuple[Capability, ...], Items(0, 64, unique=True)] = ()
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class DeploymentPolicy:
     """The policy in force for a deployment; ``policy_version`` grows with every change."""
 

@@ -59,7 +59,7 @@ class ActionRegistry:
 
     def __init__(self, *, builtins: bool = True) -> None:
         """Create a registry, with ``echo`` and ``set`` when ``builtins``."""
-        self._handlers: dict[str, ActionHandler] = {}
+        self._handlers: dict[str, Callable[[ActionContext], Any]] = {}
         if builtins:
             self.register("echo", echo)
             self.register("set", set_values)
@@ -68,7 +68,7 @@ class ActionRegistry:
         """Make ``handler`` run actions called ``name`` (replacing any earlier one)."""
         self._handlers[name] = handler
 
-    def get(self, name: str) -> ActionHandler | None:
+    def get(self, name: str) -> Callable[[ActionContext], Any] | None:
         """The handler for ``name``, or None."""
         return self._handlers.get(name)
 

@@ -13,7 +13,7 @@ import attrs
 from ecp_core.approvals.model import ALL_DECISIONS, ApprovalActionRecord, ApprovalRecord
 from ecp_core.audit.writer import AttemptRecord, AuditWriter
 from ecp_core.canonical import canonical_json, thaw
-from ecp_core.errors import EcpError, NotCanonicalizable
+from ecp_core.errors import EcpError
 from ecp_core.graphs.conditions import ConditionError, condition_holds
 from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
 from ecp_core.graphs.paths import get_path, has_path, set_path
@@ -50,7 +50,9 @@ def _error(exc: BaseException) -> dict[str, str]:
 class RunEngine:
     """Performs node attempts and writes their audit records."""
 
-    def __init__(self, clock: Clock, ids: IdFactory, writer: AuditWriter, actions: ActionRegistry) -> None:
+    def __init__(
+        self, clock: Clock, ids: IdFactory, writer: AuditWriter, actions: ActionRegistry
+    ) -> None:
         """Wire the engine to its clock, ids, audit writer and action handlers."""
         self._clock = clock
         self._ids = ids
@@ -64,7 +66,9 @@ class RunEngine:
 
     # -- finishing an attempt ------------------------------------------------------------------
 
-    def fail(self, uow: UnitOfWork, run: Run, attempt: AttemptRecord, reason: str, message: str) -> Run:
+    def fail(
+        self, uow: UnitOfWork, run: Run, attempt: AttemptRecord, reason: str, message: str
+    ) -> Run:
         """Write ``attempt`` and end the run FAILED with ``reason``."""
         run = self._writer.write(uow, run, attempt)
         failure = FailureState(reason=reason, node_id=attempt.node_id, message=message)
@@ -86,7 +90,7 @@ class RunEngine:
         attempt: AttemptRecord,
         state: dict[str, Any],
     ) -> Run:
-        """Follow the node's exits with the new ``state``, write ``attempt``, and advance or finish."""
+        """Follow the exits with the new ``state``, write ``attempt``, then advance or finish."""
         try:
             target = next_node(graph, attempt.node_id, state)
         except (ConditionError, NoMatchingEdge) as exc:
@@ -102,7 +106,9 @@ class RunEngine:
             "approved_action": None,
         }
         if target is None:
-            return transition(run, RunStatus.COMPLETED, now, next_node_id=None, output=state, **common)
+            return transition(
+                run, RunStatus.COMPLETED, now, next_node_id=None, output=state, **common
+            )
         if run.status is not RunStatus.RUNNING:
             run = transition(run, RunStatus.RUNNING, now)
         return attrs.evolve(run, next_node_id=target, updated_at=now, **common)
@@ -115,8 +121,12 @@ class RunEngine:
         run = attrs.evolve(run, steps=run.steps + 1)
         base = {"node_kind": str(node.kind), "step": run.steps}
         if run.steps > graph.max_steps:
-            record = AttemptRecord(node_id=node.id, status=AttemptStatus.FAILED, execution_metadata=base)
-            return self.fail(uow, run, record, m.STEP_LIMIT_EXCEEDED, f"more than {graph.max_steps} steps")
+            record = AttemptRecord(
+                node_id=node.id, status=AttemptStatus.FAILED, execution_metadata=base
+            )
+            return self.fail(
+                uow, run, record, m.STEP_LIMIT_EXCEEDED, f"more than {graph.max_steps} steps"
+            )
         enforcement = evaluate_policy(uow.policies.get(run.tenant_id, run.deployment_ref), node)
         if enforcement is not None:
             record = AttemptRecord(
@@ -137,10 +147,14 @@ class RunEngine:
                 execution_metadata={**base, "prompt": node.prompt},
             )
             run = self._writer.write(uow, run, record)
-            return transition(run, RunStatus.WAITING_INTERRUPT, self._clock.now(), next_node_id=node.id)
+            return transition(
+                run, RunStatus.WAITING_INTERRUPT, self._clock.now(), next_node_id=node.id
+            )
         if node.kind is NodeKind.MAPPING:
             return self._mapping(uow, run, graph, node, base)
-        record = AttemptRecord(node_id=node.id, status=AttemptStatus.SUCCEEDED, execution_metadata=base)
+        record = AttemptRecord(
+            node_id=node.id, status=AttemptStatus.SUCCEEDED, execution_metadata=base
+        )
         return self.move_on(uow, run, graph, record, dict(run.state))
 
     @staticmethod
@@ -148,13 +162,22 @@ class RunEngine:
         return None if node.action is None else thaw(node.action.arguments)
 
     def _action(
-        self, uow: UnitOfWork, run: Run, graph: GraphDefinition, node: NodeDefinition, base: dict[str, Any]
+        self,
+        uow: UnitOfWork,
+        run: Run,
+        graph: GraphDefinition,
+        node: NodeDefinition,
+        base: dict[str, Any],
     ) -> Run:
         action = node.action
         assert action is not None  # noqa: S101 - graph validation guarantees it
-        metadata = {**base, "action": action.name, "fingerprint": action.fingerprint,
-                    "capabilities": [str(c) for c in action.capability_refs],
-                    "side_effect": str(action.side_effect)}
+        metadata = {
+            **base,
+            "action": action.name,
+            "fingerprint": action.fingerprint,
+            "capabilities": [str(c) for c in action.capability_refs],
+            "side_effect": str(action.side_effect),
+        }
         arguments = thaw(action.arguments)
         approved = run.approved_action
         if action.requires_approval:
@@ -162,9 +185,13 @@ class RunEngine:
                 return self.request_approval(uow, run, node, arguments, metadata)
             arguments = approved.arguments
             metadata["approval_id"] = approved.approval_id
-        tool_calls = None if action.tool_call_id is None else [
-            {"tool_call_id": action.tool_call_id, "name": action.name, "arguments": arguments}
-        ]
+        tool_calls = (
+            None
+            if action.tool_call_id is None
+            else [
+                {"tool_call_id": action.tool_call_id, "name": action.name, "arguments": arguments}
+            ]
+        )
         draft = AttemptRecord(
             node_id=node.id,
             status=AttemptStatus.SUCCEEDED,
@@ -174,23 +201,38 @@ class RunEngine:
         )
         handler = self._actions.get(action.name)
         if handler is None:
-            failed = attrs.evolve(draft, status=AttemptStatus.FAILED,
-                                  error={"type": "UnknownAction", "message": f"no handler for {action.name!r}"})
-            return self.fail(uow, run, failed, m.ACTION_ERROR, f"no handler for action {action.name!r}")
-        context = ActionContext(run_id=run.run_id, tenant_id=run.tenant_id, node_id=node.id,
-                                descriptor=action, arguments=arguments, state=thaw(run.state))
+            failed = attrs.evolve(
+                draft,
+                status=AttemptStatus.FAILED,
+                error={"type": "UnknownAction", "message": f"no handler for {action.name!r}"},
+            )
+            return self.fail(
+                uow, run, failed, m.ACTION_ERROR, f"no handler for action {action.name!r}"
+            )
+        context = ActionContext(
+            run_id=run.run_id,
+            tenant_id=run.tenant_id,
+            node_id=node.id,
+            descriptor=action,
+            arguments=arguments,
+            state=thaw(run.state),
+        )
         try:
             result = handler(context)
             if not isinstance(result, ActionResult):
                 result = ActionResult(output=result)
             if not isinstance(result.output, Mapping):
-                msg = f"action {action.name!r} returned {type(result.output).__name__}, not an object"
+                msg = (
+                    f"action {action.name!r} returned {type(result.output).__name__}, not an object"
+                )
                 raise TypeError(msg)  # noqa: TRY301 - reported like any handler failure
             output = thaw(result.output)
             canonical_json(output)
         except Exception as exc:  # noqa: BLE001 - any handler failure ends the run, recorded
             failed = attrs.evolve(draft, status=AttemptStatus.FAILED, error=_error(exc))
-            return self.fail(uow, run, failed, m.ACTION_ERROR, f"action {action.name!r} failed: {exc}")
+            return self.fail(
+                uow, run, failed, m.ACTION_ERROR, f"action {action.name!r} failed: {exc}"
+            )
         done = attrs.evolve(
             draft,
             output_snapshot=output,
@@ -203,7 +245,12 @@ class RunEngine:
         return self.move_on(uow, run, graph, done, {**run.state, **output})
 
     def _mapping(
-        self, uow: UnitOfWork, run: Run, graph: GraphDefinition, node: NodeDefinition, base: dict[str, Any]
+        self,
+        uow: UnitOfWork,
+        run: Run,
+        graph: GraphDefinition,
+        node: NodeDefinition,
+        base: dict[str, Any],
     ) -> Run:
         state = dict(run.state)
         written: dict[str, Any] = {}
@@ -214,16 +261,25 @@ class RunEngine:
                 value = get_path(state, operation.source_path)
             else:
                 record = AttemptRecord(
-                    node_id=node.id, status=AttemptStatus.FAILED, execution_metadata=base,
-                    error={"type": "MissingSource", "message": f"no value at {operation.source_path!r}"},
+                    node_id=node.id,
+                    status=AttemptStatus.FAILED,
+                    execution_metadata=base,
+                    error={
+                        "type": "MissingSource",
+                        "message": f"no value at {operation.source_path!r}",
+                    },
                 )
-                return self.fail(uow, run, record, m.MAPPING_ERROR, f"no value at {operation.source_path!r}")
+                return self.fail(
+                    uow, run, record, m.MAPPING_ERROR, f"no value at {operation.source_path!r}"
+                )
             state = set_path(state, operation.target_path, value)
             written[operation.target_path] = value
         record = AttemptRecord(
             node_id=node.id,
             status=AttemptStatus.SUCCEEDED,
-            input_snapshot=[{"operation": op.operation, "target_path": op.target_path} for op in node.operations],
+            input_snapshot=[
+                {"operation": op.operation, "target_path": op.target_path} for op in node.operations
+            ],
             output_snapshot=written,
             execution_metadata=base,
         )
@@ -249,12 +305,15 @@ class RunEngine:
             node_id=node.id,
             graph_version_ref=run.graph_version_ref,
             deployment_ref=run.deployment_ref,
-            summary=node.summary or f"Approve action {node.action.name if node.action else node.id}",
+            summary=node.summary
+            or f"Approve action {node.action.name if node.action else node.id}",
             rationale=node.rationale or "The action requires approval before it runs",
             proposed_payload=payload,
             allowed_actions=node.allowed_actions or ALL_DECISIONS,
             resolution_schema_ref=node.resolution_schema_ref,
-            sla_deadline=None if node.sla_seconds is None else now + timedelta(seconds=node.sla_seconds),
+            sla_deadline=None
+            if node.sla_seconds is None
+            else now + timedelta(seconds=node.sla_seconds),
             escalated_from_id=None if escalated_from is None else escalated_from.approval_id,
             thread_id=run.thread_id,
             tenant_id=run.tenant_id,
@@ -263,13 +322,23 @@ class RunEngine:
         )
         uow.approvals.add(approval)
         uow.approvals.add_action(
-            ApprovalActionRecord(approval_id=approval.approval_id, action="requested", occurred_at=now,
-                                 tenant_id=run.tenant_id,
-                                 metadata={} if escalated_from is None else {"escalated_from_id": escalated_from.approval_id})
+            ApprovalActionRecord(
+                approval_id=approval.approval_id,
+                action="requested",
+                occurred_at=now,
+                tenant_id=run.tenant_id,
+                metadata={}
+                if escalated_from is None
+                else {"escalated_from_id": escalated_from.approval_id},
+            )
         )
-        paused = ApprovalPausedState(node_id=node.id, approval_id=approval.approval_id, input_payload=payload)
+        paused = ApprovalPausedState(
+            node_id=node.id, approval_id=approval.approval_id, input_payload=payload
+        )
         if escalated_from is not None:
-            return attrs.evolve(run, paused=paused, pending_approval_ids=(approval.approval_id,), updated_at=now)
+            return attrs.evolve(
+                run, paused=paused, pending_approval_ids=(approval.approval_id,), updated_at=now
+            )
         record = AttemptRecord(
             node_id=node.id,
             status=AttemptStatus.WAITING_APPROVAL,

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 import attrs
 
-from ecp_core.constraints import AwareUtc, Range, Text, model
+from ecp_core.constraints import AwareUtc, Range, Text, checked
 from ecp_core.types import RunPublicStatus, RunStatus
 
 POLICY_VIOLATION = "policy_violation"
@@ -17,7 +17,7 @@ NO_MATCHING_EDGE = "no_matching_edge"
 STEP_LIMIT_EXCEEDED = "step_limit_exceeded"
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class FailureState:
     """Why a run failed: a stable ``reason`` code, the node, and a message."""
 
@@ -26,7 +26,7 @@ class FailureState:
     message: str | None = None
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalPausedState:
     """Where a run waits for an approval, and the payload the reviewer sees."""
 
@@ -35,7 +35,7 @@ class ApprovalPausedState:
     input_payload: dict[str, Any] = attrs.field(factory=dict)
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovedAction:
     """Arguments a reviewer approved for one action node; consumed when that action runs."""
 
@@ -44,7 +44,7 @@ class ApprovedAction:
     arguments: dict[str, Any]
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class StartRunRequest:
     """Body of ``POST /runs``."""
 
@@ -54,7 +54,7 @@ class StartRunRequest:
     idempotency_key: Annotated[str, Text(1, 256, trimmed=True)] | None = None
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class Run:
     """A run and its checkpoint: the state so far and the node to attempt next."""
 
@@ -96,7 +96,7 @@ def public_status(status: RunStatus, failure: FailureState | None) -> RunPublicS
     return RunPublicStatus(status.value.lower())
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class RunStatusResponse:
     """A run as clients see it."""
 
@@ -134,7 +134,7 @@ class RunStatusResponse:
         )
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ChildRunSummaryResponse:
     """A child run in a parent's listing."""
 
@@ -147,7 +147,7 @@ class ChildRunSummaryResponse:
     campaign_id: str | None = None
 
 
-@model
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class AdminRunListResponse:
     """``GET /admin/runs``: a page of runs and the total."""
 

@@ -30,13 +30,17 @@ def decode_cursor(cursor: str) -> str:
     try:
         return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-        raise ValidationFailed("invalid cursor", errors=[FieldError(loc=("cursor",), msg="invalid cursor")]) from exc
+        raise ValidationFailed(
+            "invalid cursor", errors=[FieldError(loc=("cursor",), msg="invalid cursor")]
+        ) from exc
 
 
 class RunService:
     """Starts and advances runs. Each node attempt is one unit of work."""
 
-    def __init__(self, uow: UnitOfWorkFactory, clock: Clock, ids: IdFactory, engine: RunEngine) -> None:
+    def __init__(
+        self, uow: UnitOfWorkFactory, clock: Clock, ids: IdFactory, engine: RunEngine
+    ) -> None:
         """Wire the service."""
         self._uow = uow
         self._clock = clock
@@ -60,7 +64,9 @@ class RunService:
         with self._uow() as uow:
             deployment = require_deployment(uow, tenant_id, request.deployment_ref)
             if request.idempotency_key is not None:
-                existing = uow.runs.by_idempotency_key(tenant_id, deployment.deployment_ref, request.idempotency_key)
+                existing = uow.runs.by_idempotency_key(
+                    tenant_id, deployment.deployment_ref, request.idempotency_key
+                )
                 if existing is not None:
                     if existing.request_digest != fingerprint:
                         raise Conflict("idempotency_key was used with a different request")
@@ -117,7 +123,9 @@ class RunService:
             if run is None:
                 raise NotFound(f"run {run_id} not found")
             if run.status is not RunStatus.WAITING_INTERRUPT or run.next_node_id is None:
-                raise IllegalTransition(f"run {run_id} is {run.status.value}, not waiting for an interrupt")
+                raise IllegalTransition(
+                    f"run {run_id} is {run.status.value}, not waiting for an interrupt"
+                )
             graph = require_graph(uow, tenant_id, run.graph_version_ref)
             node = graph.node(run.next_node_id)
             target = node.target_path or node.id
@@ -128,7 +136,9 @@ class RunService:
                 output_snapshot={target: thaw(value)},
                 execution_metadata={"node_kind": str(node.kind), "target_path": target},
             )
-            run = self._engine.move_on(uow, run, graph, record, set_path(run.state, target, thaw(value)))
+            run = self._engine.move_on(
+                uow, run, graph, record, set_path(run.state, target, thaw(value))
+            )
             uow.runs.save(run)
             uow.commit()
         return run
@@ -141,10 +151,14 @@ class RunService:
             raise NotFound(f"run {run_id} not found")
         return run
 
-    def page(self, tenant_id: str, *, limit: int = 50, cursor: str | None = None) -> tuple[list[Run], int, str | None]:
+    def page(
+        self, tenant_id: str, *, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Run], int, str | None]:
         """A page of runs, newest first: the runs, the tenant's total, and the next cursor."""
         if not 1 <= limit <= MAX_PAGE:
-            raise ValidationFailed("invalid limit", errors=[FieldError(loc=("limit",), msg=f"must be 1 to {MAX_PAGE}")])
+            raise ValidationFailed(
+                "invalid limit", errors=[FieldError(loc=("limit",), msg=f"must be 1 to {MAX_PAGE}")]
+            )
         before = None if cursor is None else decode_cursor(cursor)
         with self._uow() as uow:
             runs = uow.runs.page(tenant_id, limit=limit + 1, before=before)
