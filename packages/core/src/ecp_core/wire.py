@@ -99,18 +99,17 @@ def _structure_enum(value: Any, cls: type[enum.Enum]) -> enum.Enum:  # noqa: ANN
 
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(detailed_validation=True)
-    # Exact-type predicates, so that str and int subclasses (StrEnum) keep their own hooks.
-    conv.register_structure_hook_func(lambda tp: tp is str, _strict(str, "a string"))
-    conv.register_structure_hook_func(lambda tp: tp is bool, _strict(bool, "a boolean"))
-    conv.register_structure_hook_func(lambda tp: tp is int, _structure_int)
+    conv.register_structure_hook(str, _strict(str, "a string"))
+    conv.register_structure_hook(bool, _strict(bool, "a boolean"))
+    conv.register_structure_hook(int, _structure_int)
     conv.register_structure_hook(float, _structure_float)
     conv.register_structure_hook(Decimal, _structure_decimal)
     conv.register_structure_hook(datetime, _structure_datetime)
     conv.register_unstructure_hook(datetime, format_timestamp)
     conv.register_unstructure_hook(Decimal, str)
-    conv.register_structure_hook_func(
-        lambda tp: isinstance(tp, type) and issubclass(tp, enum.Enum), _structure_enum
-    )
+    # StrEnum and IntEnum come before str and int in their MRO, so enums keep this hook.
+    for base in (enum.Enum, enum.StrEnum, enum.IntEnum):
+        conv.register_structure_hook(base, _structure_enum)
 
     def is_constrained(tp: Any) -> bool:  # noqa: ANN401
         return bool(constraints_of(tp)[1])

@@ -1,0 +1,14 @@
+"""Shared test configuration: Hypothesis profiles.
+
+``HYPOTHESIS_PROFILE=thorough`` runs many more examples than the default ``fast`` profile.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("fast", max_examples=60, deadline=None)
+settings.register_profile(
+    "thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
