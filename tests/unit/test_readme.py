@@ -1,0 +1,14 @@
+"""The README's embedding example runs as written."""
+
+import pathlib
+import re
+
+README = pathlib.Path(__file__).parents[2] / "README.md"
+
+
+def test_readme_example_runs():
+    code = re.search(r"```python\n(.*?)```", README.read_text(), re.DOTALL).group(1)
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    assert namespace["ecp"].runs.get("acme", namespace["run"].run_id).status.value == "COMPLETED"
+    assert len(code.strip().splitlines()) <= 16
