@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
     from ecp_core.audit.record import ChainHead, NodeAuditRecord
+    from ecp_core.contracts.model import Contract
     from ecp_core.deployments import Deployment
     from ecp_core.graphs.definition import GraphVersion
     from ecp_core.policies.model import DeploymentPolicy
@@ -193,6 +194,18 @@ class AuditRepository(Protocol):
         ...
 
 
+class ContractRepository(Protocol):
+    """Immutable contracts (named JSON Schemas) per tenant."""
+
+    def add(self, contract: Contract) -> None:
+        """Store a new contract (Conflict when the name exists)."""
+        ...
+
+    def get(self, tenant_id: str, name: str) -> Contract | None:
+        """One contract, or None."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction over every storage port. Leaving without :meth:`commit` rolls back."""
 
@@ -202,6 +215,7 @@ class UnitOfWork(Protocol):
     runs: RunRepository
     approvals: ApprovalRepository
     audit: AuditRepository
+    contracts: ContractRepository
 
     def __enter__(self) -> Self:
         """Begin."""
@@ -228,6 +242,7 @@ __all__ = [
     "ApprovalRepository",
     "AuditRepository",
     "Clock",
+    "ContractRepository",
     "DeploymentRepository",
     "GraphRepository",
     "IdFactory",

@@ -5,10 +5,11 @@ from collections.abc import Sequence
 import attrs
 
 from ecp_core.approvals.model import ApprovalResolutionRequest, ApprovalResolutionResponse
-from ecp_core.approvals.service import ApprovalService, PayloadCheck
+from ecp_core.approvals.service import ApprovalService
 from ecp_core.audit.service import AuditService
 from ecp_core.audit.signing import Ed25519Signer, PublicSigningKey
 from ecp_core.audit.writer import AuditWriter
+from ecp_core.contracts.service import ContractService
 from ecp_core.graphs.catalog import GraphCatalog
 from ecp_core.identity import ActorIdentity
 from ecp_core.memory import MemoryStore
@@ -25,6 +26,7 @@ class Ecp:
     """The core's services over one storage (a UnitOfWorkFactory) and one signing key."""
 
     graphs: GraphCatalog
+    contracts: ContractService
     runs: RunService
     approvals: ApprovalService
     audit: AuditService
@@ -40,7 +42,6 @@ class Ecp:
         ids: IdFactory | None = None,
         actions: ActionRegistry | None = None,
         verification_keys: Sequence[PublicSigningKey] = (),
-        payload_check: PayloadCheck | None = None,
     ) -> "Ecp":
         """Wire every service. ``verification_keys`` adds retired keys to the signer's own."""
         clock = clock or SystemClock()
@@ -50,8 +51,9 @@ class Ecp:
         keys = [*verification_keys, *([signer.published()] if signer is not None else [])]
         return cls(
             graphs=GraphCatalog(uow, clock, ids, known_actions=None),
+            contracts=ContractService(uow, clock),
             runs=RunService(uow, clock, ids, engine),
-            approvals=ApprovalService(uow, clock, engine, payload_check),
+            approvals=ApprovalService(uow, clock, engine),
             audit=AuditService(uow, clock, keys),
             actions=actions,
         )

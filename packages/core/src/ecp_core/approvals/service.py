@@ -1,7 +1,5 @@
 """Use cases for approvals: resolve, list, escalate overdue ones."""
 
-from collections.abc import Callable
-
 import attrs
 
 from ecp_core.approvals.model import (
@@ -12,6 +10,7 @@ from ecp_core.approvals.model import (
 )
 from ecp_core.audit.writer import AttemptRecord
 from ecp_core.canonical import thaw
+from ecp_core.contracts.schema import payload_errors
 from ecp_core.errors import (
     ApprovalAlreadyResolved,
     Conflict,
@@ -27,9 +26,6 @@ from ecp_core.runs.model import APPROVAL_REJECTED, ApprovedAction, Run
 from ecp_core.types import ApprovalDecision, ApprovalStatus, AttemptStatus, NodeKind, RunStatus
 from ecp_core.wire import unstructure
 
-PayloadCheck = Callable[[str, object], list[FieldError]]
-"""Checks an edited payload against a ``resolution_schema_ref``; returns the failing fields."""
-
 _ACTION_NAMES = {
     ApprovalDecision.APPROVE: "approved",
     ApprovalDecision.EDIT_AND_APPROVE: "edited",
@@ -38,7 +34,7 @@ _ACTION_NAMES = {
 
 
 def _check_request(
-    approval: ApprovalRecord, request: ApprovalResolutionRequest, check: PayloadCheck | None
+    uow: UnitOfWork, approval: ApprovalRecord, request: ApprovalResolutionRequest
 ) -> None:
     errors: list[FieldError] = []
     if request.decision not in approval.allowed_actions:
@@ -48,17 +44,13 @@ def _check_request(
         errors.append(FieldError(loc=("edited_payload",), msg="required for edit_and_approve"))
     if not editing and request.edited_payload is not None:
         errors.append(FieldError(loc=("edited_payload",), msg="only allowed with edit_and_approve"))
-    if (
-        editing
-        and request.edited_payload is not None
-        and approval.resolution_schema_ref is not None
-    ):
-        if check is None:
-            errors.append(
-                FieldError(loc=("edited_payload",), msg="no validator for the resolution schema")
-            )
+    ref = approval.resolution_schema_ref
+    if editing and request.edited_payload is not None and ref is not None:
+        contract = uow.contracts.get(approval.tenant_id, ref)
+        if contract is None:
+            errors.append(FieldError(loc=("edited_payload",), msg=f"contract {ref!r} not found"))
         else:
-            found = check(approval.resolution_schema_ref, request.edited_payload)
+            found = payload_errors(contract.json_schema, request.edited_payload)
             errors.extend(attrs.evolve(e, loc=("edited_payload", *e.loc)) for e in found)
     if errors:
         raise ValidationFailed("the resolution is invalid", errors=errors)
@@ -72,13 +64,11 @@ class ApprovalService:
         uow: UnitOfWorkFactory,
         clock: Clock,
         engine: RunEngine,
-        payload_check: PayloadCheck | None = None,
     ) -> None:
-        """Wire the service; ``payload_check`` validates edits against resolution schemas."""
+        """Wire the service."""
         self._uow = uow
         self._clock = clock
         self._engine = engine
-        self._check = payload_check
 
     def resolve(
         self,
@@ -98,7 +88,7 @@ class ApprovalService:
                 raise NotFound(f"approval {approval_id} not found")
             if approval.status is not ApprovalStatus.PENDING:
                 raise ApprovalAlreadyResolved(f"approval {approval_id} is {approval.status.value}")
-            _check_request(approval, request, self._check)
+            _check_request(uow, approval, request)
             run = uow.runs.lock(tenant_id, approval.run_id)
             if run is None or run.paused is None or run.paused.approval_id != approval_id:
                 raise Conflict(f"run {approval.run_id} is not waiting for approval {approval_id}")

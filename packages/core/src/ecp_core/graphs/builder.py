@@ -49,9 +49,15 @@ class GraphBuilder:
         arguments: dict[str, Any] | None = None,
         capabilities: tuple[Capability, ...] = (),
         requires_approval: bool = False,
+        allowed_actions: tuple[ApprovalDecision, ...] | None = None,
+        sla_seconds: int | None = None,
+        resolution_schema_ref: str | None = None,
         **descriptor: Any,  # noqa: ANN401 - further ActionDescriptorV1 fields
     ) -> Self:
-        """Add an action node running the handler registered as ``name``."""
+        """Add an action node running the handler registered as ``name``.
+
+        The approval options apply when ``requires_approval`` gates the action.
+        """
         action = ActionDescriptorV1(
             name=name,
             fingerprint=fingerprint or f"{name}/1",
@@ -60,7 +66,15 @@ class GraphBuilder:
             requires_approval=requires_approval,
             **descriptor,
         )
-        return self.node(NodeDefinition(id=node_id, kind=NodeKind.ACTION, action=action))
+        node = NodeDefinition(
+            id=node_id,
+            kind=NodeKind.ACTION,
+            action=action,
+            allowed_actions=allowed_actions,
+            sla_seconds=sla_seconds,
+            resolution_schema_ref=resolution_schema_ref,
+        )
+        return self.node(node)
 
     def approval(
         self,

@@ -4,7 +4,7 @@ from collections.abc import Collection
 
 from ecp_core.canonical import json_digest
 from ecp_core.deployments import CreateDeploymentRequest, Deployment
-from ecp_core.errors import Conflict, NotFound
+from ecp_core.errors import Conflict, FieldError, NotFound, ValidationFailed
 from ecp_core.graphs.definition import GraphDefinition, GraphRegistration, GraphVersion, version_ref
 from ecp_core.graphs.validation import validate_graph
 from ecp_core.policies.model import DeploymentPolicy, PolicyRequest
@@ -38,6 +38,7 @@ class GraphCatalog:
         validate_graph(definition, self._known_actions)
         digest = graph_digest(definition)
         with self._uow() as uow:
+            _require_contracts(uow, tenant_id, definition)
             existing = uow.graphs.find_digest(tenant_id, definition.graph_id, digest)
             if existing is not None:
                 return GraphRegistration(
@@ -134,6 +135,18 @@ class GraphCatalog:
         with self._uow() as uow:
             require_deployment(uow, tenant_id, deployment_ref)
             return uow.policies.get(tenant_id, deployment_ref)
+
+
+def _require_contracts(uow: UnitOfWork, tenant_id: str, definition: GraphDefinition) -> None:
+    """Every ``resolution_schema_ref`` must name one of the tenant's contracts."""
+    errors = [
+        FieldError(loc=("nodes", index, "resolution_schema_ref"), msg="no such contract")
+        for index, node in enumerate(definition.nodes)
+        if node.resolution_schema_ref is not None
+        and uow.contracts.get(tenant_id, node.resolution_schema_ref) is None
+    ]
+    if errors:
+        raise ValidationFailed(f"graph {definition.graph_id!r} is invalid", errors=errors)
 
 
 def require_deployment(uow: UnitOfWork, tenant_id: str, deployment_ref: str) -> Deployment:

@@ -7,6 +7,7 @@ import attrs
 
 from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.audit.record import PII_FIELDS, ChainHead, NodeAuditRecord
+from ecp_core.contracts.model import Contract
 from ecp_core.deployments import Deployment
 from ecp_core.errors import ChainConflict, Conflict, NotFound
 from ecp_core.graphs.definition import GraphVersion
@@ -249,3 +250,18 @@ class MemoryAudit(_Repository):
         if attrs.evolve(record, **keep) != record:
             raise Conflict("an erasure may change only personal data and erasure fields")
         self._t.put("audit", record.audit_id, record)
+
+
+class MemoryContracts(_Repository):
+    """ContractRepository in memory."""
+
+    def add(self, contract: Contract) -> None:
+        """Store a new contract."""
+        key = (contract.tenant_id, contract.name)
+        if key in self._t.table("contracts"):
+            raise Conflict(f"contract {contract.name} exists")
+        self._t.put("contracts", key, contract)
+
+    def get(self, tenant_id: str, name: str) -> Contract | None:
+        """One contract, or None."""
+        return self._t.table("contracts").get((tenant_id, name))

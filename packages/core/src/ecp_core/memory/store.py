@@ -8,6 +8,7 @@ from typing import Any, Self
 from ecp_core.memory.repositories import (
     MemoryApprovals,
     MemoryAudit,
+    MemoryContracts,
     MemoryDeployments,
     MemoryGraphs,
     MemoryPolicies,
@@ -75,6 +76,7 @@ class MemoryUnitOfWork:
         self.runs = MemoryRuns(tables)
         self.approvals = MemoryApprovals(tables)
         self.audit = MemoryAudit(tables)
+        self.contracts = MemoryContracts(tables)
         self._undo: list[Callable[[], None]] = []
 
     def __enter__(self) -> Self:
