@@ -1,24 +1,16 @@
-"""Port contract suites run against every implementation listed in ``IMPLEMENTATIONS``.
+"""Port contract suites run against every implementation: in memory and on PostgreSQL.
 
-Each implementation is a factory returning a UnitOfWorkFactory over a fresh, empty store. The
-PostgreSQL adapter adds itself here when it lands.
+A behaviour the two disagree on is a bug in one of them.
 """
-
-from collections.abc import Callable
 
 import pytest
 
 from ecp_core.memory import MemoryStore
-from ecp_core.ports import UnitOfWorkFactory
 
 
-def memory() -> UnitOfWorkFactory:
-    return MemoryStore().unit_of_work
-
-
-IMPLEMENTATIONS: dict[str, Callable[[], UnitOfWorkFactory]] = {"memory": memory}
-
-
-@pytest.fixture(params=sorted(IMPLEMENTATIONS))
-def uow(request) -> UnitOfWorkFactory:
-    return IMPLEMENTATIONS[request.param]()
+@pytest.fixture(params=["memory", "postgres"])
+def uow(request):
+    """A UnitOfWorkFactory over a fresh, empty store of each implementation."""
+    if request.param == "memory":
+        return MemoryStore().unit_of_work
+    return request.getfixturevalue("postgres_store").unit_of_work

@@ -1,6 +1,29 @@
-"""PostgreSQL adapter for ECP (psycopg 3, yoyo migrations, embedded pgserver).
+"""PostgreSQL adapter for ECP.
 
-A skeleton for now: later issues fill it in behind the ports of `ecp_core`.
+Every storage port of the core on psycopg 3, yoyo migrations, and an embedded server
+(``pgserver``) for when no database URL is configured.
 """
 
-__all__: list[str] = []
+from ecp_postgres.database import (
+    PostgresStore,
+    PostgresUnitOfWork,
+    create_database,
+    drop_database,
+    with_database,
+)
+from ecp_postgres.embedded import EmbeddedPostgres
+from ecp_postgres.migrations import apply as apply_migrations
+from ecp_postgres.migrations import rollback as rollback_migrations
+from ecp_postgres.migrations import status as migration_status
+
+__all__ = [
+    "EmbeddedPostgres",
+    "PostgresStore",
+    "PostgresUnitOfWork",
+    "apply_migrations",
+    "create_database",
+    "drop_database",
+    "migration_status",
+    "rollback_migrations",
+    "with_database",
+]

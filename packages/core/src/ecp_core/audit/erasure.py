@@ -6,7 +6,7 @@ from typing import Any
 import attrs
 
 from ecp_core.audit.record import LEGACY_DIGEST_VERSION, PII_FIELDS, NodeAuditRecord
-from ecp_core.errors import AuditRecordNotErasable
+from ecp_core.errors import AuditRecordNotErasable, Conflict
 
 
 def crypto_erase(record: NodeAuditRecord, reason: str, now: datetime) -> NodeAuditRecord:
@@ -24,3 +24,18 @@ def crypto_erase(record: NodeAuditRecord, reason: str, now: datetime) -> NodeAud
         return record
     cleared: dict[str, Any] = dict.fromkeys(PII_FIELDS)
     return attrs.evolve(record, erased=True, erased_at=now, erasure_reason=reason, **cleared)
+
+
+ERASABLE_FIELDS = frozenset({*PII_FIELDS, "erased", "erased_at", "erasure_reason"})
+"""What an erasure may change in a stored record."""
+
+
+def check_erasure(stored: NodeAuditRecord, erased: NodeAuditRecord) -> None:
+    """Raise Conflict unless ``erased`` differs from ``stored`` only in erasable fields."""
+    kept = {
+        field.name: getattr(stored, field.name)
+        for field in attrs.fields(NodeAuditRecord)
+        if field.name not in ERASABLE_FIELDS
+    }
+    if attrs.evolve(erased, **kept) != erased:
+        raise Conflict("an erasure may change only personal data and erasure fields")

@@ -3,10 +3,9 @@
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-import attrs
-
 from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
-from ecp_core.audit.record import PII_FIELDS, ChainHead, NodeAuditRecord
+from ecp_core.audit.erasure import check_erasure
+from ecp_core.audit.record import ChainHead, NodeAuditRecord
 from ecp_core.contracts.model import Contract
 from ecp_core.deployments import Deployment
 from ecp_core.errors import ChainConflict, Conflict, NotFound
@@ -241,14 +240,7 @@ class MemoryAudit(_Repository):
         stored = self.get(record.tenant_id, record.audit_id)
         if stored is None:
             raise NotFound(f"audit record {record.audit_id} not found")
-        mutable = {*PII_FIELDS, "erased", "erased_at", "erasure_reason"}
-        keep = {
-            field.name: getattr(stored, field.name)
-            for field in attrs.fields(NodeAuditRecord)
-            if field.name not in mutable
-        }
-        if attrs.evolve(record, **keep) != record:
-            raise Conflict("an erasure may change only personal data and erasure fields")
+        check_erasure(stored, record)
         self._t.put("audit", record.audit_id, record)
 
 

@@ -1,0 +1,118 @@
+"""The connection pool and the PostgreSQL unit of work."""
+
+import urllib.parse
+from types import TracebackType
+from typing import Any, Self
+
+import psycopg
+import psycopg.sql
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from ecp_postgres.repositories import (
+    PostgresApprovals,
+    PostgresAudit,
+    PostgresContracts,
+    PostgresDeployments,
+    PostgresGraphs,
+    PostgresPolicies,
+    PostgresRuns,
+)
+
+
+class PostgresStore:
+    """A pool of connections to one database; :meth:`unit_of_work` is the UnitOfWorkFactory."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
+        """Open a pool to ``url`` (a libpq connection string or URL)."""
+        self.url = url
+        self.pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs={"row_factory": dict_row, "autocommit": False},
+            open=True,
+        )
+
+    def unit_of_work(self) -> "PostgresUnitOfWork":
+        """A fresh unit of work: one connection, one transaction."""
+        return PostgresUnitOfWork(self.pool)
+
+    def close(self) -> None:
+        """Close every connection."""
+        self.pool.close()
+
+    def __enter__(self) -> Self:
+        """Use as a context manager that closes the pool."""
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the pool."""
+        self.close()
+
+
+class PostgresUnitOfWork:
+    """One transaction on one pooled connection; leaving without commit rolls back."""
+
+    def __init__(self, pool: ConnectionPool[psycopg.Connection[dict[str, Any]]]) -> None:
+        """Bind to ``pool``; the connection is taken on entry."""
+        self._pool = pool
+
+    def __enter__(self) -> Self:
+        """Take a connection and bind the repositories to it."""
+        self._conn = self._pool.getconn()
+        conn = self._conn
+        self.graphs = PostgresGraphs(conn)
+        self.deployments = PostgresDeployments(conn)
+        self.policies = PostgresPolicies(conn)
+        self.contracts = PostgresContracts(conn)
+        self.runs = PostgresRuns(conn)
+        self.approvals = PostgresApprovals(conn)
+        self.audit = PostgresAudit(conn)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Roll back what was not committed and return the connection."""
+        try:
+            self._conn.rollback()
+        finally:
+            self._pool.putconn(self._conn)
+
+    def commit(self) -> None:
+        """Commit the transaction (the next statement starts a new one)."""
+        self._conn.commit()
+
+
+def with_database(url: str, name: str) -> str:
+    """``url`` (a ``postgresql://`` URL) pointed at database ``name``."""
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(path="/" + urllib.parse.quote(name)))
+
+
+def create_database(url: str, name: str, *, template: str | None = None) -> str:
+    """Create database ``name`` on the server of ``url`` (from ``template``); return its URL."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        ident = psycopg.sql.Identifier(name)
+        if template is None:
+            conn.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(ident))
+        else:
+            source = psycopg.sql.Identifier(template)
+            conn.execute(psycopg.sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(ident, source))
+    return with_database(url, name)
+
+
+def drop_database(url: str, name: str) -> None:
+    """Drop database ``name`` (closing other sessions on it) when it exists."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        ident = psycopg.sql.Identifier(name)
+        conn.execute(psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(ident))

@@ -1,0 +1,2 @@
+DROP TABLE ecp_approval_actions;
+DROP TABLE ecp_approvals;

@@ -1,0 +1,2 @@
+DROP TABLE ecp_audit_heads;
+DROP TABLE ecp_audit_records;

@@ -1,0 +1,73 @@
+"""Mapping between attrs models and table rows, through the core's wire converter."""
+
+import enum
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any, TypeVar
+
+import attrs
+from psycopg.types.json import Json, Jsonb
+
+from ecp_core.wire import format_timestamp, structure, unstructure
+
+T = TypeVar("T")
+
+
+class Table:
+    """One model stored in one table: which columns hold JSON, and how rows become models."""
+
+    def __init__(
+        self,
+        name: str,
+        model: type[T],
+        *,
+        jsonb: Iterable[str] = (),
+        json: Iterable[str] = (),
+        skip: Iterable[str] = (),
+    ) -> None:
+        """Columns are the model's fields minus ``skip``; ``jsonb``/``json`` name JSON columns."""
+        self.name = name
+        self.model = model
+        self.jsonb = frozenset(jsonb)
+        self.json = frozenset(json)
+        self.columns = tuple(f.name for f in attrs.fields(model) if f.name not in set(skip))  # type: ignore[arg-type]
+        self.column_list = ", ".join(self.columns)
+        self.placeholders = ", ".join(f"%({column})s" for column in self.columns)
+
+    def params(self, value: object) -> dict[str, Any]:
+        """Query parameters for every column of ``value``."""
+        return {column: self._param(column, getattr(value, column)) for column in self.columns}
+
+    def _param(self, column: str, value: Any) -> Any:  # noqa: ANN401
+        if value is None:
+            return None
+        if column in self.jsonb:
+            return Jsonb(unstructure(value))
+        if column in self.json:
+            return Json(unstructure(value))
+        if isinstance(value, enum.Enum):
+            return value.value
+        return value
+
+    def load(self, row: Mapping[str, Any]) -> Any:  # noqa: ANN401 - an instance of ``model``
+        """Build the model from a row (validated like any wire input)."""
+        data = {
+            column: format_timestamp(value) if isinstance(value, datetime) else value
+            for column, value in row.items()
+            if column in self.columns
+        }
+        return structure(data, self.model)
+
+    def insert_sql(self, *, on_conflict_nothing: bool = False) -> str:
+        """``INSERT`` of every column (optionally ignoring a conflicting row)."""
+        tail = " ON CONFLICT DO NOTHING" if on_conflict_nothing else ""
+        return f"INSERT INTO {self.name} ({self.column_list}) VALUES ({self.placeholders}){tail}"  # noqa: S608
+
+    def update_sql(self, key: str) -> str:
+        """``UPDATE`` of every column but ``key``, matched on ``key``."""
+        sets = ", ".join(f"{c} = %({c})s" for c in self.columns if c != key)
+        return f"UPDATE {self.name} SET {sets} WHERE {key} = %({key})s"  # noqa: S608
+
+    def select_sql(self) -> str:
+        """``SELECT`` of every column (the caller appends the rest)."""
+        return f"SELECT {self.column_list} FROM {self.name}"  # noqa: S608

@@ -1,0 +1,51 @@
+"""A real PostgreSQL for tests: ``ECP_TEST_DATABASE_URL`` when set, else an embedded server.
+
+One migrated template database per session; every test that asks gets a fresh copy of it.
+"""
+
+import itertools
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from ecp_postgres import EmbeddedPostgres, PostgresStore, apply_migrations, create_database, drop_database
+
+TEMPLATE = "ecp_test_template"
+_names = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory) -> Iterator[str]:
+    """URL of the server's maintenance database."""
+    configured = os.environ.get("ECP_TEST_DATABASE_URL")
+    if configured:
+        yield configured
+        return
+    server = EmbeddedPostgres(tmp_path_factory.mktemp("ecp-pg"))
+    yield server.start()
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def migrated_template(postgres_url) -> str:
+    """Name of a template database with every migration applied."""
+    drop_database(postgres_url, TEMPLATE)
+    apply_migrations(create_database(postgres_url, TEMPLATE))
+    return TEMPLATE
+
+
+@pytest.fixture
+def fresh_database(postgres_url, migrated_template) -> Iterator[str]:
+    """URL of a new, migrated, empty database, dropped after the test."""
+    name = f"ecp_test_{os.getpid()}_{next(_names)}"
+    url = create_database(postgres_url, name, template=migrated_template)
+    yield url
+    drop_database(postgres_url, name)
+
+
+@pytest.fixture
+def postgres_store(fresh_database) -> Iterator[PostgresStore]:
+    """A store (connection pool) on a fresh database."""
+    with PostgresStore(fresh_database, max_size=8) as store:
+        yield store
