@@ -1,0 +1,40 @@
+"""Every migration rolls back and re-applies cleanly on an empty database."""
+
+import psycopg
+
+from ecp_postgres import (
+    apply_migrations,
+    create_database,
+    drop_database,
+    migration_status,
+    rollback_migrations,
+)
+from ecp_postgres.migrations import AREAS, migrations
+
+
+def tables(url):
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name LIKE 'ecp_%'"
+        ).fetchall()
+    return {row[0] for row in rows}
+
+
+def test_each_migration_rolls_back_and_reapplies(postgres_url):
+    url = create_database(postgres_url, "ecp_test_migrations")
+    try:
+        every = [m.id for m in migrations()]
+        assert {m.split("_")[0] for m in every} == set(AREAS)
+        assert apply_migrations(url) == every
+        complete = tables(url)
+        assert {"ecp_runs", "ecp_audit_records", "ecp_audit_heads", "ecp_approvals"} <= complete
+        assert all(applied for _, applied in migration_status(url))
+        for undone in range(1, len(every) + 1):
+            assert rollback_migrations(url, 1) == [every[-undone]]
+        assert tables(url) == set()
+        assert not any(applied for _, applied in migration_status(url))
+        assert apply_migrations(url) == every
+        assert tables(url) == complete
+        assert apply_migrations(url) == []
+    finally:
+        drop_database(postgres_url, "ecp_test_migrations")
