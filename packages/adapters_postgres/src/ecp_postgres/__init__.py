@@ -15,6 +15,7 @@ from ecp_postgres.embedded import EmbeddedPostgres
 from ecp_postgres.migrations import apply as apply_migrations
 from ecp_postgres.migrations import rollback as rollback_migrations
 from ecp_postgres.migrations import status as migration_status
+from ecp_postgres.runtime import database_url
 
 __all__ = [
     "EmbeddedPostgres",
@@ -22,6 +23,7 @@ __all__ = [
     "PostgresUnitOfWork",
     "apply_migrations",
     "create_database",
+    "database_url",
     "drop_database",
     "migration_status",
     "rollback_migrations",

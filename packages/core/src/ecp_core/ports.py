@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
     from ecp_core.audit.record import ChainHead, NodeAuditRecord
+    from ecp_core.audit.signing import PublicSigningKey
     from ecp_core.contracts.model import Contract
     from ecp_core.deployments import Deployment
     from ecp_core.graphs.definition import GraphVersion
@@ -47,6 +48,10 @@ class Signer(Protocol):
 
     def sign_text(self, text: str) -> str:
         """Return the base64 signature over the ASCII ``text``."""
+        ...
+
+    def published(self) -> PublicSigningKey:
+        """The public key that verifies this signer's signatures."""
         ...
 
 

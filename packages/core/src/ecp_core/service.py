@@ -13,7 +13,7 @@ from ecp_core.contracts.service import ContractService
 from ecp_core.graphs.catalog import GraphCatalog
 from ecp_core.identity import ActorIdentity
 from ecp_core.memory import MemoryStore
-from ecp_core.ports import Clock, IdFactory, UnitOfWorkFactory
+from ecp_core.ports import Clock, IdFactory, Signer, UnitOfWorkFactory
 from ecp_core.runs.actions import ActionRegistry
 from ecp_core.runs.engine import RunEngine
 from ecp_core.runs.model import RunStatusResponse
@@ -37,7 +37,7 @@ class Ecp:
         cls,
         uow: UnitOfWorkFactory,
         *,
-        signer: Ed25519Signer | None,
+        signer: Signer | None,
         clock: Clock | None = None,
         ids: IdFactory | None = None,
         actions: ActionRegistry | None = None,

@@ -1,0 +1,45 @@
+"""A node attempt's state change, audit record and chain head commit together or not at all."""
+
+import pytest
+
+from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, StartRunRequest
+from ecp_core.audit.signing import PublicSigningKey
+
+GOOD = Ed25519Signer(bytes(range(3, 35)), key_id="good")
+
+
+class FailingSigner:
+    """A signer whose key store is unreachable."""
+
+    key_id = "good"
+
+    def sign_text(self, text: str) -> str:
+        raise RuntimeError("key store unreachable")
+
+    def published(self) -> PublicSigningKey:
+        return GOOD.published()
+
+
+def prepare(uow):
+    ecp = Ecp.build(uow, signer=GOOD)
+    graph = GraphBuilder("g").action("a", "set", arguments={"values": {"x": 1}}).end("b").chain("a", "b").build()
+    ecp.graphs.register("t", graph)
+    ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
+    run, _ = ecp.runs.start("t", StartRunRequest(deployment_ref="d"))
+    return run
+
+
+def test_a_failed_audit_write_leaves_the_run_untouched(uow):
+    run = prepare(uow)
+    broken = Ecp.build(uow, signer=FailingSigner())
+    with pytest.raises(RuntimeError, match="key store"):
+        broken.runs.advance("t", run.run_id)
+    assert broken.runs.get("t", run.run_id) == run
+    with uow() as tx:
+        assert tx.audit.head(run.run_id) is None
+        assert tx.audit.for_run("t", run.run_id) == []
+    healthy = Ecp.build(uow, signer=GOOD)
+    done = healthy.runs.drive("t", run.run_id)
+    assert done.status.value == "COMPLETED"
+    assert done.attempts == 2
+    assert healthy.audit.verify_run("t", run.run_id).verified

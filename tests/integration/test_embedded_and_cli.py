@@ -1,0 +1,46 @@
+"""The embedded default server and the ``ecp migrate`` command line."""
+
+import os
+import subprocess
+import sys
+
+import psycopg
+
+from ecp_postgres import EmbeddedPostgres, database_url
+
+
+def test_the_embedded_server_keeps_data_across_restarts(tmp_path):
+    with EmbeddedPostgres(tmp_path) as server, psycopg.connect(server.start(), autocommit=True) as conn:
+        conn.execute("CREATE TABLE kept (value text)")
+        conn.execute("INSERT INTO kept VALUES ('still here')")
+    assert (tmp_path / "pg" / "PG_VERSION").exists()
+    with database_url({"ECP_DATA_DIR": str(tmp_path)}) as url, psycopg.connect(url) as conn:
+        assert conn.execute("SELECT value FROM kept").fetchone() == ("still here",)
+
+
+def test_a_configured_url_is_used_as_it_is(tmp_path):
+    with database_url({"ECP_DATABASE_URL": "postgresql://example/db", "ECP_DATA_DIR": str(tmp_path)}) as url:
+        assert url == "postgresql://example/db"
+    assert not (tmp_path / "pg").exists()
+
+
+def ecp(*args, url):
+    env = {**os.environ, "ECP_DATABASE_URL": url}
+    cli = [sys.executable, "-c", "import sys; from ecp_http.cli import main; sys.exit(main())", *args]
+    return subprocess.run(cli, env=env, capture_output=True, text=True, check=True, timeout=120).stdout
+
+
+def test_migrate_list_apply_rollback(postgres_url):
+    from ecp_postgres import create_database, drop_database
+
+    url = create_database(postgres_url, "ecp_test_cli")
+    try:
+        assert ecp("migrate", "list", url=url).split() == [
+            "pending", "core_0001_graphs_deployments_runs", "pending", "audit_0001_records_and_heads",
+            "pending", "approvals_0001_approvals_and_actions"]
+        assert "applied 3 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 3
+        assert "approvals_0001" in ecp("migrate", "rollback", url=url)
+        assert ecp("migrate", "list", url=url).count("pending") == 1
+    finally:
+        drop_database(postgres_url, "ecp_test_cli")
