@@ -19,7 +19,7 @@ $(STAMP): requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 run: install
 	$(BIN)/python -m ecp_core.demo
 
-test: install
+test: install lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: install
