@@ -94,6 +94,36 @@ class AuditVerificationResponse:
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
+class AuditDeliveryHealth:
+    """Counters of audit event delivery; only ``delivered`` means durable.
+
+    ``rejected``, ``failed`` and ``abandoned`` count losses; ``losing_events`` says any is non-zero.
+    """
+
+    queue_depth: int
+    queued: int
+    delivered: int
+    retried: int
+    rejected: int
+    failed: int
+    abandoned: int
+    losing_events: bool
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class AuditReadinessResponse:
+    """Whether the audit trail can accept consequential actions in this deployment mode."""
+
+    ready: bool
+    state: str
+    deployment_mode: str
+    signing_required: bool
+    signer_available: bool
+    consequential_actions: bool
+    message: str
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class ChainHead:
     """The last record of a run's chain: its place and digest (stored with the run's audit)."""
 
