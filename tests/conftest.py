@@ -6,7 +6,6 @@
 import os
 
 from hypothesis import HealthCheck, settings
-
 from tests.support.postgres import fresh_database, migrated_template, postgres_store, postgres_url
 
 settings.register_profile("fast", max_examples=60, deadline=None)

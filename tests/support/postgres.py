@@ -9,7 +9,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from ecp_postgres import EmbeddedPostgres, PostgresStore, apply_migrations, create_database, drop_database
+from ecp_postgres import (
+    EmbeddedPostgres,
+    PostgresStore,
+    apply_migrations,
+    create_database,
+    drop_database,
+)
 
 TEMPLATE = "ecp_test_template"
 _names = itertools.count()
