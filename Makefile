@@ -23,7 +23,7 @@ test: install lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: install
-	$(BIN)/ruff check packages tests bench
+	$(BIN)/ruff check .
 	$(BIN)/mypy
 
 bench: install
