@@ -254,3 +254,54 @@ def test_legacy_records_hash_personal_data_in_plaintext():
     records, head = build_chain([{"stdout": "secret"}], digest_version=1)
     records[0] = attrs.evolve(records[0], stdout="changed")
     assert not verify(records, head).verified
+
+
+def test_stripping_signatures_from_the_tail_fails_the_signature_axis():
+    records, head = build_chain([{}, {}, {}])
+    records[2] = attrs.evolve(records[2], signature=None, signing_key_id=None)
+    result = verify(records, head)
+    assert result.verified
+    assert result.signature_verified is False
+    assert result.failed_audit_id == records[2].audit_id
+    assert result.error == "unsigned record after signed ones"
+
+
+def test_unsigned_legacy_records_before_signed_ones_are_counted_not_failed():
+    records, head = build_chain([{}, {}, {}])
+    records[0] = attrs.evolve(records[0], signature=None, signing_key_id=None)
+    result = verify(records, head)
+    assert (result.verified, result.signature_verified, result.unsigned_record_count) == (True, True, 1)
+
+
+def test_personal_data_that_is_not_canonical_fails_verification_instead_of_raising():
+    records, head = build_chain([{}, {}])
+    records[1] = attrs.evolve(records[1], input_snapshot={"n": 2**60})
+    result = verify(records, head)
+    assert not result.verified
+    assert result.failed_audit_id == records[1].audit_id
+
+
+def test_legacy_records_carry_no_commitments():
+    records, head = build_chain([{}], digest_version=1)
+    records[0] = attrs.evolve(records[0], pii_commitments={"stdout": "sha256:" + "0" * 64})
+    assert not verify(records, head).verified
+
+
+def test_an_erasure_must_null_personal_data():
+    from ecp_core.audit.erasure import check_erasure
+    from ecp_core.errors import Conflict
+
+    records, _ = build_chain([{"stdout": "secret"}])
+    erased = crypto_erase(records[0], "r", START)
+    check_erasure(records[0], erased)
+    for forged in (attrs.evolve(erased, stdout="other"), attrs.evolve(erased, erased=False)):
+        with pytest.raises(Conflict):
+            check_erasure(records[0], forged)
+
+
+def test_records_need_utc_timestamps():
+    from datetime import timedelta, timezone
+
+    with pytest.raises(ValueError, match="UTC"):
+        build_chain([{}])[0][0].__class__(**{**attrs.asdict(build_chain([{}])[0][0], recurse=False),
+                                             "created_at": START.astimezone(timezone(timedelta(hours=2)))})

@@ -56,3 +56,13 @@ def test_digest_notation():
         json_digest(None)
         == "sha256:74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b"
     )
+
+
+@given(st.floats(min_value=1e-4, max_value=1e16, exclude_max=True) | st.floats(min_value=-1e16, max_value=-1e-4, exclude_min=True))
+def test_fast_path_floats_match_the_reference(number):
+    assert canonical_json({"x": number, "y": [number]}) == rfc8785.dumps({"x": number, "y": [number]})
+
+
+@pytest.mark.parametrize("number", [1e-4, 0.1, 19.99, 123456.789, 9007199254740993.0, 1e16 - 2, 1.5e15, 5e-5, 1e21, 100.0, -0.0])
+def test_float_edges_match_the_reference(number):
+    assert canonical_json([number]) == rfc8785.dumps([number])

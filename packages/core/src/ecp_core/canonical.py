@@ -1,17 +1,17 @@
 r"""RFC 8785 (JCS) canonical JSON, with a proven fast path.
 
-For JSON made of objects, arrays, strings, booleans, null and integers within ±(2**53 - 1), whose
-object keys hold no character outside the Basic Multilingual Plane, ``json.dumps`` with sorted
-keys, no spaces and ``ensure_ascii=False`` writes exactly the bytes RFC 8785 prescribes: Python
-escapes the same control characters with the same lowercase ``\u00xx`` form, and for such keys
-code-point order equals the UTF-16 code-unit order JCS sorts by. Anything else (floats, astral
-keys, lone surrogates) goes to the ``rfc8785`` package. A Hypothesis property checks that both
-paths agree.
+``json.dumps`` with sorted keys, no spaces and ``ensure_ascii=False`` writes exactly the bytes
+RFC 8785 prescribes for most JSON: Python escapes the same control characters in the same
+lowercase ``\u00xx`` form, writes other characters as UTF-8, sorts keys within the Basic
+Multilingual Plane in the UTF-16 code-unit order JCS uses, and writes integers up to 2**53 and
+non-integral floats with 1e-4 <= |x| < 1e16 with the same digits. Values holding anything else
+(other floats, larger integers, keys beyond U+FFFF, lone surrogates) go to the ``rfc8785``
+package. A Hypothesis property checks that both paths agree.
 """
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import rfc8785
@@ -23,38 +23,63 @@ MAX_SAFE_INTEGER = 2**53 - 1
 JsonValue = Any
 """A value made of dict, list, str, int, float, bool and None (kept as ``Any`` for callers)."""
 
-_dumps = json.JSONEncoder(
-    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
-).encode
+def _refuse(value: object) -> object:
+    msg = f"{type(value).__name__} is not JSON"
+    raise TypeError(msg)
+
+
+def _make_dumps() -> Callable[[JsonValue], str]:
+    """json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False), built once.
+
+    ``json.dumps`` builds a new C encoder on every call; building it once saves that per value.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator: the documented encoder
+        return json.JSONEncoder(
+            ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+        ).encode
+    encode = make(None, _refuse, json.encoder.encode_basestring, None, ":", ",", True, False, False)  # noqa: FBT003 - positional C API
+
+    def dumps(value: JsonValue) -> str:
+        if type(value) is str:
+            return json.encoder.encode_basestring(value)
+        return "".join(encode(value, 0))
+
+    return dumps
+
+
+_dumps = _make_dumps()
 
 
 def _plain(value: JsonValue) -> bool:
-    """Say whether ``value`` needs nothing json.dumps would write differently from JCS."""
+    """Say whether ``value`` holds nothing json.dumps would write differently from JCS."""
     kind = type(value)
     if kind is str:
-        return not _has_surrogate(value)
-    if kind is bool or value is None:
-        return True
-    if kind is int:
-        return bool(-MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
+        return value.isascii() or not _has_surrogate(value)
     if kind is dict:
         for key, item in value.items():
-            if type(key) is not str or _has_astral_or_surrogate(key) or not _plain(item):
+            if type(key) is not str or not (key.isascii() or _bmp_only(key)) or not _plain(item):
                 return False
         return True
     if kind is list or kind is tuple:
         return all(_plain(item) for item in value)
-    return False
+    if kind is int:
+        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER  # type: ignore[no-any-return]
+    if kind is float:
+        # Non-integral with 1e-4 <= |x| < 1e16: both write the shortest round-trip digits in
+        # fixed notation. Elsewhere Python switches to exponents earlier than ECMAScript, and
+        # integral floats differ ("1.0" against "1").
+        return 1e-4 <= abs(value) < 1e16 and not value.is_integer()  # noqa: PLR2004
+    return kind is bool or value is None
 
 
 def _has_surrogate(text: str) -> bool:
-    return not text.isascii() and any("\ud800" <= ch <= "\udfff" for ch in text)
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
 
 
-def _has_astral_or_surrogate(text: str) -> bool:
-    return not text.isascii() and any(
-        ch >= "\ud800" and not ("\ue000" <= ch <= "\uffff") for ch in text
-    )
+def _bmp_only(text: str) -> bool:
+    """No surrogate and no character beyond U+FFFF (where code-point and UTF-16 order differ)."""
+    return not any(ch >= "\ud800" and not ("\ue000" <= ch <= "\uffff") for ch in text)
 
 
 def canonical_json(value: JsonValue) -> bytes:

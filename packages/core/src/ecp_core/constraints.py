@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import types
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import attrs
@@ -94,7 +94,7 @@ class AwareUtc(Constraint):
         """Return why ``value`` fails, or ``None``."""
         if value.tzinfo is None or value.utcoffset() is None:
             return "must be timezone-aware"
-        if value.utcoffset() != datetime.min.replace(tzinfo=value.tzinfo).utcoffset():
+        if value.utcoffset() != timedelta(0):
             return "must be in UTC"
         return None
 

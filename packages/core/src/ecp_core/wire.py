@@ -30,7 +30,8 @@ def format_timestamp(moment: datetime) -> str:
     if moment.tzinfo is None:
         msg = "naive datetime"
         raise ValueError(msg)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    text = moment.astimezone(UTC).isoformat(timespec="microseconds")
+    return text.removesuffix("+00:00") + "Z"
 
 
 def parse_timestamp(text: str) -> datetime:

@@ -44,8 +44,9 @@ def commitment(value: Any) -> str:  # noqa: ANN401 - personal data is any JSON v
 
 def commitments_of(record: NodeAuditRecord | Mapping[str, Any]) -> dict[str, str]:
     """Commitments to the personal-data fields of a (not erased) record."""
-    get = record.get if isinstance(record, Mapping) else record.__getattribute__
-    return {field: commitment(get(field)) for field in PII_FIELDS}
+    if isinstance(record, Mapping):
+        return {field: commitment(record.get(field)) for field in PII_FIELDS}
+    return {field: commitment(getattr(record, field)) for field in PII_FIELDS}
 
 
 def _envelope(record: NodeAuditRecord) -> dict[str, Any]:

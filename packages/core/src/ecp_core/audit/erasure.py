@@ -31,7 +31,9 @@ ERASABLE_FIELDS = frozenset({*PII_FIELDS, "erased", "erased_at", "erasure_reason
 
 
 def check_erasure(stored: NodeAuditRecord, erased: NodeAuditRecord) -> None:
-    """Raise Conflict unless ``erased`` differs from ``stored`` only in erasable fields."""
+    """Raise Conflict unless ``erased`` is ``stored`` with its personal data erased."""
+    if not erased.erased or any(getattr(erased, field) is not None for field in PII_FIELDS):
+        raise Conflict("an erasure must null every personal-data field and mark the record erased")
     kept = {
         field.name: getattr(stored, field.name)
         for field in attrs.fields(NodeAuditRecord)

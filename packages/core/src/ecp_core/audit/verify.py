@@ -17,6 +17,8 @@ from ecp_core.errors import NotCanonicalizable
 def _personal_data_problem(record: NodeAuditRecord) -> str | None:
     """Why the record's personal data disagrees with its commitments, or None."""
     if record.digest_version == LEGACY_DIGEST_VERSION:
+        if record.pii_commitments is not None:
+            return "a digest_version 1 record carries no commitments"
         return "a digest_version 1 record cannot be erased" if record.erased else None
     if record.pii_commitments is None or set(record.pii_commitments) != set(PII_FIELDS):
         return "pii_commitments must commit to every personal-data field"
@@ -35,16 +37,13 @@ def _digest_problem(record: NodeAuditRecord, index: int, previous: str | None) -
         return f"attempt {record.attempt} stands at position {index + 1}"
     if record.previous_record_digest != previous:
         return "previous_record_digest does not match the preceding record"
-    problem = _personal_data_problem(record)
-    if problem is not None:
-        return problem
     try:
-        digest = compute_digest(record)
+        problem = _personal_data_problem(record)
+        if problem is None and compute_digest(record) != record.record_digest:
+            problem = "record_digest does not match the record"
     except NotCanonicalizable:
         return "record content is not canonical JSON"
-    if digest != record.record_digest:
-        return "record_digest does not match the record"
-    return None
+    return problem
 
 
 def verify_chain(
@@ -58,7 +57,8 @@ def verify_chain(
 
     ``verified`` is the unkeyed axis: every digest recomputes, every record links to its
     predecessor, and the last record is the head. ``signature_verified`` is true when every signed
-    record's signature holds, false when one fails, and null when no record is signed.
+    record's signature holds, false when one fails or an unsigned record follows a signed one
+    (stripped signatures), and null when no record is signed (legacy chains).
     """
     failed_id: str | None = None
     error: str | None = None
@@ -74,6 +74,8 @@ def verify_chain(
         previous = record.record_digest
         if record.signature is None:
             unsigned += 1
+            if key_ids and signature_failure is None:
+                signature_failure = record  # a signed chain does not go back to unsigned records
             continue
         if record.signing_key_id is not None:
             key_ids.append(record.signing_key_id)
@@ -91,7 +93,11 @@ def verify_chain(
     verified = error is None
     if verified and signature_failure is not None:
         failed_id = signature_failure.audit_id
-        error = "signature does not verify"
+        error = (
+            "unsigned record after signed ones"
+            if signature_failure.signature is None
+            else "signature does not verify"
+        )
     return AuditVerificationResponse(
         scope=scope,
         verified=verified,
