@@ -10,6 +10,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from ecp_postgres.repositories import (
+    GraphCache,
     PostgresApprovals,
     PostgresAudit,
     PostgresContracts,
@@ -33,10 +34,11 @@ class PostgresStore:
             kwargs={"row_factory": dict_row, "autocommit": False},
             open=True,
         )
+        self.graph_cache = GraphCache()
 
     def unit_of_work(self) -> "PostgresUnitOfWork":
         """A fresh unit of work: one connection, one transaction."""
-        return PostgresUnitOfWork(self.pool)
+        return PostgresUnitOfWork(self.pool, self.graph_cache)
 
     def close(self) -> None:
         """Close every connection."""
@@ -59,15 +61,18 @@ class PostgresStore:
 class PostgresUnitOfWork:
     """One transaction on one pooled connection; leaving without commit rolls back."""
 
-    def __init__(self, pool: ConnectionPool[psycopg.Connection[dict[str, Any]]]) -> None:
+    def __init__(
+        self, pool: ConnectionPool[psycopg.Connection[dict[str, Any]]], graph_cache: GraphCache
+    ) -> None:
         """Bind to ``pool``; the connection is taken on entry."""
         self._pool = pool
+        self._graph_cache = graph_cache
 
     def __enter__(self) -> Self:
         """Take a connection and bind the repositories to it."""
         self._conn = self._pool.getconn()
         conn = self._conn
-        self.graphs = PostgresGraphs(conn)
+        self.graphs = PostgresGraphs(conn, self._graph_cache)
         self.deployments = PostgresDeployments(conn)
         self.policies = PostgresPolicies(conn)
         self.contracts = PostgresContracts(conn)

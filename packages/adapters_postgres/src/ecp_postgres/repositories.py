@@ -1,5 +1,7 @@
 """PostgreSQL repositories: one class per port, all on the unit of work's connection."""
 
+import collections
+import threading
 from datetime import datetime
 from typing import Any
 
@@ -57,6 +59,34 @@ AUDIT = Table(
 )
 
 
+class GraphCache:
+    """A bounded, thread-safe map of immutable graph versions, shared by a store's units of work."""
+
+    def __init__(self, size: int = 1024) -> None:
+        """Keep at most ``size`` versions, dropping the least recently used."""
+        self._size = size
+        self._items: collections.OrderedDict[tuple[str, str, int], GraphVersion] = (
+            collections.OrderedDict()
+        )
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, int]) -> GraphVersion | None:
+        """The cached version, or None."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, str, int], version: GraphVersion) -> None:
+        """Remember ``version``."""
+        with self._lock:
+            self._items[key] = version
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
 class _Repository:
     def __init__(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
         self._conn = conn
@@ -76,7 +106,12 @@ class _Repository:
 
 
 class PostgresGraphs(_Repository):
-    """GraphRepository on PostgreSQL."""
+    """GraphRepository on PostgreSQL; versions are immutable, so reads by number are cached."""
+
+    def __init__(self, conn: psycopg.Connection[dict[str, Any]], cache: "GraphCache") -> None:
+        """Read through ``cache``, which the store shares between units of work."""
+        super().__init__(conn)
+        self._cache = cache
 
     def add(self, version: GraphVersion) -> None:
         """Store a new version."""
@@ -84,11 +119,16 @@ class PostgresGraphs(_Repository):
 
     def get(self, tenant_id: str, graph_id: str, version: int) -> GraphVersion | None:
         """One version, or None."""
-        return self._one(
-            GRAPHS,
-            "tenant_id = %s AND graph_id = %s AND version = %s",
-            (tenant_id, graph_id, version),
-        )  # type: ignore[no-any-return]
+        key = (tenant_id, graph_id, version)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        found: GraphVersion | None = self._one(
+            GRAPHS, "tenant_id = %s AND graph_id = %s AND version = %s", key
+        )
+        if found is not None:
+            self._cache.put(key, found)
+        return found
 
     def latest(self, tenant_id: str, graph_id: str) -> GraphVersion | None:
         """The highest version, or None."""
@@ -274,30 +314,34 @@ class PostgresAudit(_Repository):
         return None if row is None else ChainHead(**row)
 
     def append(self, record: NodeAuditRecord) -> ChainHead:
-        """Extend the chain by ``record`` (ChainConflict unless it follows the current head)."""
-        head = self.head(record.run_id)
-        attempt = 1 if head is None else head.attempt + 1
-        previous = None if head is None else head.record_digest
-        if record.attempt != attempt or record.previous_record_digest != previous:
-            raise ChainConflict(
-                f"record {record.audit_id} does not extend run {record.run_id}'s chain"
-            )
+        """Extend the chain by ``record`` (ChainConflict unless it follows the current head).
+
+        The head moves only from exactly the predecessor the record names, so no separate read
+        is needed: a head that moved meanwhile matches no row.
+        """
         new_head = ChainHead(
             run_id=record.run_id, attempt=record.attempt, record_digest=record.record_digest
         )
-        if head is None:
+        if record.attempt == 1 and record.previous_record_digest is None:
             moved = self._conn.execute(
-                "INSERT INTO ecp_audit_heads (run_id, attempt, record_digest) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                (new_head.run_id, new_head.attempt, new_head.record_digest),
+                "INSERT INTO ecp_audit_heads (run_id, attempt, record_digest) VALUES (%s, 1, %s) ON CONFLICT DO NOTHING",
+                (record.run_id, record.record_digest),
             )
         else:
             moved = self._conn.execute(
-                "UPDATE ecp_audit_heads SET attempt = %s, record_digest = %s WHERE run_id = %s AND attempt = %s",
-                (new_head.attempt, new_head.record_digest, new_head.run_id, head.attempt),
+                "UPDATE ecp_audit_heads SET attempt = %s, record_digest = %s"
+                " WHERE run_id = %s AND attempt = %s AND record_digest = %s",
+                (
+                    record.attempt,
+                    record.record_digest,
+                    record.run_id,
+                    record.attempt - 1,
+                    record.previous_record_digest,
+                ),
             )
         if moved.rowcount != 1:
             raise ChainConflict(
-                f"run {record.run_id}'s chain moved while record {record.audit_id} was written"
+                f"record {record.audit_id} does not extend run {record.run_id}'s chain"
             )
         cursor = self._conn.execute(
             AUDIT.insert_sql(on_conflict_nothing=True), AUDIT.params(record)

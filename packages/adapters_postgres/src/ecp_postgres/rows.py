@@ -41,10 +41,9 @@ class Table:
     def _param(self, column: str, value: Any) -> Any:  # noqa: ANN401
         if value is None:
             return None
-        if column in self.jsonb:
-            return Jsonb(unstructure(value))
-        if column in self.json:
-            return Json(unstructure(value))
+        if column in self.jsonb or column in self.json:
+            plain = value if type(value) in (dict, list) else unstructure(value)
+            return Jsonb(plain) if column in self.jsonb else Json(plain)
         if isinstance(value, enum.Enum):
             return value.value
         return value

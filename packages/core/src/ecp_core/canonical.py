@@ -23,6 +23,7 @@ MAX_SAFE_INTEGER = 2**53 - 1
 JsonValue = Any
 """A value made of dict, list, str, int, float, bool and None (kept as ``Any`` for callers)."""
 
+
 def _refuse(value: object) -> object:
     msg = f"{type(value).__name__} is not JSON"
     raise TypeError(msg)

@@ -76,3 +76,27 @@ class NotCanonicalizable(ValidationFailed):
     """A value cannot be written as RFC 8785 canonical JSON (NaN, huge integer, non-JSON type)."""
 
     code = "not_canonical_json"
+
+
+class MalformedRequest(EcpError):
+    """The request body is not JSON at all."""
+
+    code = "malformed_json"
+
+
+class Unauthenticated(EcpError):
+    """Credentials are missing, malformed, expired or unknown."""
+
+    code = "unauthenticated"
+
+
+class Forbidden(EcpError):
+    """The caller is authenticated but its roles do not grant the permission."""
+
+    code = "forbidden"
+
+
+class NotReady(EcpError):
+    """The service cannot serve yet (schema not current, a required task stopped)."""
+
+    code = "not_ready"

@@ -111,3 +111,4 @@ class AttemptStatus(enum.StrEnum):
     APPROVED = "approved"
     DENIED = "denied"
     RESUMED = "resumed"
+    ESCALATED = "escalated"

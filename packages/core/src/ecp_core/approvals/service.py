@@ -23,7 +23,7 @@ from ecp_core.identity import ActorIdentity
 from ecp_core.ports import Clock, UnitOfWork, UnitOfWorkFactory
 from ecp_core.runs.engine import RunEngine
 from ecp_core.runs.model import APPROVAL_REJECTED, ApprovedAction, Run
-from ecp_core.types import ApprovalDecision, ApprovalStatus, AttemptStatus, NodeKind, RunStatus
+from ecp_core.types import ApprovalDecision, ApprovalStatus, AttemptStatus, NodeKind
 from ecp_core.wire import unstructure
 
 _ACTION_NAMES = {
@@ -151,17 +151,10 @@ class ApprovalService:
                 uow, run, record, APPROVAL_REJECTED, f"approval {approval.approval_id} was rejected"
             )
         if node.kind is NodeKind.ACTION:
-            run = self._engine.writer.write(uow, run, record)
-            return attrs.evolve(
-                run,
-                status=RunStatus.RUNNING,
-                updated_at=self._clock.now(),
-                paused=None,
-                pending_approval_ids=(),
-                approved_action=ApprovedAction(
-                    node_id=node.id, approval_id=approval.approval_id, arguments=payload
-                ),
+            granted = ApprovedAction(
+                node_id=node.id, approval_id=approval.approval_id, arguments=thaw(payload)
             )
+            return self._engine.stay(uow, run, record, approved_action=granted)
         state = payload if resolution.edited_payload is not None else dict(run.state)
         return self._engine.move_on(uow, run, graph, record, state)
 
@@ -183,8 +176,10 @@ class ApprovalService:
         return approval
 
     def actions(self, tenant_id: str, approval_id: str) -> list[ApprovalActionRecord]:
-        """An approval's action trail."""
+        """An approval's action trail (NotFound for an unknown approval)."""
         with self._uow() as uow:
+            if uow.approvals.get(tenant_id, approval_id) is None:
+                raise NotFound(f"approval {approval_id} not found")
             return uow.approvals.actions(tenant_id, approval_id)
 
     def escalate_overdue(self, limit: int = 100) -> list[ApprovalRecord]:
@@ -219,7 +214,12 @@ class ApprovalService:
                     )
                 )
                 run = self._engine.request_approval(
-                    uow, run, node, approval.proposed_payload or {}, {}, escalated_from=escalated
+                    uow,
+                    run,
+                    node,
+                    approval.proposed_payload or {},
+                    {"node_kind": str(node.kind)},
+                    escalated_from=escalated,
                 )
                 uow.runs.save(run)
                 created.extend(

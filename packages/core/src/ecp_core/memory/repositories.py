@@ -1,7 +1,10 @@
 """In-memory repositories over :class:`~ecp_core.memory.store.Tables`."""
 
+import copy
+import functools
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.audit.erasure import check_erasure
@@ -16,6 +19,20 @@ from ecp_core.types import ApprovalStatus, RunStatus
 
 if TYPE_CHECKING:
     from ecp_core.memory.store import Tables
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def detached(read: Callable[P, R]) -> Callable[P, R]:
+    """Return a deep copy of what ``read`` returns, so callers never share stored objects."""
+
+    @functools.wraps(read)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        return copy.deepcopy(read(*args, **kwargs))
+
+    return wrapper
 
 
 class _Repository:
@@ -33,6 +50,7 @@ class MemoryGraphs(_Repository):
             raise Conflict(f"graph {version.ref} exists")
         self._t.put("graphs", key, version)
 
+    @detached
     def get(self, tenant_id: str, graph_id: str, version: int) -> GraphVersion | None:
         """One version, or None."""
         return self._t.table("graphs").get((tenant_id, graph_id, version))
@@ -47,11 +65,13 @@ class MemoryGraphs(_Repository):
             key=lambda v: v.version,
         )
 
+    @detached
     def latest(self, tenant_id: str, graph_id: str) -> GraphVersion | None:
         """The highest version, or None."""
         versions = self._versions(tenant_id, graph_id)
         return versions[-1] if versions else None
 
+    @detached
     def find_digest(self, tenant_id: str, graph_id: str, digest: str) -> GraphVersion | None:
         """The version with this digest, or None."""
         return next((v for v in self._versions(tenant_id, graph_id) if v.digest == digest), None)
@@ -67,6 +87,7 @@ class MemoryDeployments(_Repository):
             raise Conflict(f"deployment {deployment.deployment_ref} exists")
         self._t.put("deployments", key, deployment)
 
+    @detached
     def get(self, tenant_id: str, deployment_ref: str) -> Deployment | None:
         """One deployment, or None."""
         return self._t.table("deployments").get((tenant_id, deployment_ref))
@@ -79,6 +100,7 @@ class MemoryPolicies(_Repository):
         """Store the current policy."""
         self._t.put("policies", (policy.tenant_id, policy.deployment_ref), policy)
 
+    @detached
     def get(self, tenant_id: str, deployment_ref: str) -> DeploymentPolicy | None:
         """The current policy, or None."""
         return self._t.table("policies").get((tenant_id, deployment_ref))
@@ -96,11 +118,13 @@ class MemoryRuns(_Repository):
             key = (run.tenant_id, run.deployment_ref, run.idempotency_key)
             self._t.put("run_keys", key, run.run_id)
 
+    @detached
     def get(self, tenant_id: str, run_id: str) -> Run | None:
         """One run of the tenant, or None."""
         run: Run | None = self._t.table("runs").get(run_id)
         return run if run is not None and run.tenant_id == tenant_id else None
 
+    @detached
     def lock(self, tenant_id: str, run_id: str) -> Run | None:
         """The run (the unit of work already holds the store lock)."""
         return self.get(tenant_id, run_id)
@@ -111,6 +135,7 @@ class MemoryRuns(_Repository):
             raise NotFound(f"run {run.run_id} not found")
         self._t.put("runs", run.run_id, run)
 
+    @detached
     def by_idempotency_key(self, tenant_id: str, deployment_ref: str, key: str) -> Run | None:
         """The run started with this key, or None."""
         run_id = self._t.table("run_keys").get((tenant_id, deployment_ref, key))
@@ -119,6 +144,7 @@ class MemoryRuns(_Repository):
     def _of(self, tenant_id: str) -> list[Run]:
         return [run for run in self._t.table("runs").values() if run.tenant_id == tenant_id]
 
+    @detached
     def page(self, tenant_id: str, *, limit: int, before: str | None = None) -> list[Run]:
         """Newest first, older than ``before``."""
         runs = sorted(self._of(tenant_id), key=lambda run: run.run_id, reverse=True)
@@ -130,6 +156,7 @@ class MemoryRuns(_Repository):
         """How many runs the tenant has."""
         return len(self._of(tenant_id))
 
+    @detached
     def runnable(self, limit: int) -> list[Run]:
         """PENDING or RUNNING runs, oldest first."""
         active = (RunStatus.PENDING, RunStatus.RUNNING)
@@ -146,6 +173,7 @@ class MemoryApprovals(_Repository):
             raise Conflict(f"approval {approval.approval_id} exists")
         self._t.put("approvals", approval.approval_id, approval)
 
+    @detached
     def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord | None:
         """One approval of the tenant, or None."""
         found: ApprovalRecord | None = self._t.table("approvals").get(approval_id)
@@ -157,6 +185,7 @@ class MemoryApprovals(_Repository):
             raise NotFound(f"approval {approval.approval_id} not found")
         self._t.put("approvals", approval.approval_id, approval)
 
+    @detached
     def for_run(
         self, tenant_id: str, run_id: str, status: ApprovalStatus | None = None
     ) -> list[ApprovalRecord]:
@@ -168,6 +197,7 @@ class MemoryApprovals(_Repository):
         ]
         return sorted(found, key=lambda a: (a.created_at, a.approval_id))
 
+    @detached
     def overdue(self, now: datetime, limit: int) -> list[ApprovalRecord]:
         """Pending approvals past their deadline."""
         found = [
@@ -183,6 +213,7 @@ class MemoryApprovals(_Repository):
         """Append to the trail."""
         self._t.append("approval_actions", (action.tenant_id, action.approval_id), action)
 
+    @detached
     def actions(self, tenant_id: str, approval_id: str) -> list[ApprovalActionRecord]:
         """The trail in order."""
         return list(self._t.table("approval_actions").get((tenant_id, approval_id), []))
@@ -212,12 +243,14 @@ class MemoryAudit(_Repository):
         self._t.put("audit_heads", record.run_id, new_head)
         return new_head
 
+    @detached
     def for_run(self, tenant_id: str, run_id: str) -> list[NodeAuditRecord]:
         """A run's records in chain order."""
         records = self._t.table("audit")
         chain = [records[audit_id] for audit_id in self._t.table("audit_chains").get(run_id, [])]
         return [record for record in chain if record.tenant_id == tenant_id]
 
+    @detached
     def for_deployment(
         self, tenant_id: str, deployment_ref: str, run_id: str | None = None
     ) -> list[NodeAuditRecord]:
@@ -230,6 +263,7 @@ class MemoryAudit(_Repository):
             if record.deployment_ref == deployment_ref
         ]
 
+    @detached
     def get(self, tenant_id: str, audit_id: str) -> NodeAuditRecord | None:
         """One record, or None."""
         record: NodeAuditRecord | None = self._t.table("audit").get(audit_id)
@@ -254,6 +288,7 @@ class MemoryContracts(_Repository):
             raise Conflict(f"contract {contract.name} exists")
         self._t.put("contracts", key, contract)
 
+    @detached
     def get(self, tenant_id: str, name: str) -> Contract | None:
         """One contract, or None."""
         return self._t.table("contracts").get((tenant_id, name))

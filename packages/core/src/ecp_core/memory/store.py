@@ -1,5 +1,6 @@
 """The in-memory store and its unit of work."""
 
+import copy
 import threading
 from collections.abc import Callable, Hashable
 from types import TracebackType
@@ -19,7 +20,10 @@ _ABSENT = object()
 
 
 class Tables:
-    """Named dicts plus an undo log of the writes made through :meth:`put`."""
+    """Named dicts plus an undo log of the writes made through :meth:`put`.
+
+    Values are copied on the way in and out, so callers never share the stored objects.
+    """
 
     def __init__(self) -> None:
         """Start empty."""
@@ -33,6 +37,7 @@ class Tables:
     def put(self, name: str, key: Hashable, value: Any) -> None:  # noqa: ANN401
         """Write ``value`` at ``key``, remembering how to undo it."""
         table = self.table(name)
+        value = copy.deepcopy(value)
         previous = table.get(key, _ABSENT)
         if self.undo is not None:
             if previous is _ABSENT:
@@ -45,7 +50,7 @@ class Tables:
         """Append ``value`` to the list at ``key``, remembering how to undo it."""
         table = self.table(name)
         items = table.setdefault(key, [])
-        items.append(value)
+        items.append(copy.deepcopy(value))
         if self.undo is not None:
             self.undo.append(items.pop)
 

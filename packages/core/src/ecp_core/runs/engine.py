@@ -43,6 +43,37 @@ def next_node(graph: GraphDefinition, node_id: str, state: Mapping[str, Any]) ->
     raise NoMatchingEdge(f"no exit of node {node_id!r} has a condition that holds")
 
 
+def _checked_result(name: str, returned: object) -> ActionResult:
+    """A handler's answer as detached, canonical JSON; TypeError or NotCanonicalizable if not."""
+    result = returned if isinstance(returned, ActionResult) else ActionResult(output=returned)  # type: ignore[arg-type]
+    if not isinstance(result.output, Mapping):
+        msg = f"action {name!r} returned {type(result.output).__name__}, not an object"
+        raise TypeError(msg)
+    for text in (result.stdout, result.stderr):
+        if text is not None and not isinstance(text, str):
+            msg = f"action {name!r} returned stdout or stderr that is not text"
+            raise TypeError(msg)
+    detached = ActionResult(
+        output=thaw(result.output),
+        stdout=result.stdout,
+        stderr=result.stderr,
+        tool_calls=thaw(result.tool_calls),
+        memory_interactions=thaw(result.memory_interactions),
+        validation_results=thaw(result.validation_results),
+    )
+    canonical_json(
+        [
+            detached.output,
+            detached.stdout,
+            detached.stderr,
+            detached.tool_calls,
+            detached.memory_interactions,
+            detached.validation_results,
+        ]
+    )
+    return detached
+
+
 def _error(exc: BaseException) -> dict[str, str]:
     return {"type": type(exc).__name__, "message": str(exc)}
 
@@ -66,11 +97,17 @@ class RunEngine:
 
     # -- finishing an attempt ------------------------------------------------------------------
 
+    def _running(self, run: Run) -> Run:
+        """A waiting run moves back to RUNNING before its next attempt changes it further."""
+        if run.status is RunStatus.RUNNING:
+            return run
+        return transition(run, RunStatus.RUNNING, self._clock.now())
+
     def fail(
         self, uow: UnitOfWork, run: Run, attempt: AttemptRecord, reason: str, message: str
     ) -> Run:
         """Write ``attempt`` and end the run FAILED with ``reason``."""
-        run = self._writer.write(uow, run, attempt)
+        run = self._writer.write(uow, self._running(run), attempt)
         failure = FailureState(reason=reason, node_id=attempt.node_id, message=message)
         return transition(
             run,
@@ -80,6 +117,16 @@ class RunEngine:
             paused=None,
             pending_approval_ids=(),
             approved_action=None,
+        )
+
+    def stay(self, uow: UnitOfWork, run: Run, attempt: AttemptRecord, **changes: Any) -> Run:  # noqa: ANN401
+        """Write ``attempt`` and keep the run RUNNING at the same node (a granted gate)."""
+        metadata = {**(attempt.execution_metadata or {}), "next_node_id": attempt.node_id}
+        run = self._writer.write(
+            uow, self._running(run), attrs.evolve(attempt, execution_metadata=metadata)
+        )
+        return attrs.evolve(
+            run, paused=None, pending_approval_ids=(), updated_at=self._clock.now(), **changes
         )
 
     def move_on(
@@ -97,7 +144,9 @@ class RunEngine:
             failed = attrs.evolve(attempt, status=AttemptStatus.FAILED, error=_error(exc))
             return self.fail(uow, run, failed, exc.code, exc.detail)
         metadata = {**(attempt.execution_metadata or {}), "next_node_id": target}
-        run = self._writer.write(uow, run, attrs.evolve(attempt, execution_metadata=metadata))
+        run = self._writer.write(
+            uow, self._running(run), attrs.evolve(attempt, execution_metadata=metadata)
+        )
         now = self._clock.now()
         common: dict[str, Any] = {
             "state": state,
@@ -109,8 +158,6 @@ class RunEngine:
             return transition(
                 run, RunStatus.COMPLETED, now, next_node_id=None, output=state, **common
             )
-        if run.status is not RunStatus.RUNNING:
-            run = transition(run, RunStatus.RUNNING, now)
         return attrs.evolve(run, next_node_id=target, updated_at=now, **common)
 
     # -- one attempt -----------------------------------------------------------------------------
@@ -183,7 +230,7 @@ class RunEngine:
         if action.requires_approval:
             if approved is None or approved.node_id != node.id:
                 return self.request_approval(uow, run, node, arguments, metadata)
-            arguments = approved.arguments
+            arguments = thaw(approved.arguments)
             metadata["approval_id"] = approved.approval_id
         tool_calls = (
             None
@@ -214,20 +261,11 @@ class RunEngine:
             tenant_id=run.tenant_id,
             node_id=node.id,
             descriptor=action,
-            arguments=arguments,
+            arguments=thaw(arguments),
             state=thaw(run.state),
         )
         try:
-            result = handler(context)
-            if not isinstance(result, ActionResult):
-                result = ActionResult(output=result)
-            if not isinstance(result.output, Mapping):
-                msg = (
-                    f"action {action.name!r} returned {type(result.output).__name__}, not an object"
-                )
-                raise TypeError(msg)  # noqa: TRY301 - reported like any handler failure
-            output = thaw(result.output)
-            canonical_json(output)
+            result = _checked_result(action.name, handler(context))
         except Exception as exc:  # noqa: BLE001 - any handler failure ends the run, recorded
             failed = attrs.evolve(draft, status=AttemptStatus.FAILED, error=_error(exc))
             return self.fail(
@@ -235,14 +273,14 @@ class RunEngine:
             )
         done = attrs.evolve(
             draft,
-            output_snapshot=output,
+            output_snapshot=result.output,
             stdout=result.stdout,
             stderr=result.stderr,
-            tool_calls=thaw(result.tool_calls) if result.tool_calls is not None else tool_calls,
-            memory_interactions=thaw(result.memory_interactions),
-            validation_results=thaw(result.validation_results),
+            tool_calls=result.tool_calls if result.tool_calls is not None else tool_calls,
+            memory_interactions=result.memory_interactions,
+            validation_results=result.validation_results,
         )
-        return self.move_on(uow, run, graph, done, {**run.state, **output})
+        return self.move_on(uow, run, graph, done, {**run.state, **thaw(result.output)})
 
     def _mapping(
         self,
@@ -336,6 +374,14 @@ class RunEngine:
             node_id=node.id, approval_id=approval.approval_id, input_payload=payload
         )
         if escalated_from is not None:
+            record = AttemptRecord(
+                node_id=node.id,
+                status=AttemptStatus.ESCALATED,
+                input_snapshot={"escalated_from_id": escalated_from.approval_id},
+                output_snapshot={"approval_id": approval.approval_id},
+                execution_metadata=metadata,
+            )
+            run = self._writer.write(uow, run, record)
             return attrs.evolve(
                 run, paused=paused, pending_approval_ids=(approval.approval_id,), updated_at=now
             )

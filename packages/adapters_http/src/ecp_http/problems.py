@@ -1,0 +1,89 @@
+"""The one mapping from core error codes to RFC 9457 problem responses."""
+
+import logging
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from ecp_core.errors import EcpError
+
+PROBLEM_JSON = "application/problem+json"
+
+STATUS_BY_CODE: dict[str, int] = {
+    "malformed_json": 400,
+    "unauthenticated": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "approval_already_resolved": 409,
+    "audit_chain_conflict": 409,
+    "illegal_transition": 409,
+    "audit_record_not_erasable": 409,
+    "validation_failed": 422,
+    "not_canonical_json": 422,
+    "not_ready": 503,
+}
+"""HTTP status of each error code; anything else is a 500."""
+
+_TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    422: "Unprocessable Content",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
+
+log = logging.getLogger("ecp_http")
+
+
+def problem(
+    status: int,
+    code: str,
+    detail: str,
+    errors: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    """A problem+json response."""
+    body: dict[str, Any] = {
+        "type": f"urn:ecp:error:{code}",
+        "title": _TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
+    if errors:
+        body["errors"] = errors
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def from_error(error: EcpError) -> JSONResponse:
+    """The problem response for a core error."""
+    status = STATUS_BY_CODE.get(error.code, 500)
+    errors = [{"loc": list(e.loc), "msg": e.msg} for e in error.errors]
+    headers = {"WWW-Authenticate": 'Bearer realm="ecp"'} if status == 401 else None  # noqa: PLR2004
+    return problem(status, error.code, error.detail, errors or None, headers)
+
+
+async def handle_ecp_error(_: Request, exc: Exception) -> JSONResponse:
+    """Starlette exception handler for EcpError."""
+    assert isinstance(exc, EcpError)  # noqa: S101 - registered for EcpError only
+    return from_error(exc)
+
+
+async def handle_http_error(_: Request, exc: Exception) -> JSONResponse:
+    """Starlette's own HTTP errors (unknown route, wrong method) as problems."""
+    assert isinstance(exc, HTTPException)  # noqa: S101
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return problem(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}) or None)
+
+
+async def handle_unexpected(_: Request, exc: Exception) -> JSONResponse:
+    """Anything unforeseen: logged with its traceback, answered without one."""
+    log.error("unhandled error", exc_info=exc)
+    return problem(500, "internal_error", "The server failed to handle the request.")

@@ -1,0 +1,123 @@
+"""Operations: one declaration per route, used by the app and by the OpenAPI document alike."""
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ecp_core.errors import Forbidden, MalformedRequest
+from ecp_core.identity import ActorIdentity
+from ecp_core.permissions import Permission, permissions_of
+from ecp_core.wire import structure, unstructure
+
+
+@attrs.frozen(kw_only=True)
+class Call:
+    """What a handler receives: the caller, path and query parameters, the structured body."""
+
+    actor: ActorIdentity
+    path: Mapping[str, str]
+    query: Mapping[str, str]
+    body: Any = None
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+    @property
+    def tenant(self) -> str:
+        """The caller's tenant: every read and write is scoped to it."""
+        return self.actor.tenant_id
+
+
+@attrs.frozen(kw_only=True)
+class Reply:
+    """A handler's answer when the status or headers differ from the operation's default."""
+
+    body: Any
+    status: int = 200
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class QueryParam:
+    """A documented query parameter."""
+
+    name: str
+    schema: Mapping[str, Any]
+    description: str = ""
+    required: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Operation:
+    """One route: method, path, permission, request and response models, and the handler."""
+
+    method: str
+    path: str
+    handler: Callable[[Call], Any]
+    summary: str
+    tag: str
+    permission: Permission | None
+    body: type | None = None
+    response: type | None = None
+    status: int = 200
+    query: tuple[QueryParam, ...] = ()
+    extra_statuses: tuple[int, ...] = ()
+
+    @property
+    def operation_id(self) -> str:
+        """A stable id: the handler's name."""
+        return self.handler.__name__
+
+
+Authenticate = Callable[[Mapping[str, str]], ActorIdentity]
+
+
+def _parse_json(raw: bytes) -> Any:  # noqa: ANN401
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MalformedRequest(f"the body is not JSON: {exc}") from exc
+
+
+def _render(value: Any, status: int, headers: Mapping[str, str] | None = None) -> Response:  # noqa: ANN401
+    if value is None and status == 204:  # noqa: PLR2004
+        return Response(status_code=204, headers=headers)
+    return JSONResponse(unstructure(value), status_code=status, headers=headers)
+
+
+def endpoint(operation: Operation, authenticate: Authenticate) -> Callable[[Request], Any]:
+    """The Starlette endpoint that authenticates, checks the permission, parses and calls."""
+
+    async def handle(request: Request) -> Response:
+        headers = dict(request.headers)
+        actor = await run_in_threadpool(authenticate, headers)
+        if operation.permission is not None and operation.permission not in permissions_of(
+            actor.roles
+        ):
+            raise Forbidden(f"this needs the {operation.permission.value} permission")
+        body = None
+        if operation.body is not None:
+            body = structure(_parse_json(await request.body()), operation.body, what="the body")
+        call = Call(
+            actor=actor,
+            path=dict(request.path_params),
+            query=dict(request.query_params),
+            body=body,
+            headers=headers,
+        )
+        result = await run_in_threadpool(operation.handler, call)
+        if isinstance(result, Reply):
+            return _render(result.body, result.status, result.headers)
+        return _render(result, operation.status)
+
+    handle.__name__ = operation.operation_id
+    return handle
+
+
+def routes(operations: list[Operation], authenticate: Authenticate) -> list[Route]:
+    """Starlette routes for ``operations``."""
+    return [Route(op.path, endpoint(op, authenticate), methods=[op.method]) for op in operations]

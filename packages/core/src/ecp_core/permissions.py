@@ -1,0 +1,75 @@
+"""Permissions and the one table that maps roles to them."""
+
+import enum
+
+from ecp_core.types import ServiceRole
+
+
+class Permission(enum.StrEnum):
+    """Named permissions; routes require one, roles grant them."""
+
+    GRAPH_WRITE = "graph_write"
+    GRAPH_READ = "graph_read"
+    DEPLOYMENT_WRITE = "deployment_write"
+    POLICY_WRITE = "policy_write"
+    CONTRACT_WRITE = "contract_write"
+    RUN_START = "run_start"
+    RUN_READ = "run_read"
+    RUN_RESUME = "run_resume"
+    APPROVAL_RESOLVE = "approval_resolve"
+    AUDIT_READ = "audit_read"
+    RUN_LIST_ADMIN = "run_list_admin"
+    API_KEY_ADMIN = "api_key_admin"
+    RETENTION_ADMIN = "retention_admin"
+    WEBHOOK_ADMIN = "webhook_admin"
+    EVIDENCE_INGEST = "evidence_ingest"
+    OUTCOME_DEFINE = "outcome_define"
+    DEBUGGER_READ = "debugger_read"
+    DECISION_REQUEST = "decision_request"
+    BACKTEST_REQUEST = "backtest_request"
+    REPORT_READ = "report_read"
+    BILL_IMPORT = "bill_import"
+    BILLING_CHECKOUT = "billing_checkout"
+
+
+P = Permission
+
+ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
+    ServiceRole.ADMIN: frozenset(Permission),
+    ServiceRole.OPERATOR: frozenset(
+        {
+            P.GRAPH_WRITE,
+            P.GRAPH_READ,
+            P.DEPLOYMENT_WRITE,
+            P.POLICY_WRITE,
+            P.CONTRACT_WRITE,
+            P.RUN_START,
+            P.RUN_READ,
+            P.RUN_RESUME,
+            P.AUDIT_READ,
+            P.EVIDENCE_INGEST,
+        }
+    ),
+    ServiceRole.APPROVER: frozenset({P.APPROVAL_RESOLVE, P.RUN_READ, P.GRAPH_READ, P.REPORT_READ}),
+    ServiceRole.ANALYST: frozenset(
+        {
+            P.DEBUGGER_READ,
+            P.DECISION_REQUEST,
+            P.BACKTEST_REQUEST,
+            P.REPORT_READ,
+            P.GRAPH_READ,
+        }
+    ),
+    ServiceRole.VIEWER: frozenset({P.RUN_READ, P.AUDIT_READ, P.GRAPH_READ}),
+}
+"""Which role grants which permission: the single source of ``docs/api/permissions.md``."""
+
+
+def permissions_of(
+    roles: "tuple[ServiceRole, ...] | frozenset[ServiceRole]",
+) -> frozenset[Permission]:
+    """Everything the given roles grant together."""
+    granted: frozenset[Permission] = frozenset()
+    for role in roles:
+        granted |= ROLE_PERMISSIONS[role]
+    return granted
