@@ -17,7 +17,7 @@ $(STAMP): requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	touch $(STAMP)
 
 run: install
-	$(BIN)/python -m ecp_core.demo
+	$(BIN)/ecp serve
 
 test: install lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -27,6 +27,7 @@ lint: install
 	$(BIN)/mypy
 
 bench: install
+	$(BIN)/python -m pip install --quiet -r bench/requirements.txt
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:

@@ -83,3 +83,17 @@ def test_approvals(uow):
         assert tx.approvals.actions("t2", "ap-1") == []
         with pytest.raises(Conflict):
             tx.approvals.add(approval("ap-1"))
+
+
+def test_claim_runnable_takes_the_oldest(uow):
+    with uow() as tx:
+        tx.runs.add(run("run-2", status=RunStatus.RUNNING))
+        tx.runs.add(run("run-1", status=RunStatus.COMPLETED))
+        tx.runs.add(run("run-3"))
+        tx.commit()
+    with uow() as tx:
+        assert tx.runs.claim_runnable().run_id == "run-2"
+        tx.runs.save(attrs.evolve(tx.runs.get("t1", "run-2"), status=RunStatus.COMPLETED))
+        tx.commit()
+    with uow() as tx:
+        assert tx.runs.claim_runnable().run_id == "run-3"

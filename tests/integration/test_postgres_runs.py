@@ -154,3 +154,17 @@ def test_many_writers_keep_one_chain_linear(postgres_store):
         run_id="shared", attempt=writers * per_writer, record_digest=records[-1].record_digest
     )
     assert verify_chain(records, KeyRing.of([SIGNER]), scope="run:shared", head=head).verified
+
+
+def test_claims_skip_runs_another_worker_holds(postgres_store):
+    from tests.contract.records import run
+
+    with postgres_store.unit_of_work() as uow:
+        uow.runs.add(run("run-1"))
+        uow.runs.add(run("run-2"))
+        uow.commit()
+    with postgres_store.unit_of_work() as first, postgres_store.unit_of_work() as second:
+        assert first.runs.claim_runnable().run_id == "run-1"
+        assert second.runs.claim_runnable().run_id == "run-2"
+        with postgres_store.unit_of_work() as third:
+            assert third.runs.claim_runnable() is None

@@ -20,7 +20,7 @@ from ecp_core.wire import structure, unstructure
 class Call:
     """What a handler receives: the caller, path and query parameters, the structured body."""
 
-    actor: ActorIdentity
+    actor: ActorIdentity | None
     path: Mapping[str, str]
     query: Mapping[str, str]
     body: Any = None
@@ -29,6 +29,9 @@ class Call:
     @property
     def tenant(self) -> str:
         """The caller's tenant: every read and write is scoped to it."""
+        if self.actor is None:
+            msg = "a public operation has no tenant"
+            raise RuntimeError(msg)
         return self.actor.tenant_id
 
 
@@ -66,6 +69,7 @@ class Operation:
     status: int = 200
     query: tuple[QueryParam, ...] = ()
     extra_statuses: tuple[int, ...] = ()
+    public: bool = False
 
     @property
     def operation_id(self) -> str:

@@ -247,6 +247,14 @@ class PostgresRuns(_Repository):
         active = [RunStatus.PENDING.value, RunStatus.RUNNING.value]
         return self._all(RUNS, "WHERE status = ANY(%s) ORDER BY run_id LIMIT %s", (active, limit))
 
+    def claim_runnable(self) -> Run | None:
+        """The oldest runnable run, locked; runs other transactions hold are skipped."""
+        active = [RunStatus.PENDING.value, RunStatus.RUNNING.value]
+        found = self._all(
+            RUNS, "WHERE status = ANY(%s) ORDER BY run_id LIMIT 1 FOR UPDATE SKIP LOCKED", (active,)
+        )
+        return found[0] if found else None
+
 
 class PostgresApprovals(_Repository):
     """ApprovalRepository on PostgreSQL."""

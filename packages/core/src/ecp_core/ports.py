@@ -134,6 +134,10 @@ class RunRepository(Protocol):
         """Runs in PENDING or RUNNING, oldest first, across tenants (for dispatch)."""
         ...
 
+    def claim_runnable(self) -> Run | None:
+        """The oldest PENDING or RUNNING run no other transaction holds, held until commit."""
+        ...
+
 
 class ApprovalRepository(Protocol):
     """Approval records and their action trail."""

@@ -163,6 +163,11 @@ class MemoryRuns(_Repository):
         runs = [run for run in self._t.table("runs").values() if run.status in active]
         return sorted(runs, key=lambda run: run.run_id)[:limit]
 
+    def claim_runnable(self) -> Run | None:
+        """The oldest runnable run (the unit of work holds the store lock)."""
+        found = self.runnable(1)
+        return found[0] if found else None
+
 
 class MemoryApprovals(_Repository):
     """ApprovalRepository in memory."""

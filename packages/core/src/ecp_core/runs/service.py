@@ -11,7 +11,7 @@ from ecp_core.canonical import canonical_json, json_digest, thaw
 from ecp_core.errors import Conflict, FieldError, IllegalTransition, NotFound, ValidationFailed
 from ecp_core.graphs.catalog import require_deployment, require_graph
 from ecp_core.graphs.paths import set_path
-from ecp_core.ports import Clock, IdFactory, UnitOfWorkFactory
+from ecp_core.ports import Clock, IdFactory, UnitOfWork, UnitOfWorkFactory
 from ecp_core.runs.engine import RunEngine
 from ecp_core.runs.model import Run, StartRunRequest
 from ecp_core.runs.state_machine import TERMINAL, WAITING, transition
@@ -98,14 +98,27 @@ class RunService:
             run = uow.runs.lock(tenant_id, run_id)
             if run is None:
                 raise NotFound(f"run {run_id} not found")
-            if run.status is RunStatus.PENDING:
-                run = transition(run, RunStatus.RUNNING, self._clock.now())
-            if run.status is not RunStatus.RUNNING:
-                return run
-            graph = require_graph(uow, tenant_id, run.graph_version_ref)
-            run = self._engine.attempt(uow, run, graph)
-            uow.runs.save(run)
-            uow.commit()
+            return self._attempt(uow, run)
+
+    def advance_next(self) -> Run | None:
+        """Claim the oldest runnable run no other worker holds and make one attempt on it.
+
+        Returns the run after the attempt, or None when nothing is runnable. Several processes
+        sharing one database never work on the same run at once.
+        """
+        with self._uow() as uow:
+            run = uow.runs.claim_runnable()
+            return None if run is None else self._attempt(uow, run)
+
+    def _attempt(self, uow: UnitOfWork, run: Run) -> Run:
+        if run.status is RunStatus.PENDING:
+            run = transition(run, RunStatus.RUNNING, self._clock.now())
+        if run.status is not RunStatus.RUNNING:
+            return run
+        graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
+        run = self._engine.attempt(uow, run, graph)
+        uow.runs.save(run)
+        uow.commit()
         return run
 
     def drive(self, tenant_id: str, run_id: str) -> Run:

@@ -1,0 +1,47 @@
+"""``create_app(settings)``: the Starlette application."""
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+
+from ecp_core.errors import EcpError
+from ecp_http import problems
+from ecp_http.bootstrap import Runtime, build
+from ecp_http.handlers import graphs, health, runs
+from ecp_http.routing import Operation, routes
+from ecp_http.settings import Settings
+
+
+def all_operations(runtime: Runtime) -> list[Operation]:
+    """Every operation the server offers."""
+    return [*health.operations(runtime), *graphs.operations(runtime), *runs.operations(runtime)]
+
+
+def create_app(settings: Settings, *, start_workers: bool = True) -> Starlette:
+    """Build the application; workers start with its lifespan and drain when it ends."""
+    runtime = build(settings)
+    operations = all_operations(runtime)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        if start_workers:
+            runtime.dispatcher.start()
+        try:
+            yield
+        finally:
+            runtime.close()
+
+    app = Starlette(
+        routes=routes(operations, runtime.authenticate),
+        lifespan=lifespan,
+        exception_handlers={
+            EcpError: problems.handle_ecp_error,
+            HTTPException: problems.handle_http_error,
+            Exception: problems.handle_unexpected,
+        },
+    )
+    app.state.runtime = runtime
+    app.state.operations = operations
+    return app

@@ -1,0 +1,96 @@
+"""Who is calling: ``Authorization: Bearer <JWT>`` (HS256) or ``X-API-Key``."""
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import jwt
+
+from ecp_core.errors import Unauthenticated
+from ecp_core.identity import ActorIdentity
+from ecp_core.types import AuthMethod, ServiceRole
+
+ApiKeyLookup = Callable[[str], ActorIdentity | None]
+"""Finds the actor a presented API key stands for (None: unknown or revoked)."""
+
+_ROLES = {role.value: role for role in ServiceRole}
+ALGORITHM = "HS256"
+
+
+def _roles(claim: Any) -> tuple[ServiceRole, ...]:  # noqa: ANN401 - a JWT claim
+    if not isinstance(claim, list) or not all(isinstance(item, str) for item in claim):
+        raise Unauthenticated("the token's roles must be a list of role slugs")
+    unknown = [item for item in claim if item not in _ROLES]
+    if unknown:
+        raise Unauthenticated(f"the token names unknown roles: {', '.join(unknown)}")
+    return tuple(_ROLES[item] for item in claim)
+
+
+class Authenticator:
+    """Turns request headers into an ActorIdentity, or raises Unauthenticated."""
+
+    def __init__(self, jwt_secret: str, api_keys: ApiKeyLookup | None = None) -> None:
+        """Verify bearer tokens with ``jwt_secret``; look API keys up with ``api_keys``."""
+        self._secret = jwt_secret
+        self._api_keys = api_keys
+
+    def __call__(self, headers: Mapping[str, str]) -> ActorIdentity:
+        """The caller, from ``Authorization: Bearer`` or ``X-API-Key``."""
+        key = headers.get("x-api-key")
+        if key:
+            actor = self._api_keys(key) if self._api_keys is not None else None
+            if actor is None:
+                raise Unauthenticated("the API key is unknown or revoked")
+            return actor
+        authorization = headers.get("authorization", "")
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthenticated("send Authorization: Bearer <token> or X-API-Key")
+        return self.verify_token(token.strip())
+
+    def verify_token(self, token: str) -> ActorIdentity:
+        """The actor a valid token names."""
+        try:
+            claims = jwt.decode(
+                token,
+                self._secret,
+                algorithms=[ALGORITHM],
+                options={"require": ["sub", "tenant_id", "exp", "iat"]},
+            )
+        except jwt.PyJWTError as exc:
+            raise Unauthenticated(f"the token is invalid: {exc}") from exc
+        tenant, subject = claims["tenant_id"], claims["sub"]
+        if not isinstance(tenant, str) or not tenant or not isinstance(subject, str) or not subject:
+            raise Unauthenticated("the token's sub and tenant_id must be non-empty strings")
+        workspace = claims.get("workspace_id")
+        return ActorIdentity(
+            subject=subject,
+            auth_method=AuthMethod.BEARER,
+            roles=_roles(claims.get("roles", [])),
+            tenant_id=tenant,
+            workspace_id=workspace if isinstance(workspace, str) else None,
+        )
+
+
+def mint_token(
+    secret: str,
+    *,
+    tenant: str,
+    roles: list[str],
+    subject: str = "developer",
+    ttl_seconds: int = 3600,
+    workspace: str | None = None,
+) -> str:
+    """A development token (``ecp token``); unknown role slugs are refused."""
+    _roles(roles)
+    now = int(time.time())
+    claims: dict[str, Any] = {
+        "sub": subject,
+        "tenant_id": tenant,
+        "roles": roles,
+        "iat": now,
+        "exp": now + ttl_seconds,
+    }
+    if workspace is not None:
+        claims["workspace_id"] = workspace
+    return jwt.encode(claims, secret, algorithm=ALGORITHM)

@@ -1,0 +1,61 @@
+"""The one composition root: settings in, adapters and services wired, nothing at import time."""
+
+import attrs
+
+from ecp_core.audit.signing import Ed25519Signer
+from ecp_core.service import Ecp
+from ecp_http.auth import Authenticator
+from ecp_http.dispatch import Dispatcher
+from ecp_http.settings import Settings, SettingsError
+from ecp_postgres import PostgresStore, migration_status
+
+
+@attrs.define
+class Runtime:
+    """Everything a running server holds."""
+
+    settings: Settings
+    store: PostgresStore
+    ecp: Ecp
+    signer: Ed25519Signer
+    authenticate: Authenticator
+    dispatcher: Dispatcher
+
+    def schema_current(self) -> bool:
+        """Whether every migration is applied."""
+        assert self.settings.database_url is not None  # noqa: S101 - checked in build()
+        return all(applied for _, applied in migration_status(self.settings.database_url))
+
+    def close(self) -> None:
+        """Stop the workers and close the pool."""
+        self.dispatcher.stop()
+        self.store.close()
+
+
+def build(settings: Settings) -> Runtime:
+    """Wire a runtime; invalid settings raise SettingsError naming the setting."""
+    if not settings.database_url:
+        raise SettingsError("ECP_DATABASE_URL is not set (ecp serve starts an embedded server)")
+    if not settings.jwt_secret:
+        raise SettingsError("ECP_JWT_SECRET is not set")
+    if not settings.audit_signing_key:
+        raise SettingsError("ECP_AUDIT_SIGNING_KEY is not set")
+    try:
+        signer = Ed25519Signer.from_base64_seed(
+            settings.audit_signing_key, settings.audit_signing_key_id
+        )
+    except ValueError as exc:
+        raise SettingsError(f"ECP_AUDIT_SIGNING_KEY: {exc}") from exc
+    store = PostgresStore(settings.database_url, max_size=max(4, settings.dispatch_workers + 8))
+    ecp = Ecp.build(store.unit_of_work, signer=signer)
+    dispatcher = Dispatcher(
+        ecp.runs, workers=settings.dispatch_workers, poll_seconds=settings.dispatch_poll_seconds
+    )
+    return Runtime(
+        settings=settings,
+        store=store,
+        ecp=ecp,
+        signer=signer,
+        authenticate=Authenticator(settings.jwt_secret),
+        dispatcher=dispatcher,
+    )

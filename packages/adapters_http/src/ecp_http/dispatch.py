@@ -1,0 +1,63 @@
+"""The run-dispatch worker: threads that advance runnable runs until told to stop.
+
+Claims use ``FOR UPDATE SKIP LOCKED``, so several server processes can share one database.
+Stopping lets each thread finish the attempt it is in (drain) before it exits.
+"""
+
+import logging
+import threading
+
+from ecp_core.runs.service import RunService
+
+log = logging.getLogger("ecp_http.dispatch")
+
+
+class Dispatcher:
+    """``workers`` threads, each advancing one claimed run at a time."""
+
+    def __init__(self, runs: RunService, *, workers: int, poll_seconds: float) -> None:
+        """Prepare, not start."""
+        self._runs = runs
+        self._workers = workers
+        self._poll = poll_seconds
+        self._stop = threading.Event()
+        self._work = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def alive(self) -> bool:
+        """Whether every worker thread is running."""
+        return bool(self._threads) and all(thread.is_alive() for thread in self._threads)
+
+    def start(self) -> None:
+        """Start the worker threads."""
+        self._stop.clear()
+        self._threads = [
+            threading.Thread(target=self._loop, name=f"ecp-dispatch-{index}", daemon=True)
+            for index in range(self._workers)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def wake(self) -> None:
+        """Tell idle workers there may be work now."""
+        self._work.set()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop taking work, let attempts in flight finish, and join the threads."""
+        self._stop.set()
+        self._work.set()
+        for thread in self._threads:
+            thread.join(timeout)
+        self._threads = []
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                advanced = self._runs.advance_next()
+            except Exception:  # a failing run must not kill the worker
+                log.exception("run dispatch failed")
+                advanced = None
+            if advanced is None:
+                self._work.wait(self._poll)
+                self._work.clear()

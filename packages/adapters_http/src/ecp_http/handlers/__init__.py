@@ -1,0 +1,1 @@
+"""Route handlers, one module per area; each builds its Operations from the runtime."""
