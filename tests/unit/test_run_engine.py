@@ -31,6 +31,7 @@ from ecp_core import (
     structure,
 )
 from ecp_core.audit.record import NodeAuditRecord
+from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_core.errors import (
     ApprovalAlreadyResolved,
     Conflict,
@@ -68,47 +69,7 @@ OUTSIDER = ActorIdentity(
     tenant_id=OTHER_TENANT,
 )
 
-CONTRACT_GRAPH: dict[str, Any] = {
-    "graph_id": "refund-triage",
-    "entry": "classify",
-    "nodes": [
-        {
-            "id": "classify",
-            "kind": "action",
-            "action": {
-                "name": "set",
-                "fingerprint": "set/1",
-                "arguments": {"values": {"category": "refund"}},
-            },
-        },
-        {
-            "id": "review",
-            "kind": "approval",
-            "summary": "Approve the refund",
-            "rationale": "Refunds need a person",
-        },
-        {
-            "id": "notify",
-            "kind": "action",
-            "action": {
-                "name": "echo",
-                "fingerprint": "echo/1",
-                "arguments": {"to": "customer"},
-                "capability_refs": ["network_write"],
-            },
-        },
-        {"id": "done", "kind": "end"},
-    ],
-    "edges": [
-        {"source": "classify", "target": "review"},
-        {"source": "review", "target": "notify"},
-        {
-            "source": "notify",
-            "target": "done",
-            "condition": {"expression": "state.category == 'refund'"},
-        },
-    ],
-}
+CONTRACT_GRAPH: dict[str, Any] = EXAMPLE_GRAPH
 """The example graph of CONTRACT.md, verbatim."""
 
 

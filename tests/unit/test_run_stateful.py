@@ -133,10 +133,7 @@ def payment_graph() -> GraphDefinition:
     """A raising handler, an approval-gated action with an SLA, an interrupt, a mapping, CEL edges.
 
     The mapping fans out on two conditions that do not cover every resumed value, so some runs end
-    ``no_matching_edge``. The mapping sits between the interrupt and that fan-out on purpose: a
-    resume whose own exits fail (no match, condition error) or that has no exit at all raises
-    IllegalTransition in the core today (WAITING_INTERRUPT may only go to RUNNING), which would
-    stop every sequence that reaches it.
+    ``no_matching_edge``. (A resume whose own exits fail is covered in test_run_regressions.)
     """
     pay = ActionDescriptorV1(
         name="echo",
