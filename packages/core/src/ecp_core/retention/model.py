@@ -1,0 +1,135 @@
+"""Retention policies, legal holds, erasure requests and the retention audit log."""
+
+import enum
+from datetime import datetime
+from typing import Annotated, Any
+
+import attrs
+
+from ecp_core.constraints import AwareUtc, Range, Text, checked
+
+MAX_TTL_SECONDS = 2_147_483_647
+Ttl = Annotated[int, Range(1, MAX_TTL_SECONDS)]
+"""A TTL: whole positive seconds up to 2**31 - 1; ``None`` where it appears means keep forever."""
+
+SYSTEM_TENANT = "default"
+"""The tenant id of the system row every tenant without its own policy falls back to."""
+
+
+class PolicySource(enum.StrEnum):
+    """Which rule of the resolution order produced a tenant's policy."""
+
+    TENANT = "tenant"
+    CONFIGURED_DEFAULT = "configured_default"
+    SYSTEM_DEFAULT = "system_default"
+    SYNTHESIZED = "synthesized"
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class RetentionPolicyRequest:
+    """Body of ``PUT /v1/retention/policy``: both TTLs are stated, ``null`` keeps forever."""
+
+    audit_ttl_seconds: Ttl | None
+    run_ttl_seconds: Ttl | None
+    enabled: bool = True
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class RetentionPolicy:
+    """A stored policy row (a tenant's, or the system row with tenant_id ``default``)."""
+
+    tenant_id: str
+    audit_ttl_seconds: Ttl | None
+    run_ttl_seconds: Ttl | None
+    enabled: bool
+    updated_at: Annotated[datetime, AwareUtc()]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ResolvedPolicy:
+    """The policy in force for a tenant and where it came from."""
+
+    tenant_id: str
+    audit_ttl_seconds: int | None
+    run_ttl_seconds: int | None
+    enabled: bool
+    source: PolicySource
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConfiguredDefaults:
+    """``SERVICE_RETENTION__DEFAULT_AUDIT_TTL_SECONDS`` and ``…_RUN_TTL_SECONDS``."""
+
+    audit_ttl_seconds: Ttl | None = None
+    run_ttl_seconds: Ttl | None = None
+
+    @property
+    def configured(self) -> bool:
+        """Whether either default is set."""
+        return self.audit_ttl_seconds is not None or self.run_ttl_seconds is not None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class CreateLegalHoldRequest:
+    """Body of ``POST /v1/retention/legal-holds``; without ``run_id`` the hold is tenant-wide."""
+
+    reason: Annotated[str, Text(1, 1000)]
+    run_id: Annotated[str, Text(1, 256)] | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class LegalHold:
+    """A hold: while active (not released) it beats TTL purge and explicit erasure."""
+
+    hold_id: str
+    tenant_id: str
+    reason: str
+    created_at: Annotated[datetime, AwareUtc()]
+    created_by: str
+    run_id: str | None = None
+    released_at: Annotated[datetime, AwareUtc()] | None = None
+    released_by: str | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether the hold is still in force."""
+        return self.released_at is None
+
+    def covers(self, tenant_id: str, run_id: str | None) -> bool:
+        """Whether this active hold protects ``run_id`` of ``tenant_id`` (None: the tenant)."""
+        if not self.active or self.tenant_id != tenant_id:
+            return False
+        return self.run_id is None or self.run_id == run_id
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ErasureRequest:
+    """Body of ``POST /v1/retention/erasure-requests``: exactly one of run_id or tenant_id."""
+
+    reason: Annotated[str, Text(1, 1000)]
+    run_id: Annotated[str, Text(1, 256)] | None = None
+    tenant_id: Annotated[str, Text(1, 512)] | None = None
+
+
+class StepStatus(enum.StrEnum):
+    """How one erasure step ended."""
+
+    DONE = "done"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class RetentionAuditEntry:
+    """One append-only line of the retention audit log: one erasure step."""
+
+    entry_id: str
+    tenant_id: str
+    step: str
+    status: StepStatus
+    newly_erased: Annotated[int, Range(0)]
+    reason: str
+    trigger: str
+    occurred_at: Annotated[datetime, AwareUtc()]
+    run_id: str | None = None
+    detail: dict[str, Any] = attrs.field(factory=dict)
