@@ -12,17 +12,26 @@ from ecp_core.types import AttemptStatus
 START = datetime(2026, 11, 1, tzinfo=UTC)
 SIGNER = Ed25519Signer(bytes(range(32)), key_id="test-key")
 
+STORABLE = st.characters(exclude_characters="\x00", exclude_categories=("Cs",))
+"""Characters a text column can store: no U+0000, no lone surrogates."""
+
+
+def text(**kwargs):
+    """Storable text: ECP refuses U+0000 everywhere, since PostgreSQL cannot store it."""
+    return st.text(alphabet=STORABLE, **kwargs)
+
+
 json_scalars = (
     st.none()
     | st.booleans()
     | st.integers(min_value=-MAX_SAFE_INTEGER, max_value=MAX_SAFE_INTEGER)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=20)
+    | text(max_size=20)
 )
 json_values = st.recursive(
     json_scalars,
     lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+        st.lists(inner, max_size=4) | st.dictionaries(text(max_size=6), inner, max_size=4)
     ),
     max_leaves=12,
 )
@@ -32,9 +41,9 @@ personal_data = st.fixed_dictionaries(
         "input_snapshot": json_values,
         "output_snapshot": json_values,
         "validation_results": json_values,
-        "execution_metadata": st.dictionaries(st.text(max_size=6), json_values, max_size=3),
-        "stdout": st.text(max_size=30) | st.none(),
-        "stderr": st.text(max_size=30) | st.none(),
+        "execution_metadata": st.dictionaries(text(max_size=6), json_values, max_size=3),
+        "stdout": text(max_size=30) | st.none(),
+        "stderr": text(max_size=30) | st.none(),
         "error": json_values,
         "tool_calls": st.lists(json_values, max_size=3) | st.none(),
         "memory_interactions": st.lists(json_values, max_size=3) | st.none(),

@@ -18,6 +18,7 @@ import pytest
 import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.chains import text
 
 from ecp_core import (
     ActorIdentity,
@@ -491,12 +492,12 @@ json_scalars = (
     | st.booleans()
     | st.integers(min_value=-MAX_SAFE, max_value=MAX_SAFE)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12)
+    | text(max_size=12)
 )
 json_values = st.recursive(
     json_scalars,
     lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+        st.lists(inner, max_size=4) | st.dictionaries(text(max_size=8), inner, max_size=4)
     ),
     max_leaves=16,
 )
@@ -504,8 +505,8 @@ personal_data = st.fixed_dictionaries(
     {},
     optional={
         **{field: json_values for field in PII_FIELDS if field not in ("stdout", "stderr")},
-        "stdout": st.none() | st.text(max_size=40),
-        "stderr": st.none() | st.text(max_size=40),
+        "stdout": st.none() | text(max_size=40),
+        "stderr": st.none() | text(max_size=40),
     },
 )
 

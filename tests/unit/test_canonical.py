@@ -6,17 +6,18 @@ import pytest
 import rfc8785
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.support.chains import text
 
 from ecp_core.canonical import MAX_SAFE_INTEGER, canonical_json, json_digest
 from ecp_core.errors import NotCanonicalizable
 
 safe_ints = st.integers(min_value=-MAX_SAFE_INTEGER, max_value=MAX_SAFE_INTEGER)
 finite_floats = st.floats(allow_nan=False, allow_infinity=False)
-scalars = st.none() | st.booleans() | safe_ints | finite_floats | st.text()
+scalars = st.none() | st.booleans() | safe_ints | finite_floats | text()
 json_values = st.recursive(
     scalars,
     lambda inner: (
-        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5)
+        st.lists(inner, max_size=5) | st.dictionaries(text(max_size=8), inner, max_size=5)
     ),
     max_leaves=30,
 )
@@ -45,7 +46,20 @@ def test_known_bytes():
     )
 
 
-@pytest.mark.parametrize("bad", [math.nan, math.inf, 2**53, -(2**53), {"x": object()}, "\ud800"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        math.nan,
+        math.inf,
+        2**53,
+        -(2**53),
+        {"x": object()},
+        "\ud800",
+        "a\x00",
+        {"k\x00": 1},
+        [{"x": 1e-9, "y": "\x00"}],
+    ],
+)
 def test_refuses_what_jcs_cannot_write(bad):
     with pytest.raises(NotCanonicalizable):
         canonical_json(bad)
@@ -58,11 +72,19 @@ def test_digest_notation():
     )
 
 
-@given(st.floats(min_value=1e-4, max_value=1e16, exclude_max=True) | st.floats(min_value=-1e16, max_value=-1e-4, exclude_min=True))
+@given(
+    st.floats(min_value=1e-4, max_value=1e16, exclude_max=True)
+    | st.floats(min_value=-1e16, max_value=-1e-4, exclude_min=True)
+)
 def test_fast_path_floats_match_the_reference(number):
-    assert canonical_json({"x": number, "y": [number]}) == rfc8785.dumps({"x": number, "y": [number]})
+    assert canonical_json({"x": number, "y": [number]}) == rfc8785.dumps(
+        {"x": number, "y": [number]}
+    )
 
 
-@pytest.mark.parametrize("number", [1e-4, 0.1, 19.99, 123456.789, 9007199254740993.0, 1e16 - 2, 1.5e15, 5e-5, 1e21, 100.0, -0.0])
+@pytest.mark.parametrize(
+    "number",
+    [1e-4, 0.1, 19.99, 123456.789, 9007199254740993.0, 1e16 - 2, 1.5e15, 5e-5, 1e21, 100.0, -0.0],
+)
 def test_float_edges_match_the_reference(number):
     assert canonical_json([number]) == rfc8785.dumps([number])

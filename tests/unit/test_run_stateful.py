@@ -23,6 +23,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+from tests.support.chains import text
 
 from ecp_core import (
     ActionContext,
@@ -200,12 +201,12 @@ scalars = st.one_of(
     st.booleans(),
     st.integers(-(10**6), 10**6),
     st.floats(allow_nan=False, allow_infinity=False, width=32),
-    st.text(max_size=6),
+    text(max_size=6),
 )
 json_values = st.recursive(
     scalars,
     lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+        st.lists(inner, max_size=3) | st.dictionaries(text(max_size=4), inner, max_size=3)
     ),
     max_leaves=6,
 )
@@ -214,7 +215,7 @@ run_inputs = st.fixed_dictionaries(
     optional={
         "boom": st.integers(0, 3).map(lambda n: n == 0),
         "loop": st.booleans(),
-        "order": st.text(max_size=8),
+        "order": text(max_size=8),
         "amount": st.integers(-1000, 1000),
         "nested": json_values,
     },
@@ -235,7 +236,7 @@ decisions = st.sampled_from(
         ApprovalDecision.REJECT,
     ]
 )
-reasons = st.none() | st.text(min_size=1, max_size=20)
+reasons = st.none() | text(min_size=1, max_size=20)
 idempotency_keys = st.none() | st.sampled_from(["key-a", "key-b", "key-c"])
 
 

@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
+from tests.support.chains import text
 
 from ecp_core.approvals.model import ApprovalResolutionRequest
 from ecp_core.errors import ValidationFailed
@@ -84,7 +84,7 @@ def test_python_construction_enforces_the_same_limits():
         ActionDescriptorV1(name="", fingerprint="b")
 
 
-@given(st.text(min_size=0, max_size=1100))
+@given(text(min_size=0, max_size=1100))
 def test_reason_is_one_to_a_thousand_characters(reason):
     data = {"decision": "reject", "reason": reason}
     if 1 <= len(reason) <= 1000:
@@ -149,3 +149,8 @@ def test_decimals_are_exact_strings():
     assert unstructure(Decimal("0.10")) == "0.10"
     with pytest.raises(TypeError):
         converter.structure(0.1, Decimal)
+
+
+@pytest.mark.parametrize("bad", ["a\x00b", "\ud800"])
+def test_text_a_database_cannot_store_is_refused(bad):
+    assert {loc for loc, _ in errors_of({"decision": "reject", "reason": bad}, ApprovalResolutionRequest)} == {("reason",)}

@@ -9,14 +9,20 @@ from starlette.exceptions import HTTPException
 from ecp_core.errors import EcpError
 from ecp_http import problems
 from ecp_http.bootstrap import Runtime, build
-from ecp_http.handlers import graphs, health, runs
+from ecp_http.handlers import api_keys, docs, graphs, health, runs
 from ecp_http.routing import Operation, routes
 from ecp_http.settings import Settings
 
 
 def all_operations(runtime: Runtime) -> list[Operation]:
     """Every operation the server offers."""
-    return [*health.operations(runtime), *graphs.operations(runtime), *runs.operations(runtime)]
+    return [
+        *health.operations(runtime),
+        *graphs.operations(runtime),
+        *runs.operations(runtime),
+        *api_keys.operations(runtime),
+        *docs.operations(runtime),
+    ]
 
 
 def create_app(settings: Settings, *, start_workers: bool = True) -> Starlette:

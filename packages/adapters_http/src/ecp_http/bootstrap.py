@@ -56,6 +56,6 @@ def build(settings: Settings) -> Runtime:
         store=store,
         ecp=ecp,
         signer=signer,
-        authenticate=Authenticator(settings.jwt_secret),
+        authenticate=Authenticator(settings.jwt_secret, api_keys=ecp.api_keys.lookup),
         dispatcher=dispatcher,
     )

@@ -10,7 +10,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ecp_core.errors import Forbidden, MalformedRequest
+from ecp_core.canonical import storable_text
+from ecp_core.errors import FieldError, Forbidden, MalformedRequest, NotFound, ValidationFailed
 from ecp_core.identity import ActorIdentity
 from ecp_core.permissions import Permission, permissions_of
 from ecp_core.wire import structure, unstructure
@@ -70,6 +71,7 @@ class Operation:
     query: tuple[QueryParam, ...] = ()
     extra_statuses: tuple[int, ...] = ()
     public: bool = False
+    media_type: str = "application/json"
 
     @property
     def operation_id(self) -> str:
@@ -93,27 +95,53 @@ def _render(value: Any, status: int, headers: Mapping[str, str] | None = None) -
     return JSONResponse(unstructure(value), status_code=status, headers=headers)
 
 
+def _checked_parameters(request: Request) -> tuple[dict[str, str], dict[str, str]]:
+    """Path and query parameters; text no database can hold names nothing (404) or is invalid (422)."""
+    path = {name: str(value) for name, value in request.path_params.items()}
+    if not all(storable_text(value) for value in path.values()):
+        raise NotFound("no such resource")
+    query = dict(request.query_params)
+    bad = [name for name, value in query.items() if not storable_text(value)]
+    if bad:
+        raise ValidationFailed(
+            "invalid query parameters",
+            errors=[
+                FieldError(
+                    loc=("query", name), msg="must not contain U+0000 or unpaired surrogates"
+                )
+                for name in bad
+            ],
+        )
+    return path, query
+
+
 def endpoint(operation: Operation, authenticate: Authenticate) -> Callable[[Request], Any]:
     """The Starlette endpoint that authenticates, checks the permission, parses and calls."""
 
     async def handle(request: Request) -> Response:
         headers = dict(request.headers)
-        actor = await run_in_threadpool(authenticate, headers)
-        if operation.permission is not None and operation.permission not in permissions_of(
-            actor.roles
+        actor = None if operation.public else await run_in_threadpool(authenticate, headers)
+        permission = operation.permission
+        if (
+            actor is not None
+            and permission is not None
+            and permission not in permissions_of(actor.roles)
         ):
-            raise Forbidden(f"this needs the {operation.permission.value} permission")
+            raise Forbidden(f"this needs the {permission.value} permission")
+        path, query = _checked_parameters(request)
         body = None
         if operation.body is not None:
             body = structure(_parse_json(await request.body()), operation.body, what="the body")
         call = Call(
             actor=actor,
-            path=dict(request.path_params),
-            query=dict(request.query_params),
+            path=path,
+            query=query,
             body=body,
             headers=headers,
         )
         result = await run_in_threadpool(operation.handler, call)
+        if isinstance(result, Response):  # HTML and other non-JSON answers pass through
+            return result
         if isinstance(result, Reply):
             return _render(result.body, result.status, result.headers)
         return _render(result, operation.status)

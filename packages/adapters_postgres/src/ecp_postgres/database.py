@@ -9,6 +9,7 @@ import psycopg.sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from ecp_postgres.api_keys import PostgresApiKeys
 from ecp_postgres.repositories import (
     GraphCache,
     PostgresApprovals,
@@ -76,6 +77,7 @@ class PostgresUnitOfWork:
         self.deployments = PostgresDeployments(conn)
         self.policies = PostgresPolicies(conn)
         self.contracts = PostgresContracts(conn)
+        self.api_keys = PostgresApiKeys(conn)
         self.runs = PostgresRuns(conn)
         self.approvals = PostgresApprovals(conn)
         self.audit = PostgresAudit(conn)

@@ -56,10 +56,12 @@ def _plain(value: JsonValue) -> bool:
     """Say whether ``value`` holds nothing json.dumps would write differently from JCS."""
     kind = type(value)
     if kind is str:
-        return value.isascii() or not _has_surrogate(value)
+        return "\x00" not in value and (value.isascii() or not _has_surrogate(value))
     if kind is dict:
         for key, item in value.items():
-            if type(key) is not str or not (key.isascii() or _bmp_only(key)) or not _plain(item):
+            if type(key) is not str or "\x00" in key or not (key.isascii() or _bmp_only(key)):
+                return False
+            if not _plain(item):
                 return False
         return True
     if kind is list or kind is tuple:
@@ -72,6 +74,21 @@ def _plain(value: JsonValue) -> bool:
         # integral floats differ ("1.0" against "1").
         return 1e-4 <= abs(value) < 1e16 and not value.is_integer()  # noqa: PLR2004
     return kind is bool or value is None
+
+
+def _holds_nul(value: JsonValue) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return any(_holds_nul(item) for item in value)
+    return False
+
+
+def storable_text(text: str) -> bool:
+    """Whether ``text`` has no U+0000 and no unpaired surrogate (both unstorable as UTF-8 text)."""
+    return "\x00" not in text and (text.isascii() or not _has_surrogate(text))
 
 
 def _has_surrogate(text: str) -> bool:
@@ -92,12 +109,18 @@ def canonical_json(value: JsonValue) -> bytes:
     if _plain(value):
         return _dumps(value).encode("utf-8")
     try:
-        return bytes(rfc8785.dumps(thaw(value)))
+        data = bytes(rfc8785.dumps(thaw(value)))
     except (rfc8785.CanonicalizationError, TypeError, ValueError, UnicodeError) as exc:
         raise NotCanonicalizable(
             "value is not representable as canonical JSON",
             errors=[FieldError(loc=(), msg=str(exc) or type(exc).__name__)],
         ) from exc
+    if _holds_nul(value):
+        raise NotCanonicalizable(
+            "value holds U+0000, which no text column can store",
+            errors=[FieldError(loc=(), msg="must not contain U+0000")],
+        )
+    return data
 
 
 def sha256_digest(data: bytes) -> str:

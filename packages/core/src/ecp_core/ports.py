@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from types import TracebackType
 
+    from ecp_core.api_keys.model import ApiKey
     from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
     from ecp_core.audit.record import ChainHead, NodeAuditRecord
     from ecp_core.audit.signing import PublicSigningKey
@@ -215,6 +216,32 @@ class ContractRepository(Protocol):
         ...
 
 
+class ApiKeyRepository(Protocol):
+    """Project API keys (their hashes, never the keys) per tenant."""
+
+    def add(self, key: ApiKey) -> None:
+        """Store a new key (Conflict when its key_id or key_hash exists)."""
+        ...
+
+    def get(self, tenant_id: str, key_id: str) -> ApiKey | None:
+        """One key of the tenant, revoked or not, or None."""
+        ...
+
+    def by_hash(self, key_hash: str) -> ApiKey | None:
+        """The key with this hash in any tenant, revoked or not, or None (authentication)."""
+        ...
+
+    def page(
+        self, tenant_id: str, *, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[ApiKey]:
+        """Up to ``limit`` keys by (created_at, key_id), after that pair when given."""
+        ...
+
+    def revoke(self, tenant_id: str, key_id: str, revoked_at: datetime) -> ApiKey | None:
+        """Set revoked_at unless already set (the first revocation stays); the key, or None."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction over every storage port. Leaving without :meth:`commit` rolls back."""
 
@@ -225,6 +252,7 @@ class UnitOfWork(Protocol):
     approvals: ApprovalRepository
     audit: AuditRepository
     contracts: ContractRepository
+    api_keys: ApiKeyRepository
 
     def __enter__(self) -> Self:
         """Begin."""
@@ -248,6 +276,7 @@ UnitOfWorkFactory = Callable[[], "UnitOfWork"]
 """Makes a fresh unit of work per use case."""
 
 __all__ = [
+    "ApiKeyRepository",
     "ApprovalRepository",
     "AuditRepository",
     "Clock",

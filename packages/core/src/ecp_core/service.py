@@ -4,6 +4,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from ecp_core.api_keys.service import ApiKeyService
 from ecp_core.approvals.model import ApprovalResolutionRequest, ApprovalResolutionResponse
 from ecp_core.approvals.service import ApprovalService
 from ecp_core.audit.service import AuditService
@@ -31,6 +32,7 @@ class Ecp:
     approvals: ApprovalService
     audit: AuditService
     actions: ActionRegistry
+    api_keys: ApiKeyService
 
     @classmethod
     def build(
@@ -56,6 +58,7 @@ class Ecp:
             approvals=ApprovalService(uow, clock, engine),
             audit=AuditService(uow, clock, keys),
             actions=actions,
+            api_keys=ApiKeyService(uow, clock),
         )
 
     @classmethod

@@ -10,13 +10,19 @@ import enum
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any, TypeVar, get_origin
+from typing import Any, TypeVar, get_args, get_origin
 
 import attrs
 import cattrs
+from cattrs.cols import (
+    homogenous_tuple_structure_factory,
+    list_structure_factory,
+    mapping_structure_factory,
+)
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn
 
+from ecp_core.canonical import storable_text
 from ecp_core.constraints import constraints_of, forbids_extras
 from ecp_core.errors import FieldError, ValidationFailed
 
@@ -51,6 +57,16 @@ def _strict(kind: type, name: str) -> Callable[[Any, type], Any]:
         return value
 
     return structure
+
+
+def _structure_text(value: Any, _: type) -> str:  # noqa: ANN401
+    if type(value) is not str:
+        msg = "expected a string"
+        raise TypeError(msg)
+    if not storable_text(value):
+        msg = "must not contain U+0000 or unpaired surrogates"
+        raise ValueError(msg)
+    return value
 
 
 def _structure_int(value: Any, _: type) -> int:  # noqa: ANN401
@@ -98,9 +114,49 @@ def _structure_enum(value: Any, cls: type[enum.Enum]) -> enum.Enum:  # noqa: ANN
         raise ValueError(msg) from None
 
 
+_TUPLE_ARGS = 2
+
+
+def _is_homogeneous_tuple(tp: Any) -> bool:  # noqa: ANN401
+    args = get_args(tp)
+    return get_origin(tp) is tuple and len(args) == _TUPLE_ARGS and args[1] is Ellipsis
+
+
+def _origin_is(kind: type) -> Callable[[Any], bool]:
+    return lambda tp: get_origin(tp) is kind
+
+
+def _register_collections(conv: cattrs.Converter) -> None:
+    """Objects and arrays: cattrs' hooks, after a check that the JSON type is right at all."""
+
+    def shaped(kind: type, name: str, make: Callable[..., Any]) -> Callable[[Any], Any]:
+        def factory(tp: Any) -> Callable[[Any, Any], Any]:  # noqa: ANN401
+            base = make(tp, conv)
+
+            def structure(value: Any, target: Any) -> Any:  # noqa: ANN401
+                if not isinstance(value, kind):
+                    msg = f"expected {name}"
+                    raise TypeError(msg)
+                return base(value, target)
+
+            return structure
+
+        return factory
+
+    conv.register_structure_hook_factory(
+        _origin_is(dict), shaped(dict, "an object", mapping_structure_factory)
+    )
+    conv.register_structure_hook_factory(
+        _origin_is(list), shaped(list, "an array", list_structure_factory)
+    )
+    conv.register_structure_hook_factory(
+        _is_homogeneous_tuple, shaped(list, "an array", homogenous_tuple_structure_factory)
+    )
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(detailed_validation=True)
-    conv.register_structure_hook(str, _strict(str, "a string"))
+    conv.register_structure_hook(str, _structure_text)
     conv.register_structure_hook(bool, _strict(bool, "a boolean"))
     conv.register_structure_hook(int, _structure_int)
     conv.register_structure_hook(float, _structure_float)
@@ -130,6 +186,8 @@ def _make_converter() -> cattrs.Converter:
         return make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=forbids_extras(cls))
 
     conv.register_structure_hook_factory(attrs.has, attrs_hook)
+
+    _register_collections(conv)
 
     def is_tuple(tp: Any) -> bool:  # noqa: ANN401
         return tp is tuple or get_origin(tp) is tuple

@@ -33,7 +33,7 @@ def preferred_wait(headers: Mapping[str, str], limit: float) -> float:
     return 0.0 if match is None else min(float(match.group(1)), limit)
 
 
-def wait_until_settled(runs: RunService, run: Run, seconds: float, poll: float = 0.05) -> Run:
+def wait_until_settled(runs: RunService, run: Run, seconds: float, poll: float = 0.02) -> Run:
     """Re-read ``run`` until it waits or ends, or ``seconds`` pass."""
     deadline = time.monotonic() + seconds
     while run.status not in TERMINAL and run.status not in WAITING and time.monotonic() < deadline:

@@ -90,6 +90,10 @@ class ApprovalService:
                 raise ApprovalAlreadyResolved(f"approval {approval_id} is {approval.status.value}")
             _check_request(uow, approval, request)
             run = uow.runs.lock(tenant_id, approval.run_id)
+            # Re-read under the run's lock: a concurrent resolution may have committed meanwhile.
+            approval = uow.approvals.get(tenant_id, approval_id) or approval
+            if approval.status is not ApprovalStatus.PENDING:
+                raise ApprovalAlreadyResolved(f"approval {approval_id} is {approval.status.value}")
             if run is None or run.paused is None or run.paused.approval_id != approval_id:
                 raise Conflict(f"run {approval.run_id} is not waiting for approval {approval_id}")
             now = self._clock.now()

@@ -17,6 +17,9 @@ def graph_digest(definition: GraphDefinition) -> str:
     return json_digest(unstructure(definition))
 
 
+_CONCURRENT_RETRIES = 3
+
+
 class GraphCatalog:
     """Registers graph versions, deploys them and sets deployment policies."""
 
@@ -37,6 +40,16 @@ class GraphCatalog:
         """Store ``definition`` as the next version; an identical one returns its version."""
         validate_graph(definition, self._known_actions)
         digest = graph_digest(definition)
+        for _ in range(_CONCURRENT_RETRIES):
+            try:
+                return self._register_once(tenant_id, definition, digest)
+            except Conflict:
+                continue  # another registration took this version number; look again
+        return self._register_once(tenant_id, definition, digest)
+
+    def _register_once(
+        self, tenant_id: str, definition: GraphDefinition, digest: str
+    ) -> GraphRegistration:
         with self._uow() as uow:
             _require_contracts(uow, tenant_id, definition)
             existing = uow.graphs.find_digest(tenant_id, definition.graph_id, digest)
@@ -76,6 +89,15 @@ class GraphCatalog:
 
     def deploy(self, tenant_id: str, request: CreateDeploymentRequest) -> tuple[Deployment, bool]:
         """Create a deployment; repeating an identical request returns it (``False``: not new)."""
+        try:
+            return self._deploy_once(tenant_id, request)
+        except Conflict:
+            # Either bound elsewhere (raised again below) or a concurrent identical deploy won.
+            return self._deploy_once(tenant_id, request)
+
+    def _deploy_once(
+        self, tenant_id: str, request: CreateDeploymentRequest
+    ) -> tuple[Deployment, bool]:
         with self._uow() as uow:
             graph = (
                 uow.graphs.latest(tenant_id, request.graph_id)

@@ -6,6 +6,7 @@ from collections.abc import Callable, Hashable
 from types import TracebackType
 from typing import Any, Self
 
+from ecp_core.memory.api_keys import MemoryApiKeys
 from ecp_core.memory.repositories import (
     MemoryApprovals,
     MemoryAudit,
@@ -82,6 +83,7 @@ class MemoryUnitOfWork:
         self.approvals = MemoryApprovals(tables)
         self.audit = MemoryAudit(tables)
         self.contracts = MemoryContracts(tables)
+        self.api_keys = MemoryApiKeys(tables)
         self._undo: list[Callable[[], None]] = []
 
     def __enter__(self) -> Self:

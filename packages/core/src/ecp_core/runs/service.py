@@ -20,19 +20,28 @@ from ecp_core.types import AttemptStatus, RunStatus
 MAX_PAGE = 500
 
 
+_CURSOR_PREFIX = "runs:"
+
+
 def encode_cursor(run_id: str) -> str:
     """An opaque cursor pointing after ``run_id``."""
-    return base64.urlsafe_b64encode(run_id.encode()).decode().rstrip("=")
+    return base64.urlsafe_b64encode((_CURSOR_PREFIX + run_id).encode()).decode().rstrip("=")
 
 
 def decode_cursor(cursor: str) -> str:
     """The run id inside a cursor; ValidationFailed when it is not one of ours."""
+    invalid = ValidationFailed(
+        "invalid cursor",
+        errors=[FieldError(loc=("cursor",), msg="not a cursor this service issued")],
+    )
     try:
-        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
+        text = raw.decode()
     except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-        raise ValidationFailed(
-            "invalid cursor", errors=[FieldError(loc=("cursor",), msg="invalid cursor")]
-        ) from exc
+        raise invalid from exc
+    if not text.startswith(_CURSOR_PREFIX) or len(text) == len(_CURSOR_PREFIX):
+        raise invalid
+    return text.removeprefix(_CURSOR_PREFIX)
 
 
 class RunService:
@@ -61,6 +70,17 @@ class RunService:
                 errors=[attrs.evolve(e, loc=("input", *e.loc)) for e in exc.errors],
             ) from exc
         fingerprint = json_digest({"input": request.input, "thread_id": request.thread_id})
+        try:
+            return self._start_once(tenant_id, request, fingerprint)
+        except Conflict:
+            if request.idempotency_key is None:
+                raise
+            # A concurrent start with the same key won the insert; its run is visible now.
+            return self._start_once(tenant_id, request, fingerprint)
+
+    def _start_once(
+        self, tenant_id: str, request: StartRunRequest, fingerprint: str
+    ) -> tuple[Run, bool]:
         with self._uow() as uow:
             deployment = require_deployment(uow, tenant_id, request.deployment_ref)
             if request.idempotency_key is not None:
@@ -137,7 +157,7 @@ class RunService:
                 raise NotFound(f"run {run_id} not found")
             if run.status is not RunStatus.WAITING_INTERRUPT or run.next_node_id is None:
                 raise IllegalTransition(
-                    f"run {run_id} is {run.status.value}, not waiting for an interrupt"
+                    f"run {run_id} is {run.public_status.value}, not waiting for an interrupt"
                 )
             graph = require_graph(uow, tenant_id, run.graph_version_ref)
             node = graph.node(run.next_node_id)

@@ -1,0 +1,1 @@
+"""End-to-end tests: a real uvicorn server over HTTP on a fresh PostgreSQL database."""
