@@ -2,6 +2,7 @@
 
 import threading
 import time
+from datetime import UTC, datetime
 
 from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, StartRunRequest
 from ecp_http.dispatch import Dispatcher
@@ -73,3 +74,26 @@ def test_stop_drains_the_attempt_in_flight(fresh_database):
         drained = ecp.runs.get("t", run.run_id)
         assert drained.next_node_id == "c"
         assert [e.node_id for e in ecp.audit.timeline("t", run.run_id).entries] == ["a", "b"]
+
+
+def test_overdue_approvals_are_escalated_by_the_sweep(fresh_database):
+    from ecp_core.system import FixedClock
+
+    clock = FixedClock(datetime.now(UTC))
+    with PostgresStore(fresh_database) as store:
+        ecp = Ecp.build(store.unit_of_work, signer=SIGNER, clock=clock)
+        ecp.graphs.register("t", GraphBuilder("s").approval("r", summary="s", rationale="r", sla_seconds=5).build())
+        ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="s", graph_id="s"))
+        run = ecp.runs.drive("t", ecp.runs.start("t", StartRunRequest(deployment_ref="s"))[0].run_id)
+        first = run.pending_approval_ids[0]
+        clock.advance(6)
+        dispatcher = Dispatcher(ecp.runs, workers=1, poll_seconds=0.02,
+                                sweeps=[("escalate", ecp.approvals.escalate_overdue, 0.05)])
+        dispatcher.start()
+        try:
+            wait_for(lambda: ecp.runs.get("t", run.run_id).pending_approval_ids != (first,))
+        finally:
+            dispatcher.stop()
+        (replacement,) = ecp.runs.get("t", run.run_id).pending_approval_ids
+        assert ecp.approvals.get("t", replacement).escalated_from_id == first
+        assert ecp.approvals.get("t", first).status.value == "escalated"

@@ -49,7 +49,16 @@ def build(settings: Settings) -> Runtime:
     store = PostgresStore(settings.database_url, max_size=max(4, settings.dispatch_workers + 8))
     ecp = Ecp.build(store.unit_of_work, signer=signer)
     dispatcher = Dispatcher(
-        ecp.runs, workers=settings.dispatch_workers, poll_seconds=settings.dispatch_poll_seconds
+        ecp.runs,
+        workers=settings.dispatch_workers,
+        poll_seconds=settings.dispatch_poll_seconds,
+        sweeps=[
+            (
+                "escalate_overdue_approvals",
+                ecp.approvals.escalate_overdue,
+                settings.escalation_interval_seconds,
+            )
+        ],
     )
     return Runtime(
         settings=settings,

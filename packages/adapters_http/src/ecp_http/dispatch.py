@@ -1,11 +1,14 @@
 """The run-dispatch worker: threads that advance runnable runs until told to stop.
 
 Claims use ``FOR UPDATE SKIP LOCKED``, so several server processes can share one database.
-Stopping lets each thread finish the attempt it is in (drain) before it exits.
+Stopping lets each thread finish the attempt it is in (drain) before it exits. One more thread
+runs periodic sweeps (escalating overdue approvals) at their own interval.
 """
 
 import logging
 import threading
+import time
+from collections.abc import Callable, Sequence
 
 from ecp_core.runs.service import RunService
 
@@ -15,8 +18,16 @@ log = logging.getLogger("ecp_http.dispatch")
 class Dispatcher:
     """``workers`` threads, each advancing one claimed run at a time."""
 
-    def __init__(self, runs: RunService, *, workers: int, poll_seconds: float) -> None:
-        """Prepare, not start."""
+    def __init__(
+        self,
+        runs: RunService,
+        *,
+        workers: int,
+        poll_seconds: float,
+        sweeps: Sequence[tuple[str, Callable[[], object], float]] = (),
+    ) -> None:
+        """Prepare, not start. ``sweeps`` are (name, action, interval seconds) run periodically."""
+        self._sweeps = tuple(sweeps)
         self._runs = runs
         self._workers = workers
         self._poll = poll_seconds
@@ -36,6 +47,10 @@ class Dispatcher:
             threading.Thread(target=self._loop, name=f"ecp-dispatch-{index}", daemon=True)
             for index in range(self._workers)
         ]
+        if self._sweeps:
+            self._threads.append(
+                threading.Thread(target=self._sweep_loop, name="ecp-sweeps", daemon=True)
+            )
         for thread in self._threads:
             thread.start()
 
@@ -61,3 +76,16 @@ class Dispatcher:
             if advanced is None:
                 self._work.wait(self._poll)
                 self._work.clear()
+
+    def _sweep_loop(self) -> None:
+        due = dict.fromkeys([name for name, _, _ in self._sweeps], 0.0)
+        while not self._stop.is_set():
+            now = time.monotonic()
+            for name, action, interval in self._sweeps:
+                if now >= due[name]:
+                    due[name] = now + interval
+                    try:
+                        action()
+                    except Exception:  # one failing sweep must not stop the others
+                        log.exception("sweep %s failed", name)
+            self._stop.wait(min(interval for _, _, interval in self._sweeps))

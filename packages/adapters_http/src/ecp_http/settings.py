@@ -55,6 +55,7 @@ class Settings:
     dispatch_workers: int = 2
     dispatch_poll_seconds: float = 0.2
     max_wait_seconds: float = 60.0
+    escalation_interval_seconds: float = 30.0
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -78,4 +79,7 @@ class Settings:
             dispatch_workers=int(_number(env, "ECP_DISPATCH_WORKERS", 2, minimum=1, integer=True)),
             dispatch_poll_seconds=_number(env, "ECP_DISPATCH_POLL_SECONDS", 0.2, minimum=0.01),
             max_wait_seconds=_number(env, "ECP_MAX_WAIT_SECONDS", 60.0, minimum=0),
+            escalation_interval_seconds=_number(
+                env, "ECP_ESCALATION_INTERVAL_SECONDS", 30.0, minimum=0.1
+            ),
         )

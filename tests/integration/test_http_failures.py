@@ -1,0 +1,28 @@
+"""An unexpected failure answers 500 problem+json without a traceback (and is logged with one)."""
+
+import base64
+
+from starlette.testclient import TestClient
+
+from ecp_http.app import create_app
+from ecp_http.auth import mint_token
+from ecp_http.settings import Settings
+
+SECRET = "f" * 40
+
+
+def test_a_lost_database_is_a_500_problem_without_a_traceback(fresh_database, caplog):
+    settings = Settings(database_url=fresh_database, jwt_secret=SECRET,
+                        audit_signing_key=base64.b64encode(bytes(32)).decode())
+    token = mint_token(SECRET, tenant="t", roles=["admin"])
+    with TestClient(create_app(settings, start_workers=False), raise_server_exceptions=False) as client:
+        client.app.state.runtime.store.pool.close()
+        response = client.get("/runs/some-run", headers={"Authorization": f"Bearer {token}"})
+        assert response.status_code == 500
+        assert response.headers["content-type"] == "application/problem+json"
+        body = response.json()
+        assert body["code"] == "internal_error"
+        assert set(body) == {"type", "title", "status", "detail", "code"}
+        assert "Traceback" not in response.text
+        assert "pool" not in response.text.lower()
+        assert "unhandled error" in caplog.text
