@@ -37,10 +37,11 @@ def test_migrate_list_apply_rollback(postgres_url):
     try:
         assert ecp("migrate", "list", url=url).split() == [
             "pending", "core_0001_graphs_deployments_runs", "pending", "audit_0001_records_and_heads",
-            "pending", "approvals_0001_approvals_and_actions", "pending", "identity_0001_api_keys"]
-        assert "applied 4 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 4
-        assert "identity_0001" in ecp("migrate", "rollback", url=url)
+            "pending", "approvals_0001_approvals_and_actions", "pending", "identity_0001_api_keys",
+            "pending", "retention_0001_policies_holds_log"]
+        assert "applied 5 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 5
+        assert "retention_0001" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:
         drop_database(postgres_url, "ecp_test_cli")

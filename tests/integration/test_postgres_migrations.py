@@ -20,6 +20,14 @@ def tables(url):
     return {row[0] for row in rows}
 
 
+def indexes(url):
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'ecp_%'"
+        ).fetchall()
+    return {row[0] for row in rows}
+
+
 def test_each_migration_rolls_back_and_reapplies(postgres_url):
     url = create_database(postgres_url, "ecp_test_migrations")
     try:
@@ -28,8 +36,15 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert apply_migrations(url) == every
         complete = tables(url)
         assert {"ecp_runs", "ecp_audit_records", "ecp_audit_heads", "ecp_approvals"} <= complete
+        assert {"ecp_retention_policies", "ecp_legal_holds", "ecp_retention_audit_log"} <= complete
+        assert {"ecp_runs_expired", "ecp_audit_aged"} <= indexes(url)
         assert all(applied for _, applied in migration_status(url))
-        for undone in range(1, len(every) + 1):
+        assert every[-1] == "retention_0001_policies_holds_log"
+        assert rollback_migrations(url, 1) == [every[-1]]
+        assert complete - tables(url) == {
+            "ecp_retention_policies", "ecp_legal_holds", "ecp_retention_audit_log"}
+        assert not {"ecp_runs_expired", "ecp_audit_aged"} & indexes(url)
+        for undone in range(2, len(every) + 1):
             assert rollback_migrations(url, 1) == [every[-undone]]
         assert tables(url) == set()
         assert not any(applied for _, applied in migration_status(url))

@@ -9,7 +9,7 @@ from starlette.exceptions import HTTPException
 from ecp_core.errors import EcpError
 from ecp_http import problems
 from ecp_http.bootstrap import Runtime, build
-from ecp_http.handlers import api_keys, docs, graphs, health, runs
+from ecp_http.handlers import api_keys, docs, graphs, health, retention, runs
 from ecp_http.routing import Operation, routes
 from ecp_http.settings import Settings
 
@@ -21,6 +21,7 @@ def all_operations(runtime: Runtime) -> list[Operation]:
         *graphs.operations(runtime),
         *runs.operations(runtime),
         *api_keys.operations(runtime),
+        *retention.operations(runtime),
         *docs.operations(runtime),
     ]
 

@@ -1,13 +1,20 @@
 """The one composition root: settings in, adapters and services wired, nothing at import time."""
 
+from typing import TYPE_CHECKING
+
 import attrs
 
 from ecp_core.audit.signing import Ed25519Signer
-from ecp_core.service import Ecp
+from ecp_core.retention.model import ConfiguredDefaults
+from ecp_core.service import Ecp, RetentionSettings
+from ecp_http.artifacts import FilesystemArtifacts
 from ecp_http.auth import Authenticator
 from ecp_http.dispatch import Dispatcher
 from ecp_http.settings import Settings, SettingsError
 from ecp_postgres import PostgresStore, migration_status
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 @attrs.define
@@ -47,18 +54,29 @@ def build(settings: Settings) -> Runtime:
     except ValueError as exc:
         raise SettingsError(f"ECP_AUDIT_SIGNING_KEY: {exc}") from exc
     store = PostgresStore(settings.database_url, max_size=max(4, settings.dispatch_workers + 8))
-    ecp = Ecp.build(store.unit_of_work, signer=signer)
+    retention = RetentionSettings(
+        artifacts=FilesystemArtifacts(settings.artifacts_dir or settings.data_dir / "artifacts"),
+        econ_erase_enabled=settings.retention_econ_erase_enabled,
+        defaults=ConfiguredDefaults(
+            audit_ttl_seconds=settings.retention_default_audit_ttl_seconds,
+            run_ttl_seconds=settings.retention_default_run_ttl_seconds,
+        ),
+    )
+    ecp = Ecp.build(store.unit_of_work, signer=signer, retention=retention)
+    sweeps: list[tuple[str, Callable[[], object], float]] = [
+        (
+            "escalate_overdue_approvals",
+            ecp.approvals.escalate_overdue,
+            settings.escalation_interval_seconds,
+        )
+    ]
+    if settings.retention_enabled:
+        sweeps.append(("retention_purge", ecp.retention.sweep, settings.retention_poll_seconds))
     dispatcher = Dispatcher(
         ecp.runs,
         workers=settings.dispatch_workers,
         poll_seconds=settings.dispatch_poll_seconds,
-        sweeps=[
-            (
-                "escalate_overdue_approvals",
-                ecp.approvals.escalate_overdue,
-                settings.escalation_interval_seconds,
-            )
-        ],
+        sweeps=sweeps,
     )
     return Runtime(
         settings=settings,

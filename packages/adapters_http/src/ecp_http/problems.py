@@ -21,6 +21,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "audit_chain_conflict": 409,
     "illegal_transition": 409,
     "audit_record_not_erasable": 409,
+    "legal_hold_active": 409,
+    "run_still_active": 409,
     "validation_failed": 422,
     "not_canonical_json": 422,
     "not_ready": 503,

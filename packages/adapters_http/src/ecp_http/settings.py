@@ -6,6 +6,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from ecp_core.retention.model import MAX_TTL_SECONDS
+
 
 class SettingsError(ValueError):
     """A setting is invalid; the message names it."""
@@ -40,6 +42,17 @@ def _number(
     return value
 
 
+def _ttl(env: Mapping[str, str], name: str) -> int | None:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return None
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_TTL_SECONDS:
+        raise SettingsError(
+            f"{name} must be whole seconds from 1 to {MAX_TTL_SECONDS}, not {raw!r}"
+        )
+    return int(raw)
+
+
 @attrs.frozen(kw_only=True)
 class Settings:
     """Everything the server is configured with."""
@@ -56,6 +69,12 @@ class Settings:
     dispatch_poll_seconds: float = 0.2
     max_wait_seconds: float = 60.0
     escalation_interval_seconds: float = 30.0
+    artifacts_dir: pathlib.Path | None = None
+    retention_enabled: bool = False
+    retention_poll_seconds: float = 300.0
+    retention_default_audit_ttl_seconds: int | None = None
+    retention_default_run_ttl_seconds: int | None = None
+    retention_econ_erase_enabled: bool = False
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -79,6 +98,22 @@ class Settings:
             dispatch_workers=int(_number(env, "ECP_DISPATCH_WORKERS", 2, minimum=1, integer=True)),
             dispatch_poll_seconds=_number(env, "ECP_DISPATCH_POLL_SECONDS", 0.2, minimum=0.01),
             max_wait_seconds=_number(env, "ECP_MAX_WAIT_SECONDS", 60.0, minimum=0),
+            artifacts_dir=pathlib.Path(env["ECP_ARTIFACTS_DIR"])
+            if env.get("ECP_ARTIFACTS_DIR")
+            else None,
+            retention_enabled=_flag(env, "SERVICE_RETENTION__ENABLED", default=False),
+            retention_poll_seconds=_number(
+                env, "SERVICE_RETENTION__WORKER_POLL_INTERVAL", 300.0, minimum=1
+            ),
+            retention_default_audit_ttl_seconds=_ttl(
+                env, "SERVICE_RETENTION__DEFAULT_AUDIT_TTL_SECONDS"
+            ),
+            retention_default_run_ttl_seconds=_ttl(
+                env, "SERVICE_RETENTION__DEFAULT_RUN_TTL_SECONDS"
+            ),
+            retention_econ_erase_enabled=_flag(
+                env, "SERVICE_RETENTION__ECON_ERASE_ENABLED", default=False
+            ),
             escalation_interval_seconds=_number(
                 env, "ECP_ESCALATION_INTERVAL_SECONDS", 30.0, minimum=0.1
             ),

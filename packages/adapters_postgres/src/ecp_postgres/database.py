@@ -20,6 +20,7 @@ from ecp_postgres.repositories import (
     PostgresPolicies,
     PostgresRuns,
 )
+from ecp_postgres.retention import PostgresRetention
 
 
 class PostgresStore:
@@ -81,6 +82,7 @@ class PostgresUnitOfWork:
         self.runs = PostgresRuns(conn)
         self.approvals = PostgresApprovals(conn)
         self.audit = PostgresAudit(conn)
+        self.retention = PostgresRetention(conn)
         return self
 
     def __exit__(

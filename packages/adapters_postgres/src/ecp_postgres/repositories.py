@@ -9,7 +9,7 @@ import psycopg
 
 from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.audit.erasure import ERASABLE_FIELDS, check_erasure
-from ecp_core.audit.record import PII_FIELDS, ChainHead, NodeAuditRecord
+from ecp_core.audit.record import DIGEST_VERSION, PII_FIELDS, ChainHead, NodeAuditRecord
 from ecp_core.contracts.model import Contract
 from ecp_core.deployments import Deployment
 from ecp_core.errors import ChainConflict, Conflict, NotFound
@@ -255,6 +255,33 @@ class PostgresRuns(_Repository):
         )
         return found[0] if found else None
 
+    def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
+        """Terminal, not yet erased runs updated before the instant, oldest first.
+
+        The statuses are literals, not parameters, so the partial index ecp_runs_expired applies.
+        """
+        return self._all(
+            RUNS,
+            "WHERE tenant_id = %s AND status IN ('COMPLETED', 'FAILED') AND erased_at IS NULL"
+            ' AND updated_at < %s ORDER BY updated_at, run_id COLLATE "C" LIMIT %s',
+            (tenant_id, updated_before, limit),
+        )
+
+    def ids_of(self, tenant_id: str) -> list[str]:
+        """Every run id of the tenant, in id order (ids grow with time: oldest first)."""
+        rows = self._conn.execute(
+            'SELECT run_id FROM ecp_runs WHERE tenant_id = %s ORDER BY run_id COLLATE "C"',
+            (tenant_id,),
+        ).fetchall()
+        return [row["run_id"] for row in rows]
+
+    def tenants(self) -> list[str]:
+        """Every tenant that has runs, in order."""
+        rows = self._conn.execute(
+            'SELECT DISTINCT tenant_id COLLATE "C" AS tenant_id FROM ecp_runs ORDER BY 1'
+        ).fetchall()
+        return [row["tenant_id"] for row in rows]
+
 
 class PostgresApprovals(_Repository):
     """ApprovalRepository on PostgreSQL."""
@@ -383,6 +410,18 @@ class PostgresAudit(_Repository):
     def get(self, tenant_id: str, audit_id: str) -> NodeAuditRecord | None:
         """One record, or None."""
         return self._one(AUDIT, "audit_id = %s AND tenant_id = %s", (audit_id, tenant_id))  # type: ignore[no-any-return]
+
+    def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
+        """Unerased version 2 records created before the instant, oldest first (ecp_audit_aged).
+
+        The digest version is a literal, not a parameter, so the partial index always applies.
+        """
+        return self._all(
+            AUDIT,
+            f"WHERE tenant_id = %s AND digest_version = {int(DIGEST_VERSION)} AND NOT erased"
+            ' AND created_at < %s ORDER BY created_at, audit_id COLLATE "C" LIMIT %s',
+            (tenant_id, created_before, limit),
+        )
 
     def store_erasure(self, record: NodeAuditRecord) -> None:
         """Persist an erasure; refuse any change beyond personal data and erasure fields."""

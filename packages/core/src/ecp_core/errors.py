@@ -100,3 +100,15 @@ class NotReady(EcpError):
     """The service cannot serve yet (schema not current, a required task stopped)."""
 
     code = "not_ready"
+
+
+class LegalHoldActive(Conflict):
+    """An active legal hold covers the run or tenant: erasure is refused."""
+
+    code = "legal_hold_active"
+
+
+class RunStillActive(Conflict):
+    """The run has not ended; it cannot be erased while it may still continue."""
+
+    code = "run_still_active"

@@ -7,7 +7,7 @@ implements them on PostgreSQL. ``tests/contract`` holds the suites both must pas
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, Self
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ecp_core.deployments import Deployment
     from ecp_core.graphs.definition import GraphVersion
     from ecp_core.policies.model import DeploymentPolicy
+    from ecp_core.retention.model import LegalHold, RetentionAuditEntry, RetentionPolicy
     from ecp_core.runs.model import Run
     from ecp_core.types import ApprovalStatus
 
@@ -139,6 +140,18 @@ class RunRepository(Protocol):
         """The oldest PENDING or RUNNING run no other transaction holds, held until commit."""
         ...
 
+    def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
+        """Terminal (COMPLETED, FAILED), not yet erased runs updated before the instant, oldest first."""
+        ...
+
+    def ids_of(self, tenant_id: str) -> list[str]:
+        """Every run id of the tenant, oldest first."""
+        ...
+
+    def tenants(self) -> list[str]:
+        """Every tenant that has runs."""
+        ...
+
 
 class ApprovalRepository(Protocol):
     """Approval records and their action trail."""
@@ -203,6 +216,10 @@ class AuditRepository(Protocol):
         """Persist an erased record; only personal data and erasure fields may differ."""
         ...
 
+    def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
+        """Not yet erased digest_version 2 records created before the instant, oldest first."""
+        ...
+
 
 class ContractRepository(Protocol):
     """Immutable contracts (named JSON Schemas) per tenant."""
@@ -242,6 +259,56 @@ class ApiKeyRepository(Protocol):
         ...
 
 
+class RetentionRepository(Protocol):
+    """Retention policies, legal holds and the append-only retention audit log."""
+
+    def policy(self, tenant_id: str) -> RetentionPolicy | None:
+        """The stored policy row of a tenant (``default``: the system row), or None."""
+        ...
+
+    def put_policy(self, policy: RetentionPolicy) -> None:
+        """Store a tenant's policy row, replacing any earlier one."""
+        ...
+
+    def policy_tenants(self) -> list[str]:
+        """Tenants with a policy row of their own."""
+        ...
+
+    def add_hold(self, hold: LegalHold) -> None:
+        """Store a new hold."""
+        ...
+
+    def hold(self, tenant_id: str, hold_id: str) -> LegalHold | None:
+        """One hold of the tenant, or None."""
+        ...
+
+    def holds(self, tenant_id: str, *, active_only: bool = False) -> list[LegalHold]:
+        """The tenant's holds, oldest first."""
+        ...
+
+    def save_hold(self, hold: LegalHold) -> None:
+        """Replace a stored hold (its release)."""
+        ...
+
+    def append_log(self, entry: RetentionAuditEntry) -> None:
+        """Append to the retention audit log."""
+        ...
+
+    def log(
+        self, tenant_id: str, *, limit: int, before: str | None = None
+    ) -> list[RetentionAuditEntry]:
+        """The tenant's log, newest first, older than entry id ``before`` when given."""
+        ...
+
+    def lock_tenant(self, tenant_id: str, *, exclusive: bool) -> None:
+        """Hold the tenant's retention lock until commit.
+
+        Erasures take it shared and new holds exclusively, so a hold never lands while an erasure
+        that cannot see it is in flight.
+        """
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction over every storage port. Leaving without :meth:`commit` rolls back."""
 
@@ -252,6 +319,7 @@ class UnitOfWork(Protocol):
     approvals: ApprovalRepository
     audit: AuditRepository
     contracts: ContractRepository
+    retention: RetentionRepository
     api_keys: ApiKeyRepository
 
     def __enter__(self) -> Self:
@@ -272,19 +340,42 @@ class UnitOfWork(Protocol):
         ...
 
 
+class ArtifactStore(Protocol):
+    """Where runs keep artifacts (files, blobs), addressed by key."""
+
+    def delete_prefix(self, prefix: str) -> int:
+        """Delete every artifact whose key starts with ``prefix``; return how many."""
+        ...
+
+    def delete(self, keys: Sequence[str]) -> int:
+        """Delete these artifacts where they exist; return how many were deleted."""
+        ...
+
+
+class EvidenceEraser(Protocol):
+    """Deletes economic evidence events of a run by join key (the evidence area)."""
+
+    def erase_join_keys(self, tenant_id: str, run_id: str, join_keys: Sequence[str]) -> int:
+        """Delete the tenant's events with these join keys or this run id; return how many."""
+        ...
+
+
 UnitOfWorkFactory = Callable[[], "UnitOfWork"]
 """Makes a fresh unit of work per use case."""
 
 __all__ = [
     "ApiKeyRepository",
     "ApprovalRepository",
+    "ArtifactStore",
     "AuditRepository",
     "Clock",
     "ContractRepository",
     "DeploymentRepository",
+    "EvidenceEraser",
     "GraphRepository",
     "IdFactory",
     "PolicyRepository",
+    "RetentionRepository",
     "RunRepository",
     "Signer",
     "UnitOfWork",

@@ -14,12 +14,33 @@ from ecp_core.contracts.service import ContractService
 from ecp_core.graphs.catalog import GraphCatalog
 from ecp_core.identity import ActorIdentity
 from ecp_core.memory import MemoryStore
-from ecp_core.ports import Clock, IdFactory, Signer, UnitOfWorkFactory
+from ecp_core.memory.artifacts import MemoryArtifacts
+from ecp_core.ports import (
+    ArtifactStore,
+    Clock,
+    EvidenceEraser,
+    IdFactory,
+    Signer,
+    UnitOfWorkFactory,
+)
+from ecp_core.retention.erasure import RunEraser
+from ecp_core.retention.model import ConfiguredDefaults
+from ecp_core.retention.service import RetentionService
 from ecp_core.runs.actions import ActionRegistry
 from ecp_core.runs.engine import RunEngine
 from ecp_core.runs.model import RunStatusResponse
 from ecp_core.runs.service import RunService
 from ecp_core.system import SystemClock, UuidV7Factory
+
+
+@attrs.frozen(kw_only=True)
+class RetentionSettings:
+    """How erasure reaches beyond the database: artifacts, economic evidence, default TTLs."""
+
+    artifacts: ArtifactStore = attrs.field(factory=MemoryArtifacts)
+    evidence: EvidenceEraser | None = None
+    econ_erase_enabled: bool = False
+    defaults: ConfiguredDefaults = attrs.field(factory=ConfiguredDefaults)
 
 
 @attrs.frozen(kw_only=True)
@@ -33,6 +54,7 @@ class Ecp:
     audit: AuditService
     actions: ActionRegistry
     api_keys: ApiKeyService
+    retention: RetentionService
 
     @classmethod
     def build(
@@ -44,13 +66,27 @@ class Ecp:
         ids: IdFactory | None = None,
         actions: ActionRegistry | None = None,
         verification_keys: Sequence[PublicSigningKey] = (),
+        retention: RetentionSettings | None = None,
     ) -> "Ecp":
-        """Wire every service. ``verification_keys`` adds retired keys to the signer's own."""
+        """Wire every service.
+
+        ``verification_keys`` adds retired keys to the signer's own; ``retention`` says where
+        artifacts live, whether economic events are erased, and the configured default TTLs.
+        """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
         actions = actions or ActionRegistry()
         engine = RunEngine(clock, ids, AuditWriter(clock, ids, signer), actions)
         keys = [*verification_keys, *([signer.published()] if signer is not None else [])]
+        retention = retention or RetentionSettings()
+        eraser = RunEraser(
+            uow,
+            clock,
+            ids,
+            retention.artifacts,
+            retention.evidence,
+            econ_erase_enabled=retention.econ_erase_enabled,
+        )
         return cls(
             graphs=GraphCatalog(uow, clock, ids, known_actions=None),
             contracts=ContractService(uow, clock),
@@ -59,6 +95,7 @@ class Ecp:
             audit=AuditService(uow, clock, keys),
             actions=actions,
             api_keys=ApiKeyService(uow, clock),
+            retention=RetentionService(uow, clock, ids, eraser, retention.defaults),
         )
 
     @classmethod

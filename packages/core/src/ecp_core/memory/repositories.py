@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.audit.erasure import check_erasure
-from ecp_core.audit.record import ChainHead, NodeAuditRecord
+from ecp_core.audit.record import DIGEST_VERSION, ChainHead, NodeAuditRecord
 from ecp_core.contracts.model import Contract
 from ecp_core.deployments import Deployment
 from ecp_core.errors import ChainConflict, Conflict, NotFound
 from ecp_core.graphs.definition import GraphVersion
 from ecp_core.policies.model import DeploymentPolicy
+from ecp_core.retention.model import SYSTEM_TENANT, LegalHold, RetentionAuditEntry, RetentionPolicy
 from ecp_core.runs.model import Run
 from ecp_core.types import ApprovalStatus, RunStatus
 
@@ -168,6 +169,25 @@ class MemoryRuns(_Repository):
         found = self.runnable(1)
         return found[0] if found else None
 
+    @detached
+    def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
+        """Terminal runs last updated before the instant, oldest first."""
+        terminal = (RunStatus.COMPLETED, RunStatus.FAILED)
+        found = [
+            run
+            for run in self._of(tenant_id)
+            if run.status in terminal and run.updated_at < updated_before and run.erased_at is None
+        ]
+        return sorted(found, key=lambda run: (run.updated_at, run.run_id))[:limit]
+
+    def ids_of(self, tenant_id: str) -> list[str]:
+        """Every run id of the tenant, oldest first."""
+        return sorted(run.run_id for run in self._of(tenant_id))
+
+    def tenants(self) -> list[str]:
+        """Every tenant that has runs."""
+        return sorted({run.tenant_id for run in self._t.table("runs").values()})
+
 
 class MemoryApprovals(_Repository):
     """ApprovalRepository in memory."""
@@ -274,6 +294,19 @@ class MemoryAudit(_Repository):
         record: NodeAuditRecord | None = self._t.table("audit").get(audit_id)
         return record if record is not None and record.tenant_id == tenant_id else None
 
+    @detached
+    def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
+        """Unerased version 2 records created before the instant, oldest first."""
+        found = [
+            r
+            for r in self._t.table("audit").values()
+            if r.tenant_id == tenant_id
+            and r.digest_version == DIGEST_VERSION
+            and not r.erased
+            and r.created_at < created_before
+        ]
+        return sorted(found, key=lambda r: (r.created_at, r.audit_id))[:limit]
+
     def store_erasure(self, record: NodeAuditRecord) -> None:
         """Persist an erasure; refuse any change beyond personal data and erasure fields."""
         stored = self.get(record.tenant_id, record.audit_id)
@@ -281,6 +314,75 @@ class MemoryAudit(_Repository):
             raise NotFound(f"audit record {record.audit_id} not found")
         check_erasure(stored, record)
         self._t.put("audit", record.audit_id, record)
+
+
+class MemoryRetention(_Repository):
+    """RetentionRepository in memory."""
+
+    @detached
+    def policy(self, tenant_id: str) -> RetentionPolicy | None:
+        """The stored policy row, or None."""
+        return self._t.table("retention_policies").get(tenant_id)
+
+    def put_policy(self, policy: RetentionPolicy) -> None:
+        """Store a policy row."""
+        self._t.put("retention_policies", policy.tenant_id, policy)
+
+    def policy_tenants(self) -> list[str]:
+        """Tenants with a policy row of their own."""
+        return sorted(t for t in self._t.table("retention_policies") if t != SYSTEM_TENANT)
+
+    def add_hold(self, hold: LegalHold) -> None:
+        """Store a new hold."""
+        if hold.hold_id in self._t.table("legal_holds"):
+            raise Conflict(f"hold {hold.hold_id} exists")
+        self._t.put("legal_holds", hold.hold_id, hold)
+
+    @detached
+    def hold(self, tenant_id: str, hold_id: str) -> LegalHold | None:
+        """One hold of the tenant, or None."""
+        found: LegalHold | None = self._t.table("legal_holds").get(hold_id)
+        return found if found is not None and found.tenant_id == tenant_id else None
+
+    @detached
+    def holds(self, tenant_id: str, *, active_only: bool = False) -> list[LegalHold]:
+        """The tenant's holds, oldest first."""
+        found = [
+            h
+            for h in self._t.table("legal_holds").values()
+            if h.tenant_id == tenant_id and (h.active or not active_only)
+        ]
+        return sorted(found, key=lambda h: (h.created_at, h.hold_id))
+
+    def save_hold(self, hold: LegalHold) -> None:
+        """Replace a stored hold."""
+        if self.hold(hold.tenant_id, hold.hold_id) is None:
+            raise NotFound(f"hold {hold.hold_id} not found")
+        self._t.put("legal_holds", hold.hold_id, hold)
+
+    def append_log(self, entry: RetentionAuditEntry) -> None:
+        """Append to the log (an entry id appears once)."""
+        if entry.entry_id in self._t.table("retention_log_ids"):
+            raise Conflict(f"log entry {entry.entry_id} exists")
+        self._t.put("retention_log_ids", entry.entry_id, entry.tenant_id)
+        self._t.append("retention_log", entry.tenant_id, entry)
+
+    @detached
+    def log(
+        self, tenant_id: str, *, limit: int, before: str | None = None
+    ) -> list[RetentionAuditEntry]:
+        """Newest first."""
+        entries = sorted(
+            self._t.table("retention_log").get(tenant_id, []),
+            key=lambda e: e.entry_id,
+            reverse=True,
+        )
+        if before is not None:
+            entries = [e for e in entries if e.entry_id < before]
+        return entries[:limit]
+
+    def lock_tenant(self, tenant_id: str, *, exclusive: bool) -> None:
+        """Nothing to do: a memory unit of work already holds the store lock."""
 
 
 class MemoryContracts(_Repository):

@@ -3,6 +3,7 @@
 import copy
 import threading
 from collections.abc import Callable, Hashable
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -14,10 +15,21 @@ from ecp_core.memory.repositories import (
     MemoryDeployments,
     MemoryGraphs,
     MemoryPolicies,
+    MemoryRetention,
     MemoryRuns,
 )
+from ecp_core.retention.model import SYSTEM_TENANT, RetentionPolicy
 
 _ABSENT = object()
+
+SYSTEM_POLICY = RetentionPolicy(
+    tenant_id=SYSTEM_TENANT,
+    audit_ttl_seconds=None,
+    run_ttl_seconds=None,
+    enabled=True,
+    updated_at=datetime(1970, 1, 1, tzinfo=UTC),
+)
+"""The seeded ``default`` row: keep audit records and runs forever."""
 
 
 class Tables:
@@ -60,9 +72,10 @@ class MemoryStore:
     """Everything the in-memory adapters hold; hand :meth:`unit_of_work` to the services."""
 
     def __init__(self) -> None:
-        """Start empty."""
+        """Start empty but for the system retention row (keep forever), as a migration seeds it."""
         self.tables = Tables()
         self.lock = threading.RLock()
+        self.tables.put("retention_policies", SYSTEM_TENANT, SYSTEM_POLICY)
 
     def unit_of_work(self) -> "MemoryUnitOfWork":
         """A fresh unit of work over this store (the UnitOfWorkFactory)."""
@@ -83,6 +96,7 @@ class MemoryUnitOfWork:
         self.approvals = MemoryApprovals(tables)
         self.audit = MemoryAudit(tables)
         self.contracts = MemoryContracts(tables)
+        self.retention = MemoryRetention(tables)
         self.api_keys = MemoryApiKeys(tables)
         self._undo: list[Callable[[], None]] = []
 

@@ -82,6 +82,7 @@ class Run:
     metadata: dict[str, Any] | None = None
     artifacts: tuple[str, ...] | None = None
     error: dict[str, Any] | None = None
+    erased_at: Annotated[datetime, AwareUtc()] | None = None
 
     @property
     def public_status(self) -> RunPublicStatus:

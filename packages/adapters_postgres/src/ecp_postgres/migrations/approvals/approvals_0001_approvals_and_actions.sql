@@ -1,7 +1,7 @@
 -- depends: core_0001_graphs_deployments_runs
 
 CREATE TABLE ecp_approvals (
-    approval_id            text        PRIMARY KEY,
+    approval_id            text COLLATE "C" PRIMARY KEY,
     tenant_id              text        NOT NULL,
     run_id                 text        NOT NULL,
     node_id                text        NOT NULL,

@@ -42,7 +42,7 @@ CREATE TABLE ecp_contracts (
 );
 
 CREATE TABLE ecp_runs (
-    run_id                text        PRIMARY KEY,
+    run_id                text COLLATE "C" PRIMARY KEY,
     tenant_id             text        NOT NULL,
     deployment_ref        text        NOT NULL,
     graph_version_ref     text        NOT NULL,

@@ -1,0 +1,93 @@
+"""RetentionRepository on PostgreSQL: policies, legal holds and the retention audit log."""
+
+from ecp_core.errors import NotFound
+from ecp_core.retention.model import SYSTEM_TENANT, LegalHold, RetentionAuditEntry, RetentionPolicy
+from ecp_postgres.repositories import _Repository
+from ecp_postgres.rows import Table
+
+RETENTION_POLICIES = Table("ecp_retention_policies", RetentionPolicy)
+LEGAL_HOLDS = Table("ecp_legal_holds", LegalHold)
+RETENTION_LOG = Table("ecp_retention_audit_log", RetentionAuditEntry, jsonb=["detail"])
+LOCK_NAMESPACE = "ecp.retention:"
+"""Prefix of the advisory lock keys, apart from any other advisory lock user of the database."""
+
+
+class PostgresRetention(_Repository):
+    """RetentionRepository on PostgreSQL; the ``default`` system row is seeded by the migration."""
+
+    def lock_tenant(self, tenant_id: str, *, exclusive: bool) -> None:
+        """Hold the tenant's retention lock (a transaction-level advisory lock) until commit.
+
+        Erasures take it shared and new holds exclusively. The key hashes the tenant id: tenants
+        whose keys collide only wait for each other more often.
+        """
+        function = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+        self._conn.execute(
+            f"SELECT {function}(hashtextextended(%s, 0))",
+            (LOCK_NAMESPACE + tenant_id,),
+        )
+
+    def policy(self, tenant_id: str) -> RetentionPolicy | None:
+        """The stored policy row, or None."""
+        return self._one(RETENTION_POLICIES, "tenant_id = %s", (tenant_id,))  # type: ignore[no-any-return]
+
+    def put_policy(self, policy: RetentionPolicy) -> None:
+        """Store a policy row, replacing any earlier one."""
+        sets = ", ".join(
+            f"{c} = EXCLUDED.{c}" for c in RETENTION_POLICIES.columns if c != "tenant_id"
+        )
+        self._conn.execute(
+            f"{RETENTION_POLICIES.insert_sql()} ON CONFLICT (tenant_id) DO UPDATE SET {sets}",
+            RETENTION_POLICIES.params(policy),
+        )
+
+    def policy_tenants(self) -> list[str]:
+        """Tenants with a policy row of their own (not the system row), in order."""
+        rows = self._conn.execute(
+            "SELECT tenant_id FROM ecp_retention_policies WHERE tenant_id <> %s ORDER BY tenant_id",
+            (SYSTEM_TENANT,),
+        ).fetchall()
+        return [row["tenant_id"] for row in rows]
+
+    def add_hold(self, hold: LegalHold) -> None:
+        """Store a new hold (Conflict when its id exists, in any tenant)."""
+        self._insert(LEGAL_HOLDS, hold, f"hold {hold.hold_id} exists")
+
+    def hold(self, tenant_id: str, hold_id: str) -> LegalHold | None:
+        """One hold of the tenant, or None."""
+        return self._one(LEGAL_HOLDS, "hold_id = %s AND tenant_id = %s", (hold_id, tenant_id))  # type: ignore[no-any-return]
+
+    def holds(self, tenant_id: str, *, active_only: bool = False) -> list[LegalHold]:
+        """The tenant's holds (only unreleased ones when ``active_only``), oldest first."""
+        active = " AND released_at IS NULL" if active_only else ""
+        return self._all(
+            LEGAL_HOLDS,
+            f"WHERE tenant_id = %s{active} ORDER BY created_at, hold_id",
+            (tenant_id,),
+        )
+
+    def save_hold(self, hold: LegalHold) -> None:
+        """Replace a stored hold of the same tenant (NotFound otherwise)."""
+        sql = LEGAL_HOLDS.update_sql("hold_id") + " AND tenant_id = %(tenant_id)s"
+        if self._conn.execute(sql, LEGAL_HOLDS.params(hold)).rowcount != 1:
+            raise NotFound(f"hold {hold.hold_id} not found")
+
+    def append_log(self, entry: RetentionAuditEntry) -> None:
+        """Append to the log (Conflict when the entry id exists)."""
+        self._insert(RETENTION_LOG, entry, f"retention log entry {entry.entry_id} exists")
+
+    def log(
+        self, tenant_id: str, *, limit: int, before: str | None = None
+    ) -> list[RetentionAuditEntry]:
+        """The tenant's entries by entry id, newest first, older than ``before`` when given."""
+        if before is None:
+            return self._all(
+                RETENTION_LOG,
+                "WHERE tenant_id = %s ORDER BY entry_id DESC LIMIT %s",
+                (tenant_id, limit),
+            )
+        return self._all(
+            RETENTION_LOG,
+            "WHERE tenant_id = %s AND entry_id < %s ORDER BY entry_id DESC LIMIT %s",
+            (tenant_id, before, limit),
+        )

@@ -1,0 +1,281 @@
+"""erase_run: the spec's five steps, each idempotent and written to the retention audit log.
+
+Steps, in order: crypto-erase the run's node audits; delete its checkpoints (the saved state and
+the payloads its approvals hold); redact the run row (output, artifacts, metadata, error nulled);
+clean artifacts by prefix plus keys found in output snapshots; delete economic events by join
+key. Keys and join keys are read before the audit records lose them. The first three steps commit
+in one transaction, under the tenant's retention lock and with every guard re-checked.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from ecp_core.approvals.model import ApprovalRecord
+from ecp_core.audit.erasure import crypto_erase
+from ecp_core.audit.record import LEGACY_DIGEST_VERSION, NodeAuditRecord
+from ecp_core.constraints import checked
+from ecp_core.errors import EcpError, LegalHoldActive, NotFound, RunStillActive
+from ecp_core.ports import (
+    ArtifactStore,
+    Clock,
+    EvidenceEraser,
+    IdFactory,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
+from ecp_core.retention.model import RetentionAuditEntry, StepStatus
+from ecp_core.retention.rules import held
+from ecp_core.runs.model import Run
+from ecp_core.runs.state_machine import TERMINAL
+
+ARTIFACT_KEY = "artifact_key"
+ARTIFACT_KEYS = "artifact_keys"
+JOIN_KEY = "join_key"
+
+RunGuard = Callable[[Run], bool]
+"""An extra condition a purge re-checks inside the destructive transaction."""
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class StepResult:
+    """One step of one erasure."""
+
+    step: str
+    status: StepStatus
+    newly_erased: int
+    detail: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class RunErasure:
+    """What erasing one run did; ``erased`` is False when a guard stopped it.
+
+    ``newly_erased`` adds up the steps: zero when the erasure repeats an earlier one.
+    """
+
+    run_id: str
+    erased: bool
+    newly_erased: int = 0
+    steps: tuple[StepResult, ...] = ()
+
+    @classmethod
+    def of(cls, run_id: str, steps: Sequence[StepResult]) -> "RunErasure":
+        """A performed erasure with its steps."""
+        return cls(
+            run_id=run_id,
+            erased=True,
+            newly_erased=sum(s.newly_erased for s in steps),
+            steps=tuple(steps),
+        )
+
+
+def artifact_keys(records: Iterable[NodeAuditRecord]) -> list[str]:
+    """Artifact keys named at the top of output snapshots (``artifact_key``, ``artifact_keys``)."""
+    keys: list[str] = []
+    for record in records:
+        output = record.output_snapshot
+        if not isinstance(output, dict):
+            continue
+        single, many = output.get(ARTIFACT_KEY), output.get(ARTIFACT_KEYS)
+        keys.extend([single] if isinstance(single, str) else [])
+        keys.extend(key for key in (many if isinstance(many, list) else []) if isinstance(key, str))
+    return list(dict.fromkeys(keys))
+
+
+def join_keys(records: Iterable[NodeAuditRecord]) -> list[str]:
+    """Top-level ``join_key`` values of the records' execution metadata (never nested keys)."""
+    found = (
+        record.execution_metadata.get(JOIN_KEY)
+        for record in records
+        if isinstance(record.execution_metadata, dict)
+    )
+    return list(dict.fromkeys(key for key in found if isinstance(key, str)))
+
+
+def _without_payloads(approval: ApprovalRecord) -> ApprovalRecord:
+    resolution = approval.resolution
+    if resolution is not None and resolution.edited_payload is not None:
+        resolution = attrs.evolve(resolution, edited_payload=None)
+    return attrs.evolve(approval, proposed_payload=None, context_excerpt={}, resolution=resolution)
+
+
+class RunEraser:
+    """Erases runs in the spec's order; shared by explicit erasure and the TTL purge."""
+
+    def __init__(
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        ids: IdFactory,
+        artifacts: ArtifactStore,
+        evidence: EvidenceEraser | None,
+        *,
+        econ_erase_enabled: bool,
+    ) -> None:
+        """Wire the eraser.
+
+        ``econ_erase_enabled`` False logs ``econ_erase_skipped``; True without an eraser fails
+        that step (retryable by erasing again).
+        """
+        self._uow = uow
+        self._clock = clock
+        self._ids = ids
+        self._artifacts = artifacts
+        self._evidence = evidence
+        self._econ_enabled = econ_erase_enabled
+
+    def erase(
+        self,
+        tenant_id: str,
+        run_id: str,
+        *,
+        reason: str,
+        trigger: str,
+        guard: RunGuard | None = None,
+    ) -> RunErasure:
+        """Erase one run.
+
+        Raises NotFound, LegalHoldActive or RunStillActive (explicit erasure); with a ``guard``
+        (purge) a run that no longer qualifies is left alone instead.
+        """
+        with self._uow() as uow:
+            uow.retention.lock_tenant(tenant_id, exclusive=False)
+            run = uow.runs.lock(tenant_id, run_id)
+            if run is None:
+                raise NotFound(f"run {run_id} not found")
+            refusal = self._refusal(uow, run)
+            if refusal is not None or (guard is not None and not guard(run)):
+                if guard is None and refusal is not None:
+                    raise refusal
+                return RunErasure(run_id=run_id, erased=False)
+            records = uow.audit.for_run(tenant_id, run_id)
+            keys, joins = artifact_keys(records), join_keys(records)
+            steps = [
+                self._erase_audits(uow, records, reason),
+                self._delete_checkpoints(uow, run),
+                self._redact_run(uow, run_id, tenant_id),
+            ]
+            self._log(
+                uow, tenant_id=tenant_id, run_id=run_id, steps=steps, reason=reason, trigger=trigger
+            )
+            uow.commit()
+        later = [
+            self._clean_artifacts(tenant_id, run_id, keys),
+            self._erase_evidence(tenant_id, run_id, joins),
+        ]
+        with self._uow() as uow:
+            self._log(
+                uow, tenant_id=tenant_id, run_id=run_id, steps=later, reason=reason, trigger=trigger
+            )
+            uow.commit()
+        return RunErasure.of(run_id, [*steps, *later])
+
+    @staticmethod
+    def _refusal(uow: UnitOfWork, run: Run) -> EcpError | None:
+        if held(uow.retention.holds(run.tenant_id, active_only=True), run.tenant_id, run.run_id):
+            return LegalHoldActive(f"an active legal hold covers run {run.run_id}")
+        if run.status not in TERMINAL:
+            return RunStillActive(f"run {run.run_id} is {run.public_status.value}")
+        return None
+
+    def _erase_audits(
+        self, uow: UnitOfWork, records: Sequence[NodeAuditRecord], reason: str
+    ) -> StepResult:
+        now, newly, legacy = self._clock.now(), 0, 0
+        for record in records:
+            if record.digest_version == LEGACY_DIGEST_VERSION:
+                legacy += 1
+                continue
+            erased = crypto_erase(record, reason, now)
+            if erased is not record:
+                uow.audit.store_erasure(erased)
+                newly += 1
+        detail = {"legacy_records_kept": legacy} if legacy else {}
+        return StepResult(
+            step="crypto_erase_audits", status=StepStatus.DONE, newly_erased=newly, detail=detail
+        )
+
+    @staticmethod
+    def _delete_checkpoints(uow: UnitOfWork, run: Run) -> StepResult:
+        newly = 0
+        cleared = attrs.evolve(run, state={}, paused=None, approved_action=None)
+        if cleared != run:
+            uow.runs.save(cleared)
+            newly += 1
+        for approval in uow.approvals.for_run(run.tenant_id, run.run_id):
+            emptied = _without_payloads(approval)
+            if emptied != approval:
+                uow.approvals.save(emptied)
+                newly += 1
+        return StepResult(step="delete_checkpoints", status=StepStatus.DONE, newly_erased=newly)
+
+    def _redact_run(self, uow: UnitOfWork, run_id: str, tenant_id: str) -> StepResult:
+        run = uow.runs.get(tenant_id, run_id)
+        assert run is not None  # noqa: S101 - locked above
+        failure = (
+            None if run.failure_state is None else attrs.evolve(run.failure_state, message=None)
+        )
+        redacted = attrs.evolve(
+            run, output=None, artifacts=None, metadata=None, error=None, failure_state=failure
+        )
+        changed = redacted != run
+        if changed or run.erased_at is None:
+            uow.runs.save(attrs.evolve(redacted, erased_at=run.erased_at or self._clock.now()))
+        return StepResult(step="redact_run", status=StepStatus.DONE, newly_erased=int(changed))
+
+    def _clean_artifacts(self, tenant_id: str, run_id: str, keys: list[str]) -> StepResult:
+        removed = self._artifacts.delete_prefix(f"{tenant_id}/{run_id}/") + self._artifacts.delete(
+            keys
+        )
+        return StepResult(
+            step="clean_artifacts",
+            status=StepStatus.DONE,
+            newly_erased=removed,
+            detail={"keys_from_snapshots": len(keys)},
+        )
+
+    def _erase_evidence(self, tenant_id: str, run_id: str, joins: list[str]) -> StepResult:
+        if not self._econ_enabled:
+            return StepResult(step="econ_erase_skipped", status=StepStatus.SKIPPED, newly_erased=0)
+        if self._evidence is None:
+            return StepResult(
+                step="delete_economic_events",
+                status=StepStatus.FAILED,
+                newly_erased=0,
+                detail={"error": "economic evidence store not configured; erase again once it is"},
+            )
+        removed = self._evidence.erase_join_keys(tenant_id, run_id, joins)
+        return StepResult(
+            step="delete_economic_events",
+            status=StepStatus.DONE,
+            newly_erased=removed,
+            detail={"join_keys": len(joins)},
+        )
+
+    def _log(
+        self,
+        uow: UnitOfWork,
+        *,
+        tenant_id: str,
+        run_id: str,
+        steps: Iterable[StepResult],
+        reason: str,
+        trigger: str,
+    ) -> None:
+        for step in steps:
+            uow.retention.append_log(
+                RetentionAuditEntry(
+                    entry_id=self._ids.new_id(),
+                    tenant_id=tenant_id,
+                    run_id=run_id,
+                    step=step.step,
+                    status=step.status,
+                    newly_erased=step.newly_erased,
+                    reason=reason,
+                    trigger=trigger,
+                    occurred_at=self._clock.now(),
+                    detail=step.detail,
+                )
+            )

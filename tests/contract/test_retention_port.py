@@ -1,0 +1,395 @@
+"""Retention repository, and the run and audit queries the TTL sweeps select with."""
+
+from datetime import timedelta
+
+import attrs
+import psycopg
+import pytest
+from tests.contract.records import NOW, run
+from tests.support.chains import START, build_chain
+
+from ecp_core.audit import crypto_erase
+from ecp_core.errors import Conflict, NotFound
+from ecp_core.retention.model import (
+    MAX_TTL_SECONDS,
+    SYSTEM_TENANT,
+    LegalHold,
+    RetentionAuditEntry,
+    RetentionPolicy,
+    StepStatus,
+)
+from ecp_core.types import RunStatus
+
+
+def policy(tenant="t1", audit=3600, run_ttl=86400, enabled=True, offset=0):
+    return RetentionPolicy(
+        tenant_id=tenant,
+        audit_ttl_seconds=audit,
+        run_ttl_seconds=run_ttl,
+        enabled=enabled,
+        updated_at=NOW + timedelta(seconds=offset),
+    )
+
+
+def hold(hold_id="h1", tenant="t1", run_id=None, offset=0):
+    return LegalHold(
+        hold_id=hold_id,
+        tenant_id=tenant,
+        reason="litigation é",
+        created_at=NOW + timedelta(seconds=offset),
+        created_by="key-1",
+        run_id=run_id,
+    )
+
+
+def entry(entry_id, tenant="t1", run_id="run-1", detail=None):
+    return RetentionAuditEntry(
+        entry_id=entry_id,
+        tenant_id=tenant,
+        step="crypto_erase_audits",
+        status=StepStatus.DONE,
+        newly_erased=3,
+        reason="ttl",
+        trigger="purge",
+        occurred_at=NOW,
+        run_id=run_id,
+        detail={} if detail is None else detail,
+    )
+
+
+# --- policies ------------------------------------------------------------------------------
+
+
+def test_the_system_row_is_seeded_with_keep_forever(uow):
+    with uow() as tx:
+        system = tx.retention.policy(SYSTEM_TENANT)
+        assert system is not None
+        assert system.tenant_id == SYSTEM_TENANT
+        assert (system.audit_ttl_seconds, system.run_ttl_seconds) == (None, None)
+        assert system.enabled is True
+        assert tx.retention.policy("t1") is None
+        assert tx.retention.policy_tenants() == []
+
+
+def test_put_policy_stores_and_replaces(uow):
+    with uow() as tx:
+        tx.retention.put_policy(policy("t2", audit=None))
+        tx.retention.put_policy(policy("t1"))
+        tx.commit()
+    with uow() as tx:
+        assert tx.retention.policy("t1") == policy("t1")
+        assert tx.retention.policy("t2") == policy("t2", audit=None)
+        assert tx.retention.policy_tenants() == ["t1", "t2"]
+        replaced = policy("t1", audit=MAX_TTL_SECONDS, run_ttl=None, enabled=False, offset=5)
+        tx.retention.put_policy(replaced)
+        tx.commit()
+    with uow() as tx:
+        assert tx.retention.policy("t1") == replaced
+        assert tx.retention.policy_tenants() == ["t1", "t2"]
+
+
+def test_replacing_the_system_row_keeps_it_out_of_policy_tenants(uow):
+    system = policy(SYSTEM_TENANT, audit=60, run_ttl=120)
+    with uow() as tx:
+        tx.retention.put_policy(system)
+        tx.commit()
+    with uow() as tx:
+        assert tx.retention.policy(SYSTEM_TENANT) == system
+        assert tx.retention.policy_tenants() == []
+
+
+def test_an_uncommitted_policy_is_rolled_back(uow):
+    with uow() as tx:
+        tx.retention.put_policy(policy("t1"))
+        assert tx.retention.policy("t1") == policy("t1")
+    with uow() as tx:
+        assert tx.retention.policy("t1") is None
+        assert tx.retention.policy_tenants() == []
+
+
+def test_lock_tenant_in_both_modes_leaves_the_transaction_usable(uow):
+    with uow() as tx:
+        tx.retention.lock_tenant("t1", exclusive=False)
+        tx.retention.lock_tenant("t1", exclusive=False)
+        tx.retention.lock_tenant("t1", exclusive=True)
+        tx.retention.lock_tenant("t2", exclusive=True)
+        tx.retention.add_hold(hold("h1"))
+        tx.commit()
+    with uow() as tx:
+        tx.retention.lock_tenant("t1", exclusive=True)
+        assert tx.retention.holds("t1") == [hold("h1")]
+
+
+def test_on_postgres_the_tenant_lock_is_shared_or_exclusive_per_tenant(postgres_store):
+    """Erasures (shared) run together; a new hold (exclusive) waits for them, other tenants don't."""
+    uow = postgres_store.unit_of_work
+
+    def try_lock(tx, tenant_id, *, exclusive):
+        tx._conn.execute("SET LOCAL lock_timeout = '200ms'")
+        try:
+            tx.retention.lock_tenant(tenant_id, exclusive=exclusive)
+        except psycopg.errors.LockNotAvailable:
+            return False
+        return True
+
+    with uow() as first:
+        first.retention.lock_tenant("t1", exclusive=False)
+        with uow() as second:
+            assert try_lock(second, "t1", exclusive=False)
+        with uow() as second:
+            assert not try_lock(second, "t1", exclusive=True)
+        with uow() as second:
+            assert try_lock(second, "t2", exclusive=True)
+        first.commit()
+        with uow() as second:  # committing released the lock
+            assert try_lock(second, "t1", exclusive=True)
+
+
+# --- legal holds ---------------------------------------------------------------------------
+
+
+def test_holds_are_stored_listed_oldest_first_and_scoped(uow):
+    tenant_wide = hold("h2", offset=1)
+    run_scoped = hold("h1", run_id="run-1")
+    same_moment = hold("h0", run_id="run-2", offset=1)
+    other = hold("h3", tenant="t2")
+    with uow() as tx:
+        for value in (tenant_wide, run_scoped, same_moment, other):
+            tx.retention.add_hold(value)
+        tx.commit()
+    with uow() as tx:
+        assert tx.retention.hold("t1", "h1") == run_scoped
+        assert tx.retention.hold("t1", "h2") == tenant_wide
+        assert tx.retention.hold("t2", "h1") is None
+        assert tx.retention.hold("t1", "h3") is None
+        assert tx.retention.hold("t1", "nope") is None
+        assert tx.retention.holds("t1") == [run_scoped, same_moment, tenant_wide]
+        assert tx.retention.holds("t1", active_only=True) == [run_scoped, same_moment, tenant_wide]
+        assert tx.retention.holds("t2") == [other]
+        assert tx.retention.holds("t3") == []
+
+
+def test_a_released_hold_is_no_longer_active(uow):
+    with uow() as tx:
+        tx.retention.add_hold(hold("h1", run_id="run-1"))
+        tx.retention.add_hold(hold("h2", offset=1))
+        tx.commit()
+    released = attrs.evolve(
+        hold("h1", run_id="run-1"), released_at=NOW + timedelta(hours=1), released_by="key-2"
+    )
+    with uow() as tx:
+        tx.retention.save_hold(released)
+        tx.commit()
+    with uow() as tx:
+        assert not tx.retention.hold("t1", "h1").active
+        assert tx.retention.hold("t1", "h1") == released
+        assert tx.retention.holds("t1") == [released, hold("h2", offset=1)]
+        assert tx.retention.holds("t1", active_only=True) == [hold("h2", offset=1)]
+
+
+def test_save_hold_needs_a_stored_hold_of_the_same_tenant(uow):
+    with uow() as tx:
+        tx.retention.add_hold(hold("h1"))
+        tx.commit()
+    with uow() as tx:
+        with pytest.raises(NotFound):
+            tx.retention.save_hold(hold("nope"))
+        with pytest.raises(NotFound):
+            tx.retention.save_hold(attrs.evolve(hold("h1", tenant="t2"), released_by="x"))
+        assert tx.retention.hold("t1", "h1") == hold("h1")
+        assert tx.retention.holds("t2") == []
+
+
+def test_a_duplicate_hold_id_is_a_conflict_in_any_tenant(uow):
+    with uow() as tx:
+        tx.retention.add_hold(hold("h1"))
+        with pytest.raises(Conflict):
+            tx.retention.add_hold(hold("h1", offset=3))
+        with pytest.raises(Conflict):
+            tx.retention.add_hold(hold("h1", tenant="t2"))
+        tx.retention.add_hold(hold("h2"))  # the transaction is still usable
+        tx.commit()
+    with uow() as tx:
+        assert tx.retention.holds("t1") == [hold("h1"), hold("h2")]
+        assert tx.retention.holds("t2") == []
+
+
+# --- retention audit log -------------------------------------------------------------------
+
+
+def test_the_log_pages_newest_first(uow):
+    detail = {"keys": ["a", "b"], "counts": {"events": 2}, "note": "é", "none": None}
+    with uow() as tx:
+        for entry_id in ("e-03", "e-01", "e-05", "e-02", "e-04"):
+            tx.retention.append_log(entry(entry_id, detail=detail))
+        tx.retention.append_log(entry("e-06", tenant="t2", run_id=None))
+        tx.commit()
+    with uow() as tx:
+        newest = tx.retention.log("t1", limit=3)
+        assert [e.entry_id for e in newest] == ["e-05", "e-04", "e-03"]
+        assert newest[0] == entry("e-05", detail=detail)
+        older = tx.retention.log("t1", limit=3, before="e-03")
+        assert [e.entry_id for e in older] == ["e-02", "e-01"]
+        assert tx.retention.log("t1", limit=3, before="e-01") == []
+        assert [e.entry_id for e in tx.retention.log("t1", limit=10, before="e-99")] == [
+            "e-05",
+            "e-04",
+            "e-03",
+            "e-02",
+            "e-01",
+        ]
+        assert tx.retention.log("t2", limit=10) == [entry("e-06", tenant="t2", run_id=None)]
+        assert tx.retention.log("t3", limit=10) == []
+
+
+def test_log_entries_keep_every_field(uow):
+    failed = attrs.evolve(
+        entry("e-1", run_id=None), status=StepStatus.FAILED, newly_erased=0, detail={"error": "x"}
+    )
+    with uow() as tx:
+        tx.retention.append_log(failed)
+        tx.commit()
+    with uow() as tx:
+        assert tx.retention.log("t1", limit=1) == [failed]
+
+
+# --- runs the run TTL sweep selects ----------------------------------------------------------
+
+
+def test_expired_selects_terminal_runs_updated_strictly_before(uow):
+    with uow() as tx:
+        for offset, status in enumerate(RunStatus):
+            tx.runs.add(run(f"run-{status.value.lower()}", status=status, offset=offset))
+        tx.runs.add(run("run-late", status=RunStatus.COMPLETED, offset=100))
+        tx.runs.add(run("run-other", tenant="t2", status=RunStatus.FAILED))
+        tx.commit()
+    with uow() as tx:
+        found = tx.runs.expired("t1", NOW + timedelta(seconds=100), 10)
+        assert [r.run_id for r in found] == ["run-completed", "run-failed"]
+        assert found[0] == run("run-completed", status=RunStatus.COMPLETED, offset=4)
+        assert [r.run_id for r in tx.runs.expired("t1", NOW + timedelta(seconds=101), 10)] == [
+            "run-completed",
+            "run-failed",
+            "run-late",
+        ]
+        assert tx.runs.expired("t1", NOW + timedelta(seconds=4), 10) == []
+        assert [r.run_id for r in tx.runs.expired("t2", NOW + timedelta(seconds=1), 10)] == [
+            "run-other"
+        ]
+        assert tx.runs.expired("t2", NOW, 10) == []
+        assert tx.runs.expired("t3", NOW + timedelta(days=1), 10) == []
+
+
+def test_expired_skips_erased_runs(uow):
+    done = run("run-1", status=RunStatus.COMPLETED)
+    with uow() as tx:
+        tx.runs.add(done)
+        tx.runs.add(run("run-2", status=RunStatus.FAILED, offset=1))
+        tx.runs.save(attrs.evolve(done, output=None, erased_at=NOW + timedelta(hours=1)))
+        tx.commit()
+    with uow() as tx:
+        assert tx.runs.get("t1", "run-1").erased_at == NOW + timedelta(hours=1)
+        found = tx.runs.expired("t1", NOW + timedelta(days=1), 10)
+        assert [r.run_id for r in found] == ["run-2"]
+        assert tx.runs.ids_of("t1") == ["run-1", "run-2"]
+
+
+def test_expired_is_oldest_first_by_update_then_id_and_limited(uow):
+    with uow() as tx:
+        tx.runs.add(run("run-a", status=RunStatus.FAILED, offset=3))
+        tx.runs.add(run("run-b", status=RunStatus.COMPLETED, offset=1))
+        tx.runs.add(run("run-d", status=RunStatus.COMPLETED, offset=2))
+        tx.runs.add(run("run-c", status=RunStatus.COMPLETED, offset=2))
+        tx.commit()
+    later = NOW + timedelta(minutes=1)
+    with uow() as tx:
+        assert [r.run_id for r in tx.runs.expired("t1", later, 10)] == [
+            "run-b",
+            "run-c",
+            "run-d",
+            "run-a",
+        ]
+        assert [r.run_id for r in tx.runs.expired("t1", later, 2)] == ["run-b", "run-c"]
+        # updated_at, not created_at, decides.
+        moved = attrs.evolve(
+            run("run-b", status=RunStatus.COMPLETED, offset=1), updated_at=NOW + timedelta(hours=1)
+        )
+        tx.runs.save(moved)
+        assert [r.run_id for r in tx.runs.expired("t1", later, 10)] == ["run-c", "run-d", "run-a"]
+
+
+def test_ids_of_and_tenants(uow):
+    with uow() as tx:
+        assert tx.runs.tenants() == []
+        assert tx.runs.ids_of("t1") == []
+        for run_id in ("run-2", "run-0", "run-1"):
+            tx.runs.add(run(run_id, status=RunStatus.COMPLETED))
+        tx.runs.add(run("run-3", tenant="t3"))
+        tx.runs.add(run("run-4", tenant="t2", status=RunStatus.WAITING_APPROVAL))
+        tx.commit()
+    with uow() as tx:
+        assert tx.runs.ids_of("t1") == ["run-0", "run-1", "run-2"]
+        assert tx.runs.ids_of("t2") == ["run-4"]
+        assert tx.runs.ids_of("t9") == []
+        assert tx.runs.tenants() == ["t1", "t2", "t3"]
+
+
+# --- audit records the audit TTL sweep selects -----------------------------------------------
+
+
+def other_chain(run_id, prefix, *, tenant="t1", shift=timedelta(0), count=2, **kwargs):
+    """A chain of another run (ids, tenant and times changed after sealing: repositories
+    store records as given and do not verify them)."""
+    records, _ = build_chain(
+        [{"stdout": f"{prefix}{i}"} for i in range(count)], run_id=run_id, **kwargs
+    )
+    return [
+        attrs.evolve(
+            r, audit_id=f"{prefix}{r.audit_id}", tenant_id=tenant, created_at=r.created_at + shift
+        )
+        for r in records
+    ]
+
+
+def test_aged_selects_unerased_version_2_records_created_strictly_before(uow):
+    records, _ = build_chain([{"stdout": "a"}, {"input_snapshot": {"email": "a@b.c"}}, {}, {}])
+    legacy = other_chain("run-v1", "v1-", digest_version=1)
+    foreign = other_chain("run-t2", "t2-", tenant="t2")
+    with uow() as tx:
+        for record in [*records, *legacy, *foreign]:
+            tx.audit.append(record)
+        tx.audit.store_erasure(crypto_erase(records[1], "request", START))
+        tx.commit()
+    forever = START + timedelta(days=1)
+    with uow() as tx:
+        found = tx.audit.aged("t1", forever, 10)
+        assert [r.audit_id for r in found] == ["audit-1", "audit-3", "audit-4"]
+        assert found[0] == records[0]
+        assert [r.audit_id for r in tx.audit.aged("t1", records[2].created_at, 10)] == ["audit-1"]
+        assert tx.audit.aged("t1", records[0].created_at, 10) == []
+        assert [r.audit_id for r in tx.audit.aged("t2", forever, 10)] == [
+            "t2-audit-1",
+            "t2-audit-2",
+        ]
+        assert tx.audit.aged("t3", forever, 10) == []
+
+
+def test_aged_is_oldest_first_by_creation_then_id_and_limited(uow):
+    first, _ = build_chain([{}, {}, {}])
+    second = other_chain("run-2", "r2-", shift=timedelta(milliseconds=500), count=2)
+    tied = other_chain("run-3", "a-", count=1)  # created with audit-1, sorts before it by id
+    with uow() as tx:
+        for record in [*second, *first, *tied]:
+            tx.audit.append(record)
+        tx.commit()
+    forever = START + timedelta(days=1)
+    with uow() as tx:
+        assert [r.audit_id for r in tx.audit.aged("t1", forever, 10)] == [
+            "a-audit-1",
+            "audit-1",
+            "r2-audit-1",
+            "audit-2",
+            "r2-audit-2",
+            "audit-3",
+        ]
+        assert [r.audit_id for r in tx.audit.aged("t1", forever, 2)] == ["a-audit-1", "audit-1"]

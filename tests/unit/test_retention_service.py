@@ -1,0 +1,188 @@
+"""Retention on the core: erasure steps, holds, idempotence, and the purge sweep's promises."""
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ecp_core import (
+    ActorIdentity,
+    ApprovalDecision,
+    ApprovalResolutionRequest,
+    AuthMethod,
+    CreateDeploymentRequest,
+    Ecp,
+    GraphBuilder,
+    StartRunRequest,
+)
+from ecp_core.errors import LegalHoldActive, NotFound, RunStillActive, ValidationFailed
+from ecp_core.memory.artifacts import MemoryArtifacts
+from ecp_core.retention import (
+    CreateLegalHoldRequest,
+    ErasureRequest,
+    PolicySource,
+    RetentionPolicyRequest,
+)
+from ecp_core.service import RetentionSettings
+from ecp_core.system import FixedClock, SequentialIds
+from ecp_core.types import RunStatus
+
+ADMIN = ActorIdentity(subject="dpo", auth_method=AuthMethod.BEARER, tenant_id="t")
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def world(artifacts=None, econ=False):
+    clock = FixedClock(START)
+    ecp = Ecp.in_memory(clock=clock, ids=SequentialIds("r"),
+                        retention=RetentionSettings(artifacts=artifacts or MemoryArtifacts(), econ_erase_enabled=econ))
+    ecp.actions.register("store", lambda context: {"artifact_key": f"shared/{context.run_id}.pdf",
+                                                   "email": context.state.get("email")})
+    graph = (GraphBuilder("g").action("save", "store").approval("ok", summary="s", rationale="r").end("done")
+             .chain("save", "ok", "done").build())
+    ecp.graphs.register("t", graph)
+    ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
+    return ecp, clock
+
+
+def run_to(ecp, status="completed", email="a@b.c"):
+    run, _ = ecp.runs.start("t", StartRunRequest(deployment_ref="d", input={"email": email}))
+    run = ecp.runs.drive("t", run.run_id)
+    if status == "waiting":
+        return run
+    decision = ApprovalDecision.APPROVE if status == "completed" else ApprovalDecision.REJECT
+    ecp.resolve(ADMIN, "d", run.pending_approval_ids[0], ApprovalResolutionRequest(decision=decision))
+    return ecp.runs.get("t", run.run_id)
+
+
+def test_erasure_runs_every_step_and_keeps_the_chain_verifying():
+    artifacts = MemoryArtifacts()
+    ecp, _ = world(artifacts)
+    run = run_to(ecp)
+    artifacts.put(f"t/{run.run_id}/report.pdf", b"x")
+    artifacts.put(f"shared/{run.run_id}.pdf", b"y")
+    artifacts.put("t/other/keep.pdf", b"z")
+    before = ecp.audit.verify_run("t", run.run_id)
+    report = ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="subject request"))
+    steps = [(s.step, s.status.value, s.newly_erased) for s in report.runs[0].steps]
+    assert steps == [("crypto_erase_audits", "done", before.record_count), ("delete_checkpoints", "done", 2),
+                     ("redact_run", "done", 1), ("clean_artifacts", "done", 2), ("econ_erase_skipped", "skipped", 0)]
+    assert list(artifacts.items) == ["t/other/keep.pdf"]
+    after = ecp.audit.verify_run("t", run.run_id)
+    assert (after.verified, after.signature_verified, after.record_count) == (True, True, before.record_count)
+    erased = ecp.runs.get("t", run.run_id)
+    assert (erased.state, erased.output, erased.metadata, erased.error) == ({}, None, None, None)
+    assert all(a.proposed_payload is None for a in ecp.approvals.for_run("t", run.run_id))
+    assert all(e.erased and e.input_snapshot is None for e in ecp.audit.timeline("t", run.run_id).entries)
+    again = ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="subject request"))
+    assert again.newly_erased == 0
+    log = ecp.retention.log("t", limit=100)
+    assert len(log) == 10
+    assert {e.step for e in log} >= {"crypto_erase_audits", "redact_run", "econ_erase_skipped"}
+
+
+def test_missing_evidence_store_is_a_failed_retryable_step():
+    ecp, _ = world(econ=True)
+    run = run_to(ecp)
+    report = ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="r"))
+    last = report.runs[0].steps[-1]
+    assert (last.step, last.status.value) == ("delete_economic_events", "failed")
+
+
+def test_holds_beat_erasure_until_released():
+    ecp, _ = world()
+    run = run_to(ecp)
+    hold = ecp.retention.place_hold(ADMIN, CreateLegalHoldRequest(reason="litigation", run_id=run.run_id))
+    with pytest.raises(LegalHoldActive):
+        ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="r"))
+    assert ecp.audit.timeline("t", run.run_id).entries[0].erased is False
+    released = ecp.retention.release_hold(ADMIN, hold.hold_id)
+    assert released.released_at is not None
+    assert ecp.retention.holds("t")[0].hold_id == hold.hold_id
+    assert ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="r")).newly_erased > 0
+
+
+def test_a_tenant_wide_hold_blocks_tenant_erasure():
+    ecp, _ = world()
+    run_to(ecp)
+    ecp.retention.place_hold(ADMIN, CreateLegalHoldRequest(reason="audit"))
+    with pytest.raises(LegalHoldActive):
+        ecp.retention.request_erasure(ADMIN, ErasureRequest(tenant_id="t", reason="r"))
+
+
+def test_request_shapes_and_scope():
+    ecp, _ = world()
+    run = run_to(ecp, "waiting")
+    with pytest.raises(RunStillActive):
+        ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="r"))
+    with pytest.raises(ValidationFailed):
+        ecp.retention.request_erasure(ADMIN, ErasureRequest(reason="r"))
+    with pytest.raises(NotFound):
+        ecp.retention.request_erasure(ADMIN, ErasureRequest(tenant_id="other", reason="r"))
+    with pytest.raises(NotFound):
+        ecp.retention.place_hold(ActorIdentity(subject="x", auth_method=AuthMethod.BEARER, tenant_id="u"),
+                                 CreateLegalHoldRequest(reason="r", run_id=run.run_id))
+
+
+def test_policy_resolution_through_the_service():
+    ecp, _ = world()
+    assert ecp.retention.policy("t").source is PolicySource.SYSTEM_DEFAULT
+    resolved = ecp.retention.put_policy("t", RetentionPolicyRequest(audit_ttl_seconds=60, run_ttl_seconds=None))
+    assert (resolved.source, resolved.audit_ttl_seconds, resolved.run_ttl_seconds) == (PolicySource.TENANT, 60, None)
+
+
+kinds = st.sampled_from(["completed", "failed", "waiting"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(kinds, st.booleans(), st.integers(0, 3)), min_size=1, max_size=6),
+       st.integers(1, 5), st.booleans(), st.integers(0, 8))
+def test_purge_erases_exactly_the_eligible_runs(plan, ttl, tenant_hold, elapsed):
+    ecp, clock = world()
+    runs = []
+    for kind, hold, delay in plan:
+        clock.advance(delay)
+        run = run_to(ecp, kind)
+        if hold:
+            ecp.retention.place_hold(ADMIN, CreateLegalHoldRequest(reason="h", run_id=run.run_id))
+        runs.append((ecp.runs.get("t", run.run_id), hold))
+    if tenant_hold:
+        ecp.retention.place_hold(ADMIN, CreateLegalHoldRequest(reason="all"))
+    ecp.retention.put_policy("t", RetentionPolicyRequest(audit_ttl_seconds=None, run_ttl_seconds=ttl))
+    clock.advance(elapsed)
+    report = ecp.retention.sweep()
+    assert report.failures == ()
+    now = clock.now()
+    for run, hold in runs:
+        eligible = (run.status in (RunStatus.COMPLETED, RunStatus.FAILED) and not hold and not tenant_hold
+                    and (now - run.updated_at).total_seconds() > ttl)
+        entries = ecp.audit.timeline("t", run.run_id).entries
+        assert all(e.erased for e in entries) is eligible or not entries
+        assert any(e.erased for e in entries) is eligible
+        assert (ecp.runs.get("t", run.run_id).output is None) is (eligible or run.status is not RunStatus.COMPLETED)
+    assert ecp.retention.sweep().runs_erased == 0
+
+
+def test_erased_runs_are_marked_and_not_selected_again():
+    ecp, clock = world()
+    run = run_to(ecp)
+    ecp.retention.put_policy("t", RetentionPolicyRequest(audit_ttl_seconds=None, run_ttl_seconds=1))
+    clock.advance(5)
+    assert ecp.retention.sweep().runs_erased == 1
+    assert ecp.runs.get("t", run.run_id).erased_at == clock.now()
+    with ecp.runs._uow() as uow:
+        assert uow.runs.expired("t", clock.now(), 10) == []
+
+
+def test_the_audit_ttl_tombstones_aged_records_only():
+    ecp, clock = world()
+    old = run_to(ecp)
+    clock.advance(100)
+    new = run_to(ecp)
+    ecp.retention.put_policy("t", RetentionPolicyRequest(audit_ttl_seconds=50, run_ttl_seconds=None))
+    report = ecp.retention.sweep()
+    assert report.records_tombstoned == len(ecp.audit.timeline("t", old.run_id).entries)
+    assert all(e.erased for e in ecp.audit.timeline("t", old.run_id).entries)
+    assert not any(e.erased for e in ecp.audit.timeline("t", new.run_id).entries)
+    assert ecp.runs.get("t", old.run_id).output is not None
+    assert ecp.audit.verify_run("t", old.run_id).verified
