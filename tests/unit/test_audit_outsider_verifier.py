@@ -18,7 +18,7 @@ import pytest
 import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.support.chains import text
+from tests.support.chains import personal_data
 
 from ecp_core import (
     ActorIdentity,
@@ -487,28 +487,7 @@ def test_legacy_version_1_records_hash_their_plaintext():
 
 # --- property: the outsider recomputes every digest the core writes -------------------------------
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-MAX_SAFE, max_value=MAX_SAFE)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | text(max_size=12)
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=16,
-)
-personal_data = st.fixed_dictionaries(
-    {},
-    optional={
-        **{field: json_values for field in PII_FIELDS if field not in ("stdout", "stderr")},
-        "stdout": st.none() | text(max_size=40),
-        "stderr": st.none() | text(max_size=40),
-    },
-)
+# The strategies are the shared ones: what is independent here is the verifier, not the data.
 
 
 @settings(max_examples=80, deadline=None)
