@@ -186,3 +186,30 @@ def test_the_audit_ttl_tombstones_aged_records_only():
     assert not any(e.erased for e in ecp.audit.timeline("t", new.run_id).entries)
     assert ecp.runs.get("t", old.run_id).output is not None
     assert ecp.audit.verify_run("t", old.run_id).verified
+
+
+def test_tenant_erasure_erases_ended_runs_and_reports_active_ones():
+    ecp, _ = world()
+    done, failed, waiting = run_to(ecp), run_to(ecp, "failed"), run_to(ecp, "waiting")
+    report = ecp.retention.request_erasure(ADMIN, ErasureRequest(tenant_id="t", reason="account closed"))
+    by_run = {r.run_id: r.erased for r in report.runs}
+    assert by_run == {done.run_id: True, failed.run_id: True, waiting.run_id: False}
+    assert report.target == "tenant:t"
+    assert not any(e.erased for e in ecp.audit.timeline("t", waiting.run_id).entries)
+    assert ecp.runs.get("t", waiting.run_id).status is RunStatus.WAITING_APPROVAL
+    assert ecp.retention.request_erasure(ADMIN, ErasureRequest(tenant_id="t", reason="again")).newly_erased == 0
+
+
+def test_filesystem_artifacts_stay_inside_their_directory(tmp_path):
+    from ecp_http.artifacts import FilesystemArtifacts
+
+    store = FilesystemArtifacts(tmp_path / "artifacts")
+    store.put("t/r1/a.txt", b"a")
+    store.put("t/r1/deep/b.txt", b"b")
+    store.put("t/r2/c.txt", b"c")
+    store.put("shared/x.pdf", b"x")
+    with pytest.raises(ValueError, match="leaves"):
+        store.put("../escape.txt", b"no")
+    assert store.delete_prefix("t/r1/") == 2
+    assert store.delete(["shared/x.pdf", "shared/missing.pdf", "../../etc/passwd"]) == 1
+    assert sorted(p.relative_to(tmp_path / "artifacts").as_posix() for p in (tmp_path / "artifacts").rglob("*.txt")) == ["t/r2/c.txt"]

@@ -26,6 +26,7 @@ from ecp_core.retention.model import (
 )
 from ecp_core.retention.rules import cutoff, held, resolve_policy, run_ttl_eligible
 from ecp_core.runs.model import Run
+from ecp_core.runs.state_machine import TERMINAL
 
 log = logging.getLogger("ecp_core.retention")
 
@@ -53,6 +54,10 @@ class SweepReport:
     records_tombstoned: int = 0
     runs_erased: int = 0
     failures: tuple[str, ...] = ()
+
+
+def _ended(run: Run) -> bool:
+    return run.status in TERMINAL
 
 
 def _unchanged_and_expired(seen: Run, limit: datetime) -> RunGuard:
@@ -179,8 +184,11 @@ class RetentionService:
             holds = uow.retention.holds(tenant_id, active_only=True)
         if any(held(holds, tenant_id, run_id) for run_id in run_ids):
             raise LegalHoldActive(f"an active legal hold covers a run of tenant {tenant_id}")
+        # Runs that have not ended are left alone and reported with erased false.
         runs = tuple(
-            self._eraser.erase(tenant_id, run_id, reason=request.reason, trigger=trigger)
+            self._eraser.erase(
+                tenant_id, run_id, reason=request.reason, trigger=trigger, guard=_ended
+            )
             for run_id in run_ids
         )
         return ErasureReport.of(f"tenant:{tenant_id}", runs)
