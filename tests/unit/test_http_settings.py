@@ -68,3 +68,16 @@ def test_tokens_round_trip_and_refuse_unknown_roles():
         Authenticator("other" * 8).verify_token(mint_token(secret, tenant="t", roles=["admin"]))
     with pytest.raises(Unauthenticated):
         Authenticator(secret).verify_token(mint_token(secret, tenant="t", roles=["admin"], ttl_seconds=-10))
+
+
+def test_every_setting_is_documented():
+    import pathlib
+    import re
+
+    import ecp_http.settings as module
+
+    source = pathlib.Path(module.__file__).read_text()
+    names = set(re.findall(r'"((?:ECP|SERVICE_RETENTION)_[A-Z_]+)"', source))
+    doc = (pathlib.Path(__file__).parents[2] / "docs" / "operations.md").read_text()
+    assert names
+    assert sorted(name for name in names if f"`{name}`" not in doc) == []
