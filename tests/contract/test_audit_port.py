@@ -69,3 +69,19 @@ def test_erasure_changes_only_personal_data(uow):
     with uow() as tx:
         assert tx.audit.get("t1", "audit-1") == erased
         assert tx.audit.head("run-1").record_digest == records[0].record_digest
+
+
+def test_deployment_records_page_by_run_and_attempt(uow):
+    first, _ = build_chain([{}, {}, {}], run_id="run-a")
+    second, _ = build_chain([{}, {}], run_id="run-b")
+    second = [attrs.evolve(r, audit_id="b-" + r.audit_id) for r in second]
+    with uow() as tx:
+        for record in [*second, *first]:
+            tx.audit.append(record)
+        tx.commit()
+    with uow() as tx:
+        page = tx.audit.for_deployment("t1", "dep", limit=2)
+        assert [(r.run_id, r.attempt) for r in page] == [("run-a", 1), ("run-a", 2)]
+        rest = tx.audit.for_deployment("t1", "dep", limit=10, after=("run-a", 2))
+        assert [(r.run_id, r.attempt) for r in rest] == [("run-a", 3), ("run-b", 1), ("run-b", 2)]
+        assert tx.audit.for_deployment("t1", "dep", "run-b", after=("run-b", 1)) == [second[1]]

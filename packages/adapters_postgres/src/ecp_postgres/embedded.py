@@ -6,6 +6,7 @@ restarts, and is stopped cleanly by :meth:`EmbeddedPostgres.stop`.
 
 import os
 import pathlib
+import time
 import warnings
 from types import TracebackType
 from typing import Any, Self
@@ -38,11 +39,18 @@ class EmbeddedPostgres:
                 self._server = _pgserver().get_server(self.pgdata, cleanup_mode="stop")
         return str(self._server.get_uri())
 
-    def stop(self) -> None:
-        """Stop the server when this was the last handle to it."""
-        if self._server is not None:
-            self._server.cleanup()
-            self._server = None
+    def stop(self, wait_seconds: float = 15.0) -> None:
+        """Stop the server when this was the last handle to it, and wait until it has stopped.
+
+        Another process still using the server keeps it running; then the wait just times out.
+        """
+        if self._server is None:
+            return
+        self._server.cleanup()
+        self._server = None
+        deadline = time.monotonic() + wait_seconds
+        while (self.pgdata / "postmaster.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def __enter__(self) -> Self:
         """Start on entry."""

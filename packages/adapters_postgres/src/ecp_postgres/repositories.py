@@ -392,20 +392,28 @@ class PostgresAudit(_Repository):
         )
 
     def for_deployment(
-        self, tenant_id: str, deployment_ref: str, run_id: str | None = None
+        self,
+        tenant_id: str,
+        deployment_ref: str,
+        run_id: str | None = None,
+        *,
+        limit: int | None = None,
+        after: tuple[str, int] | None = None,
     ) -> list[NodeAuditRecord]:
-        """A deployment's records by run, then chain order."""
-        if run_id is None:
-            return self._all(
-                AUDIT,
-                "WHERE tenant_id = %s AND deployment_ref = %s ORDER BY run_id, attempt",
-                (tenant_id, deployment_ref),
-            )
-        return self._all(
-            AUDIT,
-            "WHERE tenant_id = %s AND deployment_ref = %s AND run_id = %s ORDER BY attempt",
-            (tenant_id, deployment_ref, run_id),
-        )
+        """A deployment's records by run id (code-point order), then chain order."""
+        where = ["tenant_id = %s", "deployment_ref = %s"]
+        params: list[Any] = [tenant_id, deployment_ref]
+        if run_id is not None:
+            where.append("run_id = %s")
+            params.append(run_id)
+        if after is not None:
+            where.append('(run_id COLLATE "C", attempt) > (%s, %s)')
+            params.extend(after)
+        tail = f'WHERE {" AND ".join(where)} ORDER BY run_id COLLATE "C", attempt'
+        if limit is not None:
+            tail += " LIMIT %s"
+            params.append(limit)
+        return self._all(AUDIT, tail, tuple(params))
 
     def get(self, tenant_id: str, audit_id: str) -> NodeAuditRecord | None:
         """One record, or None."""

@@ -203,9 +203,18 @@ class AuditRepository(Protocol):
         ...
 
     def for_deployment(
-        self, tenant_id: str, deployment_ref: str, run_id: str | None = None
+        self,
+        tenant_id: str,
+        deployment_ref: str,
+        run_id: str | None = None,
+        *,
+        limit: int | None = None,
+        after: tuple[str, int] | None = None,
     ) -> list[NodeAuditRecord]:
-        """A deployment's records, by run and chain order."""
+        """A deployment's records by run id, then chain order.
+
+        At most ``limit`` of them, after the (run_id, attempt) position ``after`` when given.
+        """
         ...
 
     def get(self, tenant_id: str, audit_id: str) -> NodeAuditRecord | None:

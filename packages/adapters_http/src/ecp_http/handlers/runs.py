@@ -13,7 +13,7 @@ from ecp_core.runs.model import AdminRunListResponse, RunStatusResponse, StartRu
 from ecp_core.runs.service import MAX_PAGE
 from ecp_core.types import ApprovalStatus
 from ecp_core.wire import structure
-from ecp_http.handlers.common import int_query, preferred_wait, wait_until_settled
+from ecp_http.handlers.common import int_query, next_link, preferred_wait, wait_until_settled
 from ecp_http.models import (
     ApprovalListResponse,
     ApprovalStatusQuery,
@@ -76,8 +76,19 @@ def operations(runtime: "Runtime") -> list[Operation]:
     def verify_run_audit(call: Call) -> AuditVerificationResponse:
         return ecp.audit.verify_run(call.tenant, call.path["run_id"])
 
-    def deployment_audits(call: Call) -> AuditRecordListResponse:
-        return ecp.audit.records(call.tenant, call.path["ref"], call.query.get("run_id"))
+    def deployment_audits(call: Call) -> Reply:
+        limit = int_query(call.query, "limit", 50, 1, MAX_PAGE)
+        body, cursor = ecp.audit.records(
+            call.tenant,
+            call.path["ref"],
+            call.query.get("run_id"),
+            limit=limit,
+            cursor=call.query.get("cursor"),
+        )
+        return Reply(
+            body=body,
+            headers=next_link(f"/deployments/{call.path['ref']}/audits", call.query, cursor),
+        )
 
     def verify_deployment_audits(call: Call) -> AuditVerificationResponse:
         return ecp.audit.verify_deployment(call.tenant, call.path["ref"])
@@ -93,12 +104,7 @@ def operations(runtime: "Runtime") -> list[Operation]:
         body = AdminRunListResponse(
             runs=tuple(RunStatusResponse.of(run) for run in runs), total=total
         )
-        headers = (
-            {}
-            if cursor is None
-            else {"Link": f'</admin/runs?limit={limit}&cursor={cursor}>; rel="next"'}
-        )
-        return Reply(body=body, headers=headers)
+        return Reply(body=body, headers=next_link("/admin/runs", call.query, cursor))
 
     prefer = "Send `Prefer: wait=N` to answer once the run waits or ends, or after N seconds."
     return [
@@ -179,7 +185,13 @@ def operations(runtime: "Runtime") -> list[Operation]:
             summary="A deployment's audit records",
             permission=Permission.AUDIT_READ,
             response=AuditRecordListResponse,
-            query=(QueryParam(name="run_id", schema={"type": "string"}),),
+            query=(
+                QueryParam(name="run_id", schema={"type": "string"}),
+                QueryParam(
+                    name="limit", schema={"type": "integer", "minimum": 1, "maximum": MAX_PAGE}
+                ),
+                QueryParam(name="cursor", schema={"type": "string"}),
+            ),
         ),
         Operation(
             method="GET",

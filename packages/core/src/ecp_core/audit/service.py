@@ -1,5 +1,7 @@
 """Use cases for the audit trail: read, verify, erase, publish keys."""
 
+import base64
+import binascii
 from collections.abc import Sequence
 
 from ecp_core.audit.erasure import crypto_erase
@@ -7,13 +9,40 @@ from ecp_core.audit.record import (
     AuditRecordListResponse,
     AuditTimelineResponse,
     AuditVerificationResponse,
+    NodeAuditRecord,
 )
 from ecp_core.audit.signing import KeyRing, PublicSigningKey
 from ecp_core.audit.verify import verify_chain
-from ecp_core.errors import NotFound
+from ecp_core.errors import FieldError, NotFound, ValidationFailed
 from ecp_core.graphs.catalog import require_deployment
 from ecp_core.ports import Clock, UnitOfWork, UnitOfWorkFactory
 from ecp_core.runs.model import Run
+
+DEFAULT_PAGE = 50
+_CURSOR_SEPARATOR = "\n"
+
+
+def _cursor(record: NodeAuditRecord) -> str:
+    raw = f"audit{_CURSOR_SEPARATOR}{record.run_id}{_CURSOR_SEPARATOR}{record.attempt}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _position(cursor: str) -> tuple[str, int]:
+    invalid = ValidationFailed(
+        "invalid cursor",
+        errors=[FieldError(loc=("cursor",), msg="not a cursor this service issued")],
+    )
+    try:
+        text = base64.b64decode(
+            cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True
+        ).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise invalid from exc
+    kind, _, rest = text.partition(_CURSOR_SEPARATOR)
+    run_id, _, attempt = rest.rpartition(_CURSOR_SEPARATOR)
+    if kind != "audit" or not run_id or not attempt.isdigit():
+        raise invalid
+    return run_id, int(attempt)
 
 
 def _require_run(uow: UnitOfWork, tenant_id: str, run_id: str) -> Run:
@@ -49,13 +78,27 @@ class AuditService:
         )
 
     def records(
-        self, tenant_id: str, deployment_ref: str, run_id: str | None = None
-    ) -> AuditRecordListResponse:
-        """A deployment's records, optionally of one run."""
+        self,
+        tenant_id: str,
+        deployment_ref: str,
+        run_id: str | None = None,
+        *,
+        limit: int = DEFAULT_PAGE,
+        cursor: str | None = None,
+    ) -> tuple[AuditRecordListResponse, str | None]:
+        """A page of a deployment's records (optionally of one run) and the next page's cursor."""
+        after = None if cursor is None else _position(cursor)
         with self._uow() as uow:
             require_deployment(uow, tenant_id, deployment_ref)
-            records = uow.audit.for_deployment(tenant_id, deployment_ref, run_id)
-        return AuditRecordListResponse(deployment_ref=deployment_ref, records=tuple(records))
+            records = uow.audit.for_deployment(
+                tenant_id, deployment_ref, run_id, limit=limit + 1, after=after
+            )
+        more = len(records) > limit
+        records = records[:limit]
+        next_cursor = _cursor(records[-1]) if more else None
+        return AuditRecordListResponse(
+            deployment_ref=deployment_ref, records=tuple(records)
+        ), next_cursor
 
     def verify_run(self, tenant_id: str, run_id: str) -> AuditVerificationResponse:
         """Verify one run's chain against its head."""

@@ -277,16 +277,24 @@ class MemoryAudit(_Repository):
 
     @detached
     def for_deployment(
-        self, tenant_id: str, deployment_ref: str, run_id: str | None = None
+        self,
+        tenant_id: str,
+        deployment_ref: str,
+        run_id: str | None = None,
+        *,
+        limit: int | None = None,
+        after: tuple[str, int] | None = None,
     ) -> list[NodeAuditRecord]:
-        """A deployment's records by run, then chain order."""
+        """A deployment's records by run id, then chain order, after ``after``."""
         run_ids = [run_id] if run_id is not None else sorted(self._t.table("audit_chains"))
-        return [
+        found = [
             record
             for rid in run_ids
             for record in self.for_run(tenant_id, rid)
             if record.deployment_ref == deployment_ref
+            and (after is None or (record.run_id, record.attempt) > after)
         ]
+        return found if limit is None else found[:limit]
 
     @detached
     def get(self, tenant_id: str, audit_id: str) -> NodeAuditRecord | None:
