@@ -393,3 +393,27 @@ def test_aged_is_oldest_first_by_creation_then_id_and_limited(uow):
             "audit-3",
         ]
         assert [r.audit_id for r in tx.audit.aged("t1", forever, 2)] == ["a-audit-1", "audit-1"]
+
+
+def test_selection_skips_held_runs_so_they_cannot_starve_the_purge(uow):
+    from datetime import timedelta
+
+    from tests.contract.records import NOW, run
+    from tests.support.chains import build_chain
+
+    from ecp_core.retention.model import LegalHold
+    from ecp_core.types import RunStatus
+
+    with uow() as tx:
+        for name in ("held-1", "held-2", "free"):
+            tx.runs.add(run(name, status=RunStatus.COMPLETED, offset={"held-1": 0, "held-2": 1, "free": 2}[name]))
+        for record in [*build_chain([{}], run_id="held-1")[0], *build_chain([{}], run_id="free")[0]]:
+            tx.audit.append(attrs.evolve(record, audit_id=f"{record.run_id}-{record.attempt}"))
+        for index, held_run in enumerate(("held-1", "held-2")):
+            tx.retention.add_hold(LegalHold(hold_id=f"h{index}", tenant_id="t1", run_id=held_run, reason="r",
+                                            created_at=NOW, created_by="a"))
+        tx.commit()
+    later = NOW + timedelta(days=1)
+    with uow() as tx:
+        assert [r.run_id for r in tx.runs.expired("t1", later, 1)] == ["free"]
+        assert [r.run_id for r in tx.audit.aged("t1", later, 1)] == ["free"]

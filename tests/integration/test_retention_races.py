@@ -219,7 +219,9 @@ def test_a_hold_committed_before_the_sweep_keeps_the_run_out_of_the_candidates(
         try:
             report = sweep.result(timeout=WAIT_SECONDS)
         except concurrent.futures.TimeoutError:
-            pytest.fail(f"the sweep waits for the retention lock: {waiting_modes(postgres_store.url)}")
+            pytest.fail(
+                f"the sweep waits for the retention lock: {waiting_modes(postgres_store.url)}"
+            )
         finally:
             uow.commit()
     assert report.failures == ()

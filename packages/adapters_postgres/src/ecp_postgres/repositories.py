@@ -59,6 +59,15 @@ AUDIT = Table(
 )
 
 
+def _not_held(table: str) -> str:
+    """Rows of ``table`` whose run no active legal hold covers (held runs are left out)."""
+    holds = "SELECT 1 FROM ecp_legal_holds h WHERE h.released_at IS NULL"
+    return (
+        f"NOT EXISTS ({holds} AND h.tenant_id = {table}.tenant_id"
+        f" AND (h.run_id IS NULL OR h.run_id = {table}.run_id))"
+    )
+
+
 class GraphCache:
     """A bounded, thread-safe map of immutable graph versions, shared by a store's units of work."""
 
@@ -256,14 +265,15 @@ class PostgresRuns(_Repository):
         return found[0] if found else None
 
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
-        """Terminal, not yet erased runs updated before the instant, oldest first.
+        """Terminal, not yet erased, unheld runs updated before the instant, oldest first.
 
         The statuses are literals, not parameters, so the partial index ecp_runs_expired applies.
         """
         return self._all(
             RUNS,
             "WHERE tenant_id = %s AND status IN ('COMPLETED', 'FAILED') AND erased_at IS NULL"
-            ' AND updated_at < %s ORDER BY updated_at, run_id COLLATE "C" LIMIT %s',
+            f" AND updated_at < %s AND {_not_held('ecp_runs')}"
+            ' ORDER BY updated_at, run_id COLLATE "C" LIMIT %s',
             (tenant_id, updated_before, limit),
         )
 
@@ -420,14 +430,15 @@ class PostgresAudit(_Repository):
         return self._one(AUDIT, "audit_id = %s AND tenant_id = %s", (audit_id, tenant_id))  # type: ignore[no-any-return]
 
     def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
-        """Unerased version 2 records created before the instant, oldest first (ecp_audit_aged).
+        """Unerased, unheld version 2 records created before the instant, oldest first.
 
         The digest version is a literal, not a parameter, so the partial index always applies.
         """
         return self._all(
             AUDIT,
             f"WHERE tenant_id = %s AND digest_version = {int(DIGEST_VERSION)} AND NOT erased"
-            ' AND created_at < %s ORDER BY created_at, audit_id COLLATE "C" LIMIT %s',
+            f" AND created_at < %s AND {_not_held('ecp_audit_records')}"
+            ' ORDER BY created_at, audit_id COLLATE "C" LIMIT %s',
             (tenant_id, created_before, limit),
         )
 

@@ -141,7 +141,10 @@ class RunRepository(Protocol):
         ...
 
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
-        """Terminal (COMPLETED, FAILED), not yet erased runs updated before the instant, oldest first."""
+        """Terminal, not yet erased runs updated before the instant, oldest first.
+
+        Runs an active legal hold covers are left out, so held runs cannot starve the purge.
+        """
         ...
 
     def ids_of(self, tenant_id: str) -> list[str]:
@@ -226,7 +229,10 @@ class AuditRepository(Protocol):
         ...
 
     def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
-        """Not yet erased digest_version 2 records created before the instant, oldest first."""
+        """Not yet erased digest_version 2 records created before the instant, oldest first.
+
+        Records of runs an active legal hold covers are left out.
+        """
         ...
 
 

@@ -40,6 +40,10 @@ class _Repository:
     def __init__(self, tables: "Tables") -> None:
         self._t = tables
 
+    def _held(self, tenant_id: str, run_id: str) -> bool:
+        """Whether an active legal hold covers the run (selection skips held runs)."""
+        return any(h.covers(tenant_id, run_id) for h in self._t.table("legal_holds").values())
+
 
 class MemoryGraphs(_Repository):
     """GraphRepository in memory."""
@@ -176,7 +180,10 @@ class MemoryRuns(_Repository):
         found = [
             run
             for run in self._of(tenant_id)
-            if run.status in terminal and run.updated_at < updated_before and run.erased_at is None
+            if run.status in terminal
+            and run.updated_at < updated_before
+            and run.erased_at is None
+            and not self._held(tenant_id, run.run_id)
         ]
         return sorted(found, key=lambda run: (run.updated_at, run.run_id))[:limit]
 
@@ -309,6 +316,7 @@ class MemoryAudit(_Repository):
             r
             for r in self._t.table("audit").values()
             if r.tenant_id == tenant_id
+            and not self._held(tenant_id, r.run_id)
             and r.digest_version == DIGEST_VERSION
             and not r.erased
             and r.created_at < created_before
