@@ -118,9 +118,10 @@ def _checked_parameters(request: Request) -> tuple[dict[str, str], dict[str, str
 def endpoint(operation: Operation, authenticate: Authenticate) -> Callable[[Request], Any]:
     """The Starlette endpoint that authenticates, checks the permission, parses and calls."""
 
-    async def handle(request: Request) -> Response:
+    def serve(request: Request, raw_body: bytes | None) -> Any:  # noqa: ANN401
+        """Authenticate, authorize, parse and call: one worker-thread hop per request."""
         headers = dict(request.headers)
-        actor = None if operation.public else await run_in_threadpool(authenticate, headers)
+        actor = None if operation.public else authenticate(headers)
         permission = operation.permission
         if (
             actor is not None
@@ -130,16 +131,14 @@ def endpoint(operation: Operation, authenticate: Authenticate) -> Callable[[Requ
             raise Forbidden(f"this needs the {permission.value} permission")
         path, query = _checked_parameters(request)
         body = None
-        if operation.body is not None:
-            body = structure(_parse_json(await request.body()), operation.body, what="the body")
-        call = Call(
-            actor=actor,
-            path=path,
-            query=query,
-            body=body,
-            headers=headers,
-        )
-        result = await run_in_threadpool(operation.handler, call)
+        if operation.body is not None and raw_body is not None:
+            body = structure(_parse_json(raw_body), operation.body, what="the body")
+        call = Call(actor=actor, path=path, query=query, body=body, headers=headers)
+        return operation.handler(call)
+
+    async def handle(request: Request) -> Response:
+        raw_body = await request.body() if operation.body is not None else None
+        result = await run_in_threadpool(serve, request, raw_body)
         if isinstance(result, Response):  # HTML and other non-JSON answers pass through
             return result
         if isinstance(result, Reply):
