@@ -39,12 +39,19 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert {"ecp_retention_policies", "ecp_legal_holds", "ecp_retention_audit_log"} <= complete
         assert {"ecp_runs_expired", "ecp_audit_aged"} <= indexes(url)
         assert all(applied for _, applied in migration_status(url))
-        assert every[-1] == "retention_0001_policies_holds_log"
+        assert {"ecp_webhook_subscriptions", "ecp_webhook_deliveries", "ecp_webhook_attempts"} <= complete
+        assert {"ecp_webhook_deliveries_due", "ecp_webhook_deliveries_dead"} <= indexes(url)
+        assert every[-2:] == ["retention_0001_policies_holds_log", "webhooks_0001_subscriptions_deliveries"]
         assert rollback_migrations(url, 1) == [every[-1]]
         assert complete - tables(url) == {
+            "ecp_webhook_subscriptions", "ecp_webhook_deliveries", "ecp_webhook_attempts"}
+        assert not {"ecp_webhook_deliveries_due", "ecp_webhook_deliveries_dead"} & indexes(url)
+        assert rollback_migrations(url, 1) == [every[-2]]
+        assert complete - tables(url) == {
+            "ecp_webhook_subscriptions", "ecp_webhook_deliveries", "ecp_webhook_attempts",
             "ecp_retention_policies", "ecp_legal_holds", "ecp_retention_audit_log"}
         assert not {"ecp_runs_expired", "ecp_audit_aged"} & indexes(url)
-        for undone in range(2, len(every) + 1):
+        for undone in range(3, len(every) + 1):
             assert rollback_migrations(url, 1) == [every[-undone]]
         assert tables(url) == set()
         assert not any(applied for _, applied in migration_status(url))

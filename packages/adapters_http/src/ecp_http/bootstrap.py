@@ -7,14 +7,20 @@ import attrs
 from ecp_core.audit.signing import Ed25519Signer
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.service import Ecp, RetentionSettings
+from ecp_core.webhooks.schedule import RetryPolicy
 from ecp_http.artifacts import FilesystemArtifacts
 from ecp_http.auth import Authenticator
 from ecp_http.dispatch import Dispatcher
 from ecp_http.settings import Settings, SettingsError
+from ecp_http.webhook_sender import HttpxSender
 from ecp_postgres import PostgresStore, migration_status
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+
+_DELIVERY_BATCHES = 20
+"""At most this many batches of due deliveries per pass, so other sweeps get their turn."""
 
 
 @attrs.define
@@ -62,13 +68,29 @@ def build(settings: Settings) -> Runtime:
             run_ttl_seconds=settings.retention_default_run_ttl_seconds,
         ),
     )
-    ecp = Ecp.build(store.unit_of_work, signer=signer, retention=retention)
+    policy = RetryPolicy(
+        max_attempts=settings.webhook_max_attempts,
+        base_seconds=settings.webhook_backoff_base_seconds,
+        max_seconds=settings.webhook_backoff_max_seconds,
+    )
+    ecp = Ecp.build(store.unit_of_work, signer=signer, retention=retention, webhook_policy=policy)
+    sender = HttpxSender(
+        timeout_seconds=settings.webhook_timeout_seconds,
+        allow_private=settings.webhook_allow_private_targets,
+    )
+
+    def deliver_webhooks() -> None:
+        for _ in range(_DELIVERY_BATCHES):
+            if ecp.webhooks.deliver_due(sender) == 0:
+                return
+
     sweeps: list[tuple[str, Callable[[], object], float]] = [
+        ("deliver_webhooks", deliver_webhooks, settings.webhook_poll_seconds),
         (
             "escalate_overdue_approvals",
             ecp.approvals.escalate_overdue,
             settings.escalation_interval_seconds,
-        )
+        ),
     ]
     if settings.retention_enabled:
         sweeps.append(("retention_purge", ecp.retention.sweep, settings.retention_poll_seconds))

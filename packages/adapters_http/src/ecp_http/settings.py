@@ -75,6 +75,12 @@ class Settings:
     retention_default_audit_ttl_seconds: int | None = None
     retention_default_run_ttl_seconds: int | None = None
     retention_econ_erase_enabled: bool = False
+    webhook_max_attempts: int = 5
+    webhook_backoff_base_seconds: float = 2.0
+    webhook_backoff_max_seconds: float = 3600.0
+    webhook_timeout_seconds: float = 10.0
+    webhook_allow_private_targets: bool = False
+    webhook_poll_seconds: float = 0.1
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -114,6 +120,20 @@ class Settings:
             retention_econ_erase_enabled=_flag(
                 env, "SERVICE_RETENTION__ECON_ERASE_ENABLED", default=False
             ),
+            webhook_max_attempts=int(
+                _number(env, "ECP_WEBHOOK_MAX_ATTEMPTS", 5, minimum=1, integer=True)
+            ),
+            webhook_backoff_base_seconds=_number(
+                env, "ECP_WEBHOOK_BACKOFF_BASE_SECONDS", 2.0, minimum=0.01
+            ),
+            webhook_backoff_max_seconds=_number(
+                env, "ECP_WEBHOOK_BACKOFF_MAX_SECONDS", 3600.0, minimum=0.01
+            ),
+            webhook_timeout_seconds=_number(env, "ECP_WEBHOOK_TIMEOUT_SECONDS", 10.0, minimum=0.1),
+            webhook_allow_private_targets=_flag(
+                env, "ECP_WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False
+            ),
+            webhook_poll_seconds=_number(env, "ECP_WEBHOOK_POLL_SECONDS", 0.1, minimum=0.01),
             escalation_interval_seconds=_number(
                 env, "ECP_ESCALATION_INTERVAL_SECONDS", 30.0, minimum=0.1
             ),

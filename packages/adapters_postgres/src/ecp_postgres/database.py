@@ -21,6 +21,7 @@ from ecp_postgres.repositories import (
     PostgresRuns,
 )
 from ecp_postgres.retention import PostgresRetention
+from ecp_postgres.webhooks import PostgresWebhooks
 
 
 class PostgresStore:
@@ -83,6 +84,7 @@ class PostgresUnitOfWork:
         self.approvals = PostgresApprovals(conn)
         self.audit = PostgresAudit(conn)
         self.retention = PostgresRetention(conn)
+        self.webhooks = PostgresWebhooks(conn)
         return self
 
     def __exit__(

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ecp_core.retention.model import LegalHold, RetentionAuditEntry, RetentionPolicy
     from ecp_core.runs.model import Run
     from ecp_core.types import ApprovalStatus
+    from ecp_core.webhooks.model import Delivery, DeliveryAttempt, Subscription, WebhookEventType
 
 
 class Clock(Protocol):
@@ -324,6 +325,62 @@ class RetentionRepository(Protocol):
         ...
 
 
+class WebhookRepository(Protocol):
+    """Subscriptions, the delivery outbox and its attempts."""
+
+    def add_subscription(self, subscription: Subscription) -> None:
+        """Store a new subscription."""
+        ...
+
+    def subscription(self, tenant_id: str, subscription_id: str) -> Subscription | None:
+        """One live subscription of the tenant, or None."""
+        ...
+
+    def subscriptions(self, tenant_id: str) -> list[Subscription]:
+        """The tenant's live subscriptions, oldest first."""
+        ...
+
+    def matching(
+        self, tenant_id: str, deployment_ref: str, event_type: WebhookEventType
+    ) -> list[Subscription]:
+        """Live subscriptions of the deployment that asked for the event type."""
+        ...
+
+    def delete_subscription(self, tenant_id: str, subscription_id: str) -> bool:
+        """Stop a subscription (its deliveries stay); False when there was none."""
+        ...
+
+    def add_delivery(self, delivery: Delivery) -> None:
+        """Queue a delivery."""
+        ...
+
+    def delivery(self, tenant_id: str, delivery_id: str) -> Delivery | None:
+        """One delivery of the tenant, or None."""
+        ...
+
+    def save_delivery(self, delivery: Delivery) -> None:
+        """Replace a stored delivery."""
+        ...
+
+    def claim_due(self, now: datetime, limit: int) -> list[Delivery]:
+        """Pending deliveries due by ``now``, oldest first, held against other workers until commit."""
+        ...
+
+    def add_attempt(self, attempt: DeliveryAttempt) -> None:
+        """Record one POST of a delivery."""
+        ...
+
+    def attempts(self, tenant_id: str, delivery_id: str) -> list[DeliveryAttempt]:
+        """A delivery's attempts in order."""
+        ...
+
+    def dead_letters(
+        self, tenant_id: str, *, limit: int, before: str | None = None
+    ) -> list[Delivery]:
+        """The tenant's dead deliveries, newest first, older than delivery id ``before``."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction over every storage port. Leaving without :meth:`commit` rolls back."""
 
@@ -335,6 +392,7 @@ class UnitOfWork(Protocol):
     audit: AuditRepository
     contracts: ContractRepository
     retention: RetentionRepository
+    webhooks: WebhookRepository
     api_keys: ApiKeyRepository
 
     def __enter__(self) -> Self:
@@ -395,4 +453,5 @@ __all__ = [
     "Signer",
     "UnitOfWork",
     "UnitOfWorkFactory",
+    "WebhookRepository",
 ]

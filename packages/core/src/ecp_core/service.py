@@ -31,6 +31,9 @@ from ecp_core.runs.engine import RunEngine
 from ecp_core.runs.model import RunStatusResponse
 from ecp_core.runs.service import RunService
 from ecp_core.system import SystemClock, UuidV7Factory
+from ecp_core.webhooks.lifecycle import LifecycleEvents
+from ecp_core.webhooks.schedule import RetryPolicy
+from ecp_core.webhooks.service import WebhookService
 
 
 @attrs.frozen(kw_only=True)
@@ -55,6 +58,7 @@ class Ecp:
     actions: ActionRegistry
     api_keys: ApiKeyService
     retention: RetentionService
+    webhooks: WebhookService
 
     @classmethod
     def build(
@@ -67,6 +71,7 @@ class Ecp:
         actions: ActionRegistry | None = None,
         verification_keys: Sequence[PublicSigningKey] = (),
         retention: RetentionSettings | None = None,
+        webhook_policy: RetryPolicy | None = None,
     ) -> "Ecp":
         """Wire every service.
 
@@ -76,7 +81,10 @@ class Ecp:
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
         actions = actions or ActionRegistry()
-        engine = RunEngine(clock, ids, AuditWriter(clock, ids, signer), actions)
+        webhooks = WebhookService(uow, clock, ids, webhook_policy or RetryPolicy())
+        engine = RunEngine(
+            clock, ids, AuditWriter(clock, ids, signer), actions, LifecycleEvents(webhooks)
+        )
         keys = [*verification_keys, *([signer.published()] if signer is not None else [])]
         retention = retention or RetentionSettings()
         eraser = RunEraser(
@@ -95,6 +103,7 @@ class Ecp:
             audit=AuditService(uow, clock, keys),
             actions=actions,
             api_keys=ApiKeyService(uow, clock),
+            webhooks=webhooks,
             retention=RetentionService(uow, clock, ids, eraser, retention.defaults),
         )
 

@@ -119,6 +119,8 @@ class ApprovalService:
                 )
             )
             run = self._continue(uow, run, approval)
+            if self._engine.events is not None:
+                self._engine.events.approval_resolved(uow, run, approval)
             uow.runs.save(run)
             uow.commit()
         return approval, run

@@ -18,6 +18,7 @@ from ecp_core.memory.repositories import (
     MemoryRetention,
     MemoryRuns,
 )
+from ecp_core.memory.webhooks import MemoryWebhooks
 from ecp_core.retention.model import SYSTEM_TENANT, RetentionPolicy
 
 _ABSENT = object()
@@ -59,6 +60,15 @@ class Tables:
                 self.undo.append(lambda: table.__setitem__(key, previous))
         table[key] = value
 
+    def remove(self, name: str, key: Hashable) -> None:
+        """Remove the value at ``key`` (if any), remembering how to undo it."""
+        table = self.table(name)
+        if key not in table:
+            return
+        previous = table.pop(key)
+        if self.undo is not None:
+            self.undo.append(lambda: table.__setitem__(key, previous))
+
     def append(self, name: str, key: Hashable, value: Any) -> None:  # noqa: ANN401
         """Append ``value`` to the list at ``key``, remembering how to undo it."""
         table = self.table(name)
@@ -97,6 +107,7 @@ class MemoryUnitOfWork:
         self.audit = MemoryAudit(tables)
         self.contracts = MemoryContracts(tables)
         self.retention = MemoryRetention(tables)
+        self.webhooks = MemoryWebhooks(tables)
         self.api_keys = MemoryApiKeys(tables)
         self._undo: list[Callable[[], None]] = []
 

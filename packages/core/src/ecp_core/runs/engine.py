@@ -6,7 +6,7 @@ record and the chain head commit together.
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -24,6 +24,9 @@ from ecp_core.runs.actions import ActionContext, ActionRegistry, ActionResult
 from ecp_core.runs.model import ApprovalPausedState, FailureState, Run
 from ecp_core.runs.state_machine import transition
 from ecp_core.types import AttemptStatus, NodeKind, RunStatus
+
+if TYPE_CHECKING:
+    from ecp_core.webhooks.lifecycle import LifecycleEvents
 
 
 class NoMatchingEdge(EcpError):
@@ -82,13 +85,19 @@ class RunEngine:
     """Performs node attempts and writes their audit records."""
 
     def __init__(
-        self, clock: Clock, ids: IdFactory, writer: AuditWriter, actions: ActionRegistry
+        self,
+        clock: Clock,
+        ids: IdFactory,
+        writer: AuditWriter,
+        actions: ActionRegistry,
+        events: "LifecycleEvents | None" = None,
     ) -> None:
-        """Wire the engine to its clock, ids, audit writer and action handlers."""
+        """Wire the engine; ``events`` queues run-lifecycle webhooks in each attempt's transaction."""
         self._clock = clock
         self._ids = ids
         self._writer = writer
         self._actions = actions
+        self.events = events
 
     @property
     def writer(self) -> AuditWriter:
@@ -109,7 +118,7 @@ class RunEngine:
         """Write ``attempt`` and end the run FAILED with ``reason``."""
         run = self._writer.write(uow, self._running(run), attempt)
         failure = FailureState(reason=reason, node_id=attempt.node_id, message=message)
-        return transition(
+        failed = transition(
             run,
             RunStatus.FAILED,
             self._clock.now(),
@@ -118,6 +127,9 @@ class RunEngine:
             pending_approval_ids=(),
             approved_action=None,
         )
+        if self.events is not None:
+            self.events.run_ended(uow, failed)
+        return failed
 
     def stay(self, uow: UnitOfWork, run: Run, attempt: AttemptRecord, **changes: Any) -> Run:  # noqa: ANN401
         """Write ``attempt`` and keep the run RUNNING at the same node (a granted gate)."""
@@ -155,9 +167,12 @@ class RunEngine:
             "approved_action": None,
         }
         if target is None:
-            return transition(
+            done = transition(
                 run, RunStatus.COMPLETED, now, next_node_id=None, output=state, **common
             )
+            if self.events is not None:
+                self.events.run_ended(uow, done)
+            return done
         return attrs.evolve(run, next_node_id=target, updated_at=now, **common)
 
     # -- one attempt -----------------------------------------------------------------------------
@@ -393,7 +408,7 @@ class RunEngine:
             execution_metadata=metadata,
         )
         run = self._writer.write(uow, run, record)
-        return transition(
+        waiting = transition(
             run,
             RunStatus.WAITING_APPROVAL,
             now,
@@ -401,3 +416,6 @@ class RunEngine:
             paused=paused,
             pending_approval_ids=(approval.approval_id,),
         )
+        if self.events is not None:
+            self.events.waiting_approval(uow, waiting, approval)
+        return waiting

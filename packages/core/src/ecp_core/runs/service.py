@@ -133,6 +133,8 @@ class RunService:
     def _attempt(self, uow: UnitOfWork, run: Run) -> Run:
         if run.status is RunStatus.PENDING:
             run = transition(run, RunStatus.RUNNING, self._clock.now())
+            if self._engine.events is not None:
+                self._engine.events.run_started(uow, run)
         if run.status is not RunStatus.RUNNING:
             return run
         graph = require_graph(uow, run.tenant_id, run.graph_version_ref)

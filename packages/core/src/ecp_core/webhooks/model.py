@@ -44,3 +44,87 @@ class WebhookEventPayload:
     deployment_ref: str
     occurred_at: Annotated[datetime, AwareUtc()]
     data: dict[str, Any] = attrs.field(factory=dict)
+
+
+class DeliveryStatus(enum.StrEnum):
+    """Where one delivery of one event to one subscription stands."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    DEAD = "dead"
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class Subscription:
+    """A stored subscription; the secret never leaves the server after creation."""
+
+    subscription_id: str
+    tenant_id: str
+    deployment_ref: str
+    target_url: str
+    event_types: tuple[WebhookEventType, ...]
+    secret: str
+    created_at: Annotated[datetime, AwareUtc()]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class SubscriptionView:
+    """A subscription as listed: everything but the secret."""
+
+    subscription_id: str
+    tenant_id: str
+    deployment_ref: str
+    target_url: str
+    event_types: tuple[WebhookEventType, ...]
+    created_at: datetime
+
+    @classmethod
+    def of(cls, subscription: Subscription) -> "SubscriptionView":
+        """Hide the secret."""
+        return cls(
+            subscription_id=subscription.subscription_id,
+            tenant_id=subscription.tenant_id,
+            deployment_ref=subscription.deployment_ref,
+            target_url=subscription.target_url,
+            event_types=subscription.event_types,
+            created_at=subscription.created_at,
+        )
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class SubscriptionCreated:
+    """The answer to a subscription: its view and, this once, the signing secret."""
+
+    subscription: SubscriptionView
+    secret: str
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class Delivery:
+    """One event on its way to one subscription (the transactional outbox row)."""
+
+    delivery_id: str
+    tenant_id: str
+    subscription_id: str
+    event_id: str
+    event_type: WebhookEventType
+    payload: WebhookEventPayload
+    status: DeliveryStatus
+    attempts: int
+    next_attempt_at: Annotated[datetime, AwareUtc()]
+    created_at: Annotated[datetime, AwareUtc()]
+    updated_at: Annotated[datetime, AwareUtc()]
+    last_status_code: int | None = None
+    last_error: str | None = None
+    replay_of: str | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class DeliveryAttempt:
+    """One POST of a delivery and what came back."""
+
+    delivery_id: str
+    attempt: int
+    occurred_at: Annotated[datetime, AwareUtc()]
+    status_code: int | None = None
+    error: str | None = None

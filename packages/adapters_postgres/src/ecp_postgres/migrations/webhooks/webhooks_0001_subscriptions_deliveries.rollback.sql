@@ -1,0 +1,3 @@
+DROP TABLE ecp_webhook_attempts;
+DROP TABLE ecp_webhook_deliveries;
+DROP TABLE ecp_webhook_subscriptions;

@@ -1,0 +1,140 @@
+"""WebhookRepository on PostgreSQL: subscriptions, the delivery outbox and its attempts."""
+
+from datetime import datetime
+
+from ecp_core.errors import Conflict, NotFound
+from ecp_core.webhooks.model import (
+    Delivery,
+    DeliveryAttempt,
+    DeliveryStatus,
+    Subscription,
+    WebhookEventType,
+)
+from ecp_postgres.repositories import _Repository
+from ecp_postgres.rows import Table
+
+SUBSCRIPTIONS = Table("ecp_webhook_subscriptions", Subscription, jsonb=["event_types"])
+DELIVERIES = Table("ecp_webhook_deliveries", Delivery, jsonb=["payload"])
+ATTEMPTS = Table("ecp_webhook_attempts", DeliveryAttempt)
+
+# claim_due and dead_letters write the status into the SQL rather than pass it as a parameter,
+# so their partial indexes still apply once psycopg prepares them and a generic plan is used.
+_LIVE = "deleted_at IS NULL"
+_REVIVE = ", ".join(
+    [f"{c} = EXCLUDED.{c}" for c in SUBSCRIPTIONS.columns if c != "subscription_id"]
+    + ["deleted_at = NULL"]
+)
+
+
+class PostgresWebhooks(_Repository):
+    """WebhookRepository on PostgreSQL; deleting a subscription only marks its row deleted."""
+
+    def add_subscription(self, subscription: Subscription) -> None:
+        """Store a new subscription (Conflict when a live one has its id, in any tenant).
+
+        The id of a deleted subscription may be used again, as in memory: the old row is
+        replaced.
+        """
+        sql = (
+            f"{SUBSCRIPTIONS.insert_sql()} ON CONFLICT (subscription_id) DO UPDATE SET {_REVIVE}"
+            " WHERE ecp_webhook_subscriptions.deleted_at IS NOT NULL"
+        )
+        if self._conn.execute(sql, SUBSCRIPTIONS.params(subscription)).rowcount != 1:
+            raise Conflict(f"subscription {subscription.subscription_id} exists")
+
+    def subscription(self, tenant_id: str, subscription_id: str) -> Subscription | None:
+        """One live subscription of the tenant, or None."""
+        return self._one(  # type: ignore[no-any-return]
+            SUBSCRIPTIONS,
+            f"subscription_id = %s AND tenant_id = %s AND {_LIVE}",
+            (subscription_id, tenant_id),
+        )
+
+    def subscriptions(self, tenant_id: str) -> list[Subscription]:
+        """The tenant's live subscriptions, oldest first."""
+        return self._all(
+            SUBSCRIPTIONS,
+            f"WHERE tenant_id = %s AND {_LIVE} ORDER BY created_at, subscription_id",
+            (tenant_id,),
+        )
+
+    def matching(
+        self, tenant_id: str, deployment_ref: str, event_type: WebhookEventType
+    ) -> list[Subscription]:
+        """Live subscriptions of the deployment that asked for the event type, oldest first."""
+        return self._all(
+            SUBSCRIPTIONS,
+            f"WHERE tenant_id = %s AND deployment_ref = %s AND {_LIVE}"
+            " AND event_types @> jsonb_build_array(%s::text)"
+            " ORDER BY created_at, subscription_id",
+            (tenant_id, deployment_ref, event_type.value),
+        )
+
+    def delete_subscription(self, tenant_id: str, subscription_id: str) -> bool:
+        """Stop a live subscription of the tenant (its deliveries stay); False when none."""
+        cursor = self._conn.execute(
+            "UPDATE ecp_webhook_subscriptions SET deleted_at = now()"
+            " WHERE subscription_id = %s AND tenant_id = %s AND deleted_at IS NULL",
+            (subscription_id, tenant_id),
+        )
+        return cursor.rowcount == 1
+
+    def add_delivery(self, delivery: Delivery) -> None:
+        """Queue a delivery (Conflict when its id exists, in any tenant)."""
+        self._insert(DELIVERIES, delivery, f"delivery {delivery.delivery_id} exists")
+
+    def delivery(self, tenant_id: str, delivery_id: str) -> Delivery | None:
+        """One delivery of the tenant, or None."""
+        return self._one(  # type: ignore[no-any-return]
+            DELIVERIES, "delivery_id = %s AND tenant_id = %s", (delivery_id, tenant_id)
+        )
+
+    def save_delivery(self, delivery: Delivery) -> None:
+        """Replace a stored delivery of the same tenant (NotFound otherwise)."""
+        sql = DELIVERIES.update_sql("delivery_id") + " AND tenant_id = %(tenant_id)s"
+        if self._conn.execute(sql, DELIVERIES.params(delivery)).rowcount != 1:
+            raise NotFound(f"delivery {delivery.delivery_id} not found")
+
+    def claim_due(self, now: datetime, limit: int) -> list[Delivery]:
+        """Pending deliveries due by ``now``, oldest first, locked until the transaction ends.
+
+        Rows another transaction holds are skipped (``SKIP LOCKED``), so concurrent workers
+        never claim the same delivery.
+        """
+        return self._all(
+            DELIVERIES,
+            f"WHERE status = '{DeliveryStatus.PENDING.value}' AND next_attempt_at <= %s"
+            " ORDER BY next_attempt_at, delivery_id LIMIT %s FOR UPDATE SKIP LOCKED",
+            (now, limit),
+        )
+
+    def add_attempt(self, attempt: DeliveryAttempt) -> None:
+        """Record one POST (Conflict when the delivery already has that attempt number)."""
+        self._insert(
+            ATTEMPTS, attempt, f"attempt {attempt.attempt} of delivery {attempt.delivery_id} exists"
+        )
+
+    def attempts(self, tenant_id: str, delivery_id: str) -> list[DeliveryAttempt]:
+        """A delivery's attempts by number; none when the tenant has no such delivery."""
+        return self._all(
+            ATTEMPTS,
+            "WHERE delivery_id = %s AND EXISTS (SELECT 1 FROM ecp_webhook_deliveries d"
+            " WHERE d.delivery_id = ecp_webhook_attempts.delivery_id AND d.tenant_id = %s)"
+            " ORDER BY attempt",
+            (delivery_id, tenant_id),
+        )
+
+    def dead_letters(
+        self, tenant_id: str, *, limit: int, before: str | None = None
+    ) -> list[Delivery]:
+        """The tenant's dead deliveries by id, newest first, older than ``before`` when given."""
+        dead = f"WHERE tenant_id = %s AND status = '{DeliveryStatus.DEAD.value}'"
+        if before is None:
+            return self._all(
+                DELIVERIES, f"{dead} ORDER BY delivery_id DESC LIMIT %s", (tenant_id, limit)
+            )
+        return self._all(
+            DELIVERIES,
+            f"{dead} AND delivery_id < %s ORDER BY delivery_id DESC LIMIT %s",
+            (tenant_id, before, limit),
+        )

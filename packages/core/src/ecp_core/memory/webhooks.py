@@ -1,0 +1,111 @@
+"""WebhookRepository in memory."""
+
+from datetime import datetime
+
+from ecp_core.errors import Conflict, NotFound
+from ecp_core.memory.repositories import _Repository, detached
+from ecp_core.webhooks.model import (
+    Delivery,
+    DeliveryAttempt,
+    DeliveryStatus,
+    Subscription,
+    WebhookEventType,
+)
+
+
+class MemoryWebhooks(_Repository):
+    """Subscriptions, deliveries and attempts in memory."""
+
+    def add_subscription(self, subscription: Subscription) -> None:
+        """Store a new subscription."""
+        if subscription.subscription_id in self._t.table("webhook_subscriptions"):
+            raise Conflict(f"subscription {subscription.subscription_id} exists")
+        self._t.put("webhook_subscriptions", subscription.subscription_id, subscription)
+
+    @detached
+    def subscription(self, tenant_id: str, subscription_id: str) -> Subscription | None:
+        """One live subscription, or None."""
+        found: Subscription | None = self._t.table("webhook_subscriptions").get(subscription_id)
+        return found if found is not None and found.tenant_id == tenant_id else None
+
+    @detached
+    def subscriptions(self, tenant_id: str) -> list[Subscription]:
+        """Live subscriptions, oldest first."""
+        found = [
+            s for s in self._t.table("webhook_subscriptions").values() if s.tenant_id == tenant_id
+        ]
+        return sorted(found, key=lambda s: (s.created_at, s.subscription_id))
+
+    def matching(
+        self, tenant_id: str, deployment_ref: str, event_type: WebhookEventType
+    ) -> list[Subscription]:
+        """Live subscriptions of the deployment that asked for the event type."""
+        return [
+            s
+            for s in self.subscriptions(tenant_id)
+            if s.deployment_ref == deployment_ref and event_type in s.event_types
+        ]
+
+    def delete_subscription(self, tenant_id: str, subscription_id: str) -> bool:
+        """Stop a subscription."""
+        if self.subscription(tenant_id, subscription_id) is None:
+            return False
+        self._t.remove("webhook_subscriptions", subscription_id)
+        return True
+
+    def add_delivery(self, delivery: Delivery) -> None:
+        """Queue a delivery."""
+        if delivery.delivery_id in self._t.table("webhook_deliveries"):
+            raise Conflict(f"delivery {delivery.delivery_id} exists")
+        self._t.put("webhook_deliveries", delivery.delivery_id, delivery)
+
+    @detached
+    def delivery(self, tenant_id: str, delivery_id: str) -> Delivery | None:
+        """One delivery, or None."""
+        found: Delivery | None = self._t.table("webhook_deliveries").get(delivery_id)
+        return found if found is not None and found.tenant_id == tenant_id else None
+
+    def save_delivery(self, delivery: Delivery) -> None:
+        """Replace a stored delivery."""
+        if self.delivery(delivery.tenant_id, delivery.delivery_id) is None:
+            raise NotFound(f"delivery {delivery.delivery_id} not found")
+        self._t.put("webhook_deliveries", delivery.delivery_id, delivery)
+
+    @detached
+    def claim_due(self, now: datetime, limit: int) -> list[Delivery]:
+        """Pending deliveries due by ``now``, oldest first."""
+        due = [
+            d
+            for d in self._t.table("webhook_deliveries").values()
+            if d.status is DeliveryStatus.PENDING and d.next_attempt_at <= now
+        ]
+        return sorted(due, key=lambda d: (d.next_attempt_at, d.delivery_id))[:limit]
+
+    def add_attempt(self, attempt: DeliveryAttempt) -> None:
+        """Record one POST."""
+        self._t.append("webhook_attempts", attempt.delivery_id, attempt)
+
+    @detached
+    def attempts(self, tenant_id: str, delivery_id: str) -> list[DeliveryAttempt]:
+        """A delivery's attempts in order."""
+        if self.delivery(tenant_id, delivery_id) is None:
+            return []
+        return list(self._t.table("webhook_attempts").get(delivery_id, []))
+
+    @detached
+    def dead_letters(
+        self, tenant_id: str, *, limit: int, before: str | None = None
+    ) -> list[Delivery]:
+        """Dead deliveries, newest first."""
+        dead = sorted(
+            (
+                d
+                for d in self._t.table("webhook_deliveries").values()
+                if d.tenant_id == tenant_id and d.status is DeliveryStatus.DEAD
+            ),
+            key=lambda d: d.delivery_id,
+            reverse=True,
+        )
+        if before is not None:
+            dead = [d for d in dead if d.delivery_id < before]
+        return dead[:limit]
