@@ -28,7 +28,7 @@ lint: install
 
 bench: install
 	$(BIN)/python -m pip install --quiet -r bench/requirements.txt
-	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

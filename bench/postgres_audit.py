@@ -38,13 +38,10 @@ import argparse
 import contextlib
 import cProfile
 import importlib
-import itertools
 import math
 import os
 import pstats
-import shutil
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -53,6 +50,7 @@ from typing import Any, TypedDict
 import psycopg
 from psycopg.rows import dict_row
 
+from _database import Databases, server
 from ecp_core import (
     ActorIdentity,
     ApprovalDecision,
@@ -72,11 +70,7 @@ from ecp_core.audit.record import NodeAuditRecord
 from ecp_core.system import SystemClock, UuidV7Factory
 from ecp_core.types import AttemptStatus
 from ecp_postgres import (
-    EmbeddedPostgres,
     PostgresStore,
-    apply_migrations,
-    create_database,
-    drop_database,
 )
 from ecp_postgres.repositories import AUDIT
 
@@ -200,53 +194,6 @@ def load_note() -> str:
 
 
 # -- the server and its databases ---------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def server() -> Iterator[str]:
-    """The maintenance URL: ``ECP_BENCH_DATABASE_URL``, or an embedded server's."""
-    configured = os.environ.get("ECP_BENCH_DATABASE_URL")
-    if configured:
-        print("server: ECP_BENCH_DATABASE_URL")
-        yield configured
-        return
-    directory = tempfile.mkdtemp(prefix="ecp-bench-")
-    embedded = EmbeddedPostgres(directory)
-    try:
-        started = time.perf_counter()
-        url = embedded.start()
-        print(
-            f"server: embedded, in {directory} (started in {time.perf_counter() - started:.1f} s)"
-        )
-        yield url
-    finally:
-        embedded.stop()
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-class Databases:
-    """Fresh databases on one server; :meth:`drop_all` drops every one."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.names: list[str] = []
-        self._serial = itertools.count()
-
-    def fresh(self, label: str, *, migrate: bool = True) -> str:
-        name = f"ecp_bench_{os.getpid()}_{label}_{next(self._serial)}"
-        self.names.append(name)
-        url = create_database(self.url, name)
-        if migrate:
-            apply_migrations(url)
-        return url
-
-    def drop_all(self) -> None:
-        for name in reversed(self.names):
-            try:
-                drop_database(self.url, name)
-            except psycopg.Error as exc:
-                print(f"could not drop database {name}: {exc}")
-        self.names.clear()
 
 
 def describe_server(url: str) -> None:
@@ -413,7 +360,7 @@ PLAIN_MODES = ("replay", "head", "insert")
 
 
 def bench_appends(databases: Databases, count: int, deadline: float) -> list[Figure]:
-    url = databases.fresh("audit")
+    _, url = databases.fresh("audit")
     chains = {name: Chain(f"bench-{name}") for name in APPEND_METHODS}
     started = time.perf_counter()
     presealed = {name: chains[name].presealed(count) for name in APPEND_METHODS if name != "sealed"}
@@ -600,14 +547,14 @@ def each(run: Callable[[int], object]) -> Callable[[int, int], None]:
 
 
 def bench_runs(databases: Databases, count: int, deadline: float, *, profile: int) -> list[Figure]:
-    store = PostgresStore(databases.fresh("ecp"), max_size=2)
+    store = PostgresStore(databases.fresh("ecp")[1], max_size=2)
     langgraph = None
     try:
         ecp = ecp_service(store)
         contenders: dict[str, Callable[[int], object]] = {"ecp": lambda i: ecp_run(ecp, i)}
         missing = langgraph_missing()
         if missing is None:
-            langgraph = LangGraphContender(databases.fresh("langgraph", migrate=False))
+            langgraph = LangGraphContender(databases.fresh("langgraph", migrate=False)[1])
             contenders["langgraph"] = lambda i: langgraph.run(i, None)
             contenders["langgraph_sync"] = lambda i: langgraph.run(i, "sync")
         else:
@@ -782,7 +729,7 @@ def main() -> None:
     with server() as url:
         databases = Databases(url)
         try:
-            describe_server(databases.fresh("scratch", migrate=False))
+            describe_server(databases.fresh("scratch", migrate=False)[1])
             print(
                 f"\n1. audit appends: {args.records:,} records per method into one run's chain, "
                 "one transaction each"

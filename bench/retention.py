@@ -29,12 +29,9 @@ all runs, records and log lines were written and that a sample of erased chains 
 
 import argparse
 import contextlib
-import itertools
 import os
 import random
-import shutil
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -44,6 +41,7 @@ from typing import Any
 import attrs
 import psycopg
 
+from _database import Databases, server
 from ecp_core import ActorIdentity, AuthMethod, Ecp, Ed25519Signer
 from ecp_core.audit import crypto_erase, seal
 from ecp_core.audit.erasure import ERASABLE_FIELDS
@@ -61,11 +59,7 @@ from ecp_core.service import RetentionSettings
 from ecp_core.system import FixedClock, UuidV7Factory
 from ecp_core.types import AttemptStatus, RunStatus
 from ecp_postgres import (
-    EmbeddedPostgres,
     PostgresStore,
-    apply_migrations,
-    create_database,
-    drop_database,
 )
 from ecp_postgres.repositories import AUDIT, RUNS
 from ecp_postgres.retention import RETENTION_LOG
@@ -143,54 +137,6 @@ def load_note() -> str:
 
 
 # -- the server and its databases ---------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def server() -> Iterator[str]:
-    """The maintenance URL: ``ECP_BENCH_DATABASE_URL``, or an embedded server's."""
-    configured = os.environ.get("ECP_BENCH_DATABASE_URL")
-    if configured:
-        print("server: ECP_BENCH_DATABASE_URL")
-        yield configured
-        return
-    directory = tempfile.mkdtemp(prefix="ecp-bench-")
-    embedded = EmbeddedPostgres(directory)
-    try:
-        started = time.perf_counter()
-        url = embedded.start()
-        print(
-            f"server: embedded, in {directory} (started in {time.perf_counter() - started:.1f} s)"
-        )
-        yield url
-    finally:
-        embedded.stop()
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-class Databases:
-    """Fresh databases on one server; :meth:`drop_all` drops every one."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.names: list[str] = []
-        self._serial = itertools.count()
-
-    def fresh(self, label: str, *, template: str | None = None) -> tuple[str, str]:
-        """A new database (migrated, or a copy of ``template``): its name and URL."""
-        name = f"ecp_bench_{os.getpid()}_{label}_{next(self._serial)}"
-        self.names.append(name)
-        url = create_database(self.url, name, template=template)
-        if template is None:
-            apply_migrations(url)
-        return name, url
-
-    def drop_all(self) -> None:
-        for name in reversed(self.names):
-            try:
-                drop_database(self.url, name)
-            except psycopg.Error as exc:
-                print(f"could not drop database {name}: {exc}")
-        self.names.clear()
 
 
 def describe_server(url: str) -> None:
