@@ -8,7 +8,9 @@ import os
 from hypothesis import HealthCheck, settings
 from tests.support.postgres import fresh_database, migrated_template, postgres_store, postgres_url
 
-settings.register_profile("fast", max_examples=60, deadline=None)
+settings.register_profile(
+    "fast", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile(
     "thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
