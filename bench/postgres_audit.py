@@ -35,7 +35,6 @@ script ends in bounded time on a slow machine, and then says how many items it m
 """
 
 import argparse
-import contextlib
 import cProfile
 import importlib
 import math
@@ -43,7 +42,7 @@ import os
 import pstats
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -51,6 +50,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from _database import Databases, server
+from _statements import statement_kind, statements_seen
 from ecp_core import (
     ActorIdentity,
     ApprovalDecision,
@@ -604,44 +604,6 @@ def report_runs(timings: dict[str, Timing]) -> list[Figure]:
 
 
 # -- diagnostics of the ECP run path -------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def statements_seen() -> Iterator[list[str]]:
-    """Every SQL statement (and COMMIT) sent meanwhile through psycopg.Connection."""
-    seen: list[str] = []
-    execute, commit = psycopg.Connection.execute, psycopg.Connection.commit
-
-    def spy_execute(self: psycopg.Connection[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(query))
-        return execute(self, query, *args, **kwargs)
-
-    def spy_commit(self: psycopg.Connection[Any]) -> None:
-        seen.append("COMMIT")
-        commit(self)
-
-    psycopg.Connection.execute = spy_execute  # type: ignore[method-assign]
-    psycopg.Connection.commit = spy_commit  # type: ignore[method-assign]
-    try:
-        yield seen
-    finally:
-        psycopg.Connection.execute = execute  # type: ignore[method-assign]
-        psycopg.Connection.commit = commit  # type: ignore[method-assign]
-
-
-def statement_kind(sql: str) -> str:
-    """``SELECT|INSERT|UPDATE <table>`` (with ``FOR UPDATE``), or the statement's first word."""
-    words = sql.split()
-    verb = words[0].upper()
-    if verb == "SELECT":
-        table = words[words.index("FROM") + 1]
-    elif verb == "INSERT":
-        table = words[2]
-    elif verb == "UPDATE":
-        table = words[1]
-    else:
-        return verb
-    return f"{verb} {table}" + (" FOR UPDATE" if sql.rstrip().endswith("FOR UPDATE") else "")
 
 
 def ecp_statements(ecp: Ecp, index: int) -> None:

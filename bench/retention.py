@@ -28,20 +28,19 @@ all runs, records and log lines were written and that a sample of erased chains 
 """
 
 import argparse
-import contextlib
 import os
 import random
 import statistics
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import psycopg
 
 from _database import Databases, server
+from _statements import statement_kind, statements_seen
 from ecp_core import ActorIdentity, AuthMethod, Ecp, Ed25519Signer
 from ecp_core.audit import crypto_erase, seal
 from ecp_core.audit.erasure import ERASABLE_FIELDS
@@ -63,6 +62,9 @@ from ecp_postgres import (
 )
 from ecp_postgres.repositories import AUDIT, RUNS
 from ecp_postgres.retention import RETENTION_LOG
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 TENANT = "bench"
 DEPLOYMENT = "orders"
@@ -374,45 +376,6 @@ def sweep_and_replay(
 
 
 # -- the statements of one erasure ------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def statements_seen() -> Iterator[list[str]]:
-    """Every SQL statement (and COMMIT) sent meanwhile through psycopg.Connection."""
-    seen: list[str] = []
-    execute, commit = psycopg.Connection.execute, psycopg.Connection.commit
-
-    def spy_execute(self: psycopg.Connection[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(query))
-        return execute(self, query, *args, **kwargs)
-
-    def spy_commit(self: psycopg.Connection[Any]) -> None:
-        seen.append("COMMIT")
-        commit(self)
-
-    psycopg.Connection.execute = spy_execute  # type: ignore[method-assign]
-    psycopg.Connection.commit = spy_commit  # type: ignore[method-assign]
-    try:
-        yield seen
-    finally:
-        psycopg.Connection.execute = execute  # type: ignore[method-assign]
-        psycopg.Connection.commit = commit  # type: ignore[method-assign]
-
-
-def statement_kind(sql: str) -> str:
-    words = sql.split()
-    verb = words[0].upper()
-    if verb == "SELECT" and "FROM" in words:
-        table = words[words.index("FROM") + 1]
-    elif verb == "SELECT":
-        table = words[1].split("(")[0]
-    elif verb == "INSERT":
-        table = words[2]
-    elif verb == "UPDATE":
-        table = words[1]
-    else:
-        return verb
-    return f"{verb} {table}" + (" FOR UPDATE" if sql.rstrip().endswith("FOR UPDATE") else "")
 
 
 def erasure_statements(ecp: Ecp, probe: Run) -> None:
