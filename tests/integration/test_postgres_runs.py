@@ -20,6 +20,7 @@ from ecp_core.audit import ChainHead, KeyRing, verify_chain
 from ecp_core.audit.chain import seal
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_core.errors import ChainConflict, NotFound
+from ecp_core.retention import ErasureRequest
 from ecp_core.system import SystemClock
 from ecp_core.types import AttemptStatus
 
@@ -61,8 +62,10 @@ def test_the_example_graph_end_to_end(postgres_store):
     ]
     result = ecp.audit.verify_run("t", run.run_id)
     assert (result.verified, result.signature_verified, result.record_count) == (True, True, 5)
-    assert ecp.audit.erase_run("t", run.run_id, "subject request") == 5
-    assert ecp.audit.erase_run("t", run.run_id, "subject request") == 0
+    request = ErasureRequest(run_id=run.run_id, reason="subject request")
+    first = ecp.retention.request_erasure(actor, request).runs[0]
+    assert (first.steps[0].step, first.steps[0].newly_erased) == ("crypto_erase_audits", 5)
+    assert ecp.retention.request_erasure(actor, request).newly_erased == 0
     after = ecp.audit.verify_run("t", run.run_id)
     assert (after.verified, after.signature_verified, after.record_count) == (True, True, 5)
     assert all(

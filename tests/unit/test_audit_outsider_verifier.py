@@ -43,6 +43,7 @@ from ecp_core.audit import (
     verify_chain,
 )
 from ecp_core.demo import EXAMPLE_GRAPH
+from ecp_core.retention import ErasureRequest
 from ecp_core.system import FixedClock, SequentialIds
 from ecp_core.types import AttemptStatus
 from ecp_core.wire import unstructure
@@ -315,7 +316,9 @@ def test_a_run_written_by_the_service_verifies(service):
 def test_a_run_erased_by_the_service_still_verifies(service):
     run_id = run_example(service)
     before = json.loads(json.dumps(unstructure(service.audit.timeline("acme", run_id))))
-    assert service.audit.erase_run("acme", run_id, "subject request") == len(before["entries"])
+    dpo = ActorIdentity(subject="dpo", auth_method=AuthMethod.BEARER, tenant_id="acme")
+    report = service.retention.request_erasure(dpo, ErasureRequest(run_id=run_id, reason="subject request"))
+    assert report.runs[0].steps[0].newly_erased == len(before["entries"])
     after = json.loads(json.dumps(unstructure(service.audit.timeline("acme", run_id))))
     for old, new in zip(before["entries"], after["entries"], strict=True):
         assert new["erased"] is True

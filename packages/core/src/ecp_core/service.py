@@ -100,7 +100,7 @@ class Ecp:
             contracts=ContractService(uow, clock),
             runs=RunService(uow, clock, ids, engine),
             approvals=ApprovalService(uow, clock, engine),
-            audit=AuditService(uow, clock, keys),
+            audit=AuditService(uow, keys),
             actions=actions,
             api_keys=ApiKeyService(uow, clock),
             webhooks=webhooks,

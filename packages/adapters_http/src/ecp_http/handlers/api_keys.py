@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING
 
 from ecp_core.api_keys import ApiKeyCreated, ApiKeyListResponse, ApiKeyView, CreateApiKeyRequest
-from ecp_core.api_keys.service import MAX_PAGE
+from ecp_core.pages import MAX_PAGE
 from ecp_core.permissions import Permission
 from ecp_http.handlers.common import int_query
 from ecp_http.routing import Call, Operation, QueryParam, Reply

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ecp_core.constraints import checked
+from ecp_core.pages import MAX_PAGE
 from ecp_core.permissions import Permission
 from ecp_core.retention.model import (
     CreateLegalHoldRequest,
@@ -15,7 +16,6 @@ from ecp_core.retention.model import (
     RetentionPolicyRequest,
 )
 from ecp_core.retention.service import ErasureReport
-from ecp_core.runs.service import MAX_PAGE
 from ecp_http.handlers.common import int_query
 from ecp_http.routing import Call, Operation, QueryParam, Reply
 

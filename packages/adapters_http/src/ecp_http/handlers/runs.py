@@ -8,9 +8,9 @@ from ecp_core.audit.record import (
     AuditTimelineResponse,
     AuditVerificationResponse,
 )
+from ecp_core.pages import MAX_PAGE
 from ecp_core.permissions import Permission
 from ecp_core.runs.model import AdminRunListResponse, RunStatusResponse, StartRunRequest
-from ecp_core.runs.service import MAX_PAGE
 from ecp_core.types import ApprovalStatus
 from ecp_core.wire import structure
 from ecp_http.handlers.common import int_query, next_link, preferred_wait, wait_until_settled

@@ -6,8 +6,8 @@ import attrs
 
 from ecp_core.constraints import checked
 from ecp_core.errors import FieldError, ValidationFailed
+from ecp_core.pages import MAX_PAGE
 from ecp_core.permissions import Permission
-from ecp_core.runs.service import MAX_PAGE
 from ecp_core.webhooks.model import (
     CreateSubscriptionRequest,
     Delivery,

@@ -1,8 +1,5 @@
 """Use cases for project API keys: create (shown once), list, revoke, and authenticate."""
 
-import base64
-import binascii
-import json
 import secrets
 from datetime import datetime
 
@@ -16,34 +13,26 @@ from ecp_core.api_keys.model import (
 )
 from ecp_core.errors import Conflict, FieldError, NotFound, ValidationFailed
 from ecp_core.identity import ActorIdentity
+from ecp_core.pages import MAX_PAGE, decode_cursor, encode_cursor
 from ecp_core.ports import Clock, UnitOfWorkFactory
 from ecp_core.types import AuthMethod
 from ecp_core.wire import format_timestamp, parse_timestamp
 
-MAX_PAGE = 500
 KEY_ID_ATTEMPTS = 8
 """Fresh key ids tried before giving up (a 40-bit id collides rarely; eight in a row never)."""
 
 SUBJECT_PREFIX = "api-key:"
 
 
-def _encode_cursor(key: ApiKey) -> str:
-    raw = json.dumps([format_timestamp(key.created_at), key.key_id]).encode()
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, str]:
-    invalid = ValidationFailed(
-        "invalid cursor", errors=[FieldError(loc=("cursor",), msg="invalid cursor")]
-    )
+def _position(cursor: str) -> tuple[datetime, str]:
+    moment, key_id = decode_cursor("api_keys", cursor, 2)
     try:
-        moment, key_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        after = parse_timestamp(moment), key_id
-    except (binascii.Error, ValueError, TypeError) as exc:
-        raise invalid from exc
-    if not isinstance(key_id, str):
-        raise invalid
-    return after
+        return parse_timestamp(moment), key_id
+    except ValueError as exc:
+        raise ValidationFailed(
+            "invalid cursor",
+            errors=[FieldError(loc=("cursor",), msg="not a cursor this service issued")],
+        ) from exc
 
 
 class ApiKeyService:
@@ -107,14 +96,18 @@ class ApiKeyService:
             raise ValidationFailed(
                 "invalid limit", errors=[FieldError(loc=("limit",), msg=f"must be 1 to {MAX_PAGE}")]
             )
-        after = None if cursor is None else _decode_cursor(cursor)
+        after = None if cursor is None else _position(cursor)
         with self._uow() as uow:
             found = uow.api_keys.page(tenant_id, limit=limit + 1, after=after)
         page = found[:limit]
         more = len(found) > limit
         return ApiKeyListResponse(
             api_keys=tuple(ApiKeyView.of(key) for key in page),
-            next_cursor=_encode_cursor(page[-1]) if more else None,
+            next_cursor=(
+                encode_cursor("api_keys", format_timestamp(page[-1].created_at), page[-1].key_id)
+                if more
+                else None
+            ),
         )
 
     def get(self, tenant_id: str, key_id: str) -> ApiKeyView:

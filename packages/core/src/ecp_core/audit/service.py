@@ -1,47 +1,28 @@
 """Use cases for the audit trail: read, verify, erase, publish keys."""
 
-import base64
-import binascii
 from collections.abc import Sequence
 
-from ecp_core.audit.erasure import crypto_erase
 from ecp_core.audit.record import (
     AuditRecordListResponse,
     AuditTimelineResponse,
     AuditVerificationResponse,
-    NodeAuditRecord,
 )
 from ecp_core.audit.signing import KeyRing, PublicSigningKey
 from ecp_core.audit.verify import verify_chain
 from ecp_core.errors import FieldError, NotFound, ValidationFailed
 from ecp_core.graphs.catalog import require_deployment
-from ecp_core.ports import Clock, UnitOfWork, UnitOfWorkFactory
+from ecp_core.pages import DEFAULT_PAGE, decode_cursor, encode_cursor
+from ecp_core.ports import UnitOfWork, UnitOfWorkFactory
 from ecp_core.runs.model import Run
-
-DEFAULT_PAGE = 50
-_CURSOR_SEPARATOR = "\n"
-
-
-def _cursor(record: NodeAuditRecord) -> str:
-    raw = f"audit{_CURSOR_SEPARATOR}{record.run_id}{_CURSOR_SEPARATOR}{record.attempt}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
 def _position(cursor: str) -> tuple[str, int]:
-    invalid = ValidationFailed(
-        "invalid cursor",
-        errors=[FieldError(loc=("cursor",), msg="not a cursor this service issued")],
-    )
-    try:
-        text = base64.b64decode(
-            cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True
-        ).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-        raise invalid from exc
-    kind, _, rest = text.partition(_CURSOR_SEPARATOR)
-    run_id, _, attempt = rest.rpartition(_CURSOR_SEPARATOR)
-    if kind != "audit" or not run_id or not attempt.isdigit():
-        raise invalid
+    run_id, attempt = decode_cursor("audit", cursor, 2)
+    if not attempt.isdigit():
+        raise ValidationFailed(
+            "invalid cursor",
+            errors=[FieldError(loc=("cursor",), msg="not a cursor this service issued")],
+        )
     return run_id, int(attempt)
 
 
@@ -53,14 +34,11 @@ def _require_run(uow: UnitOfWork, tenant_id: str, run_id: str) -> Run:
 
 
 class AuditService:
-    """Reads, verifies and crypto-erases audit chains."""
+    """Reads and verifies audit chains (erasure is the retention area's, in the spec's steps)."""
 
-    def __init__(
-        self, uow: UnitOfWorkFactory, clock: Clock, keys: Sequence[PublicSigningKey]
-    ) -> None:
+    def __init__(self, uow: UnitOfWorkFactory, keys: Sequence[PublicSigningKey]) -> None:
         """``keys`` are the published verification keys (current and retired)."""
         self._uow = uow
-        self._clock = clock
         self._keys = tuple(keys)
         self._ring = KeyRing.of(keys)
 
@@ -95,7 +73,9 @@ class AuditService:
             )
         more = len(records) > limit
         records = records[:limit]
-        next_cursor = _cursor(records[-1]) if more else None
+        next_cursor = (
+            encode_cursor("audit", records[-1].run_id, str(records[-1].attempt)) if more else None
+        )
         return AuditRecordListResponse(
             deployment_ref=deployment_ref, records=tuple(records)
         ), next_cursor
@@ -144,20 +124,3 @@ class AuditService:
             failed_audit_id=None if first_problem is None else first_problem.failed_audit_id,
             error=None if first_problem is None else first_problem.error,
         )
-
-    def erase_run(self, tenant_id: str, run_id: str, reason: str) -> int:
-        """Crypto-erase every version 2 record of a run; return how many were newly erased.
-
-        Raises AuditRecordNotErasable (and erases nothing) when the run holds a version 1 record.
-        """
-        with self._uow() as uow:
-            _require_run(uow, tenant_id, run_id)
-            now = self._clock.now()
-            newly = 0
-            for record in uow.audit.for_run(tenant_id, run_id):
-                erased = crypto_erase(record, reason, now)
-                if erased is not record:
-                    uow.audit.store_erasure(erased)
-                    newly += 1
-            uow.commit()
-        return newly

@@ -1,7 +1,5 @@
 """Use cases for runs: start, advance one attempt, drive to a pause or end, resume, read."""
 
-import base64
-import binascii
 from typing import Any
 
 import attrs
@@ -11,37 +9,12 @@ from ecp_core.canonical import canonical_json, json_digest, thaw
 from ecp_core.errors import Conflict, FieldError, IllegalTransition, NotFound, ValidationFailed
 from ecp_core.graphs.catalog import require_deployment, require_graph
 from ecp_core.graphs.paths import set_path
+from ecp_core.pages import MAX_PAGE, decode_cursor, encode_cursor
 from ecp_core.ports import Clock, IdFactory, UnitOfWork, UnitOfWorkFactory
 from ecp_core.runs.engine import RunEngine
 from ecp_core.runs.model import Run, StartRunRequest
 from ecp_core.runs.state_machine import TERMINAL, WAITING, transition
 from ecp_core.types import AttemptStatus, RunStatus
-
-MAX_PAGE = 500
-
-
-_CURSOR_PREFIX = "runs:"
-
-
-def encode_cursor(run_id: str) -> str:
-    """An opaque cursor pointing after ``run_id``."""
-    return base64.urlsafe_b64encode((_CURSOR_PREFIX + run_id).encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> str:
-    """The run id inside a cursor; ValidationFailed when it is not one of ours."""
-    invalid = ValidationFailed(
-        "invalid cursor",
-        errors=[FieldError(loc=("cursor",), msg="not a cursor this service issued")],
-    )
-    try:
-        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
-        text = raw.decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-        raise invalid from exc
-    if not text.startswith(_CURSOR_PREFIX) or len(text) == len(_CURSOR_PREFIX):
-        raise invalid
-    return text.removeprefix(_CURSOR_PREFIX)
 
 
 class RunService:
@@ -194,13 +167,13 @@ class RunService:
             raise ValidationFailed(
                 "invalid limit", errors=[FieldError(loc=("limit",), msg=f"must be 1 to {MAX_PAGE}")]
             )
-        before = None if cursor is None else decode_cursor(cursor)
+        before = None if cursor is None else decode_cursor("runs", cursor, 1)[0]
         with self._uow() as uow:
             runs = uow.runs.page(tenant_id, limit=limit + 1, before=before)
             total = uow.runs.count(tenant_id)
         more = len(runs) > limit
         runs = runs[:limit]
-        return runs, total, encode_cursor(runs[-1].run_id) if more else None
+        return runs, total, encode_cursor("runs", runs[-1].run_id) if more else None
 
     def runnable(self, limit: int = 100) -> list[Run]:
         """Runs a dispatcher should advance, oldest first."""

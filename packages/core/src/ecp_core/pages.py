@@ -1,0 +1,38 @@
+"""Paging: page sizes and the opaque cursors every growing list hands out."""
+
+import base64
+import binascii
+import json
+
+from ecp_core.errors import FieldError, ValidationFailed
+
+DEFAULT_PAGE = 50
+MAX_PAGE = 500
+
+
+def encode_cursor(kind: str, *parts: str) -> str:
+    """An opaque cursor of list ``kind`` pointing after the position ``parts``."""
+    raw = json.dumps([kind, *parts], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_cursor(kind: str, cursor: str, count: int) -> tuple[str, ...]:
+    """The ``count`` position parts of a cursor of list ``kind``; ValidationFailed otherwise."""
+    invalid = ValidationFailed(
+        "invalid cursor",
+        errors=[FieldError(loc=("cursor",), msg="not a cursor this service issued")],
+    )
+    try:
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
+        decoded = json.loads(raw)
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise invalid from exc
+    valid = (
+        isinstance(decoded, list)
+        and len(decoded) == count + 1
+        and decoded[0] == kind
+        and all(isinstance(part, str) and part for part in decoded[1:])
+    )
+    if not valid:
+        raise invalid
+    return tuple(decoded[1:])
