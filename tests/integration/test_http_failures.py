@@ -26,3 +26,18 @@ def test_a_lost_database_is_a_500_problem_without_a_traceback(fresh_database, ca
         assert "Traceback" not in response.text
         assert "pool" not in response.text.lower()
         assert "unhandled error" in caplog.text
+
+
+def test_readiness_is_503_while_the_schema_is_outdated(fresh_database):
+    from ecp_postgres import apply_migrations, rollback_migrations
+
+    settings = Settings(database_url=fresh_database, jwt_secret=SECRET,
+                        audit_signing_key=base64.b64encode(bytes(32)).decode())
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/health/ready").status_code == 200
+        rollback_migrations(fresh_database, 1)
+        degraded = client.get("/health/ready")
+        assert degraded.status_code == 503
+        assert degraded.json() == {"status": "degraded", "checks": {"schema": "outdated", "dispatcher": "running"}}
+        apply_migrations(fresh_database)
+        assert client.get("/health/ready").status_code == 200
