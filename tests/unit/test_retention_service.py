@@ -1,6 +1,7 @@
 """Retention on the core: erasure steps, holds, idempotence, and the purge sweep's promises."""
 
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import pytest
 from hypothesis import given, settings
@@ -17,6 +18,7 @@ from ecp_core import (
     StartRunRequest,
 )
 from ecp_core.errors import LegalHoldActive, NotFound, RunStillActive, ValidationFailed
+from ecp_core.evidence.model import CostMeasurement, ExecutionEvent
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention import (
     CreateLegalHoldRequest,
@@ -81,12 +83,25 @@ def test_erasure_runs_every_step_and_keeps_the_chain_verifying():
     assert {e.step for e in log} >= {"crypto_erase_audits", "redact_run", "econ_erase_skipped"}
 
 
-def test_missing_evidence_store_is_a_failed_retryable_step():
+def _evidence(run_id, event_id, *, join_key=None):
+    return ExecutionEvent(event_id=event_id, workflow_id="w", workflow_version="1", run_id=run_id,
+                          occurred_at=START, join_key=join_key, charge_id=event_id,
+                          cost_usd=Decimal("0.5"), cost_measurement=CostMeasurement.MEASURED)
+
+
+def test_enabled_econ_erasure_deletes_the_runs_evidence_and_nothing_else():
     ecp, _ = world(econ=True)
-    run = run_to(ecp)
+    run, other = run_to(ecp), run_to(ecp)
+    ecp.evidence.ingest_executions("t", [_evidence(run.run_id, "e1"), _evidence(None, "e2"),
+                                         _evidence(other.run_id, "e3")])
     report = ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="r"))
     last = report.runs[0].steps[-1]
-    assert (last.step, last.status.value) == ("delete_economic_events", "failed")
+    assert (last.step, last.status.value, last.newly_erased) == ("delete_economic_events", "done", 1)
+    # What is left is exactly the other events: replaying them stores nothing new.
+    left = ecp.evidence.ingest_executions("t", [_evidence(None, "e2"), _evidence(other.run_id, "e3")])
+    assert (left.stored, left.replayed) == (0, 2)
+    again = ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="r"))
+    assert again.runs[0].steps[-1].newly_erased == 0
 
 
 def test_holds_beat_erasure_until_released():

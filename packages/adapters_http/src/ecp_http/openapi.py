@@ -495,6 +495,9 @@ def _operation(operation: Operation, builder: SchemaBuilder) -> dict[str, Any]:
         if status != 204:  # noqa: PLR2004
             schema = {} if operation.response is None else builder.schema(operation.response)
             response["content"] = _content(media_type, schema)
+            if status == operation.status:
+                for alternate in operation.alternate_media:
+                    response["content"][alternate] = {"schema": {"type": "string"}}
         responses[str(status)] = response
     problem_ref = {"$ref": f"#/components/schemas/{PROBLEM}"}
     for status in problem_statuses(operation):

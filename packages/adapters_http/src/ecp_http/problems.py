@@ -23,8 +23,10 @@ STATUS_BY_CODE: dict[str, int] = {
     "audit_record_not_erasable": 409,
     "legal_hold_active": 409,
     "run_still_active": 409,
+    "outcome_definition_immutable": 409,
     "validation_failed": 422,
     "not_canonical_json": 422,
+    "evidence_window_too_large": 422,
     "not_ready": 503,
 }
 """HTTP status of each error code; anything else is a 500."""

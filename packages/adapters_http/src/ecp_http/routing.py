@@ -72,6 +72,8 @@ class Operation:
     extra_statuses: tuple[int, ...] = ()
     public: bool = False
     media_type: str = "application/json"
+    alternate_media: tuple[str, ...] = ()
+    """Further media types of the success answer (text bodies), chosen by a query parameter."""
 
     @property
     def operation_id(self) -> str:

@@ -112,3 +112,15 @@ class RunStillActive(Conflict):
     """The run has not ended; it cannot be erased while it may still continue."""
 
     code = "run_still_active"
+
+
+class EvidenceWindowTooLarge(ValidationFailed):
+    """The window holds more execution events than one request may aggregate; narrow it."""
+
+    code = "evidence_window_too_large"
+
+
+class OutcomeDefinitionImmutable(Conflict):
+    """The workflow version already has a different outcome definition (rules never change)."""
+
+    code = "outcome_definition_immutable"

@@ -50,7 +50,9 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
             P.EVIDENCE_INGEST,
         }
     ),
-    ServiceRole.APPROVER: frozenset({P.APPROVAL_RESOLVE, P.RUN_READ, P.GRAPH_READ, P.REPORT_READ}),
+    ServiceRole.APPROVER: frozenset(
+        {P.APPROVAL_RESOLVE, P.RUN_READ, P.GRAPH_READ, P.REPORT_READ, P.DEBUGGER_READ}
+    ),
     ServiceRole.ANALYST: frozenset(
         {
             P.DEBUGGER_READ,

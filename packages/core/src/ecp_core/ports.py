@@ -19,7 +19,16 @@ if TYPE_CHECKING:
     from ecp_core.audit.record import ChainHead, NodeAuditRecord
     from ecp_core.audit.signing import PublicSigningKey
     from ecp_core.contracts.model import Contract
+    from ecp_core.debugger.tally import Tally, TallyQuery
     from ecp_core.deployments import Deployment
+    from ecp_core.evidence.model import (
+        ChargeRevision,
+        Digested,
+        ExecutionEvent,
+        OutcomeDefinition,
+        OutcomeEvent,
+        SourceInventory,
+    )
     from ecp_core.graphs.definition import GraphVersion
     from ecp_core.policies.model import DeploymentPolicy
     from ecp_core.retention.model import LegalHold, RetentionAuditEntry, RetentionPolicy
@@ -275,6 +284,55 @@ class ApiKeyRepository(Protocol):
         ...
 
 
+class EvidenceRepository(Protocol):
+    """Economic evidence of a tenant: events, revisions, inventories, outcome definitions.
+
+    Each ``add_*`` stores the items whose id is new and returns how many were already stored
+    with the same digest (exact replays). An id stored with another digest raises Conflict and,
+    as the unit of work then rolls back, nothing of the batch is kept.
+    """
+
+    def add_executions(self, tenant_id: str, events: Sequence[Digested[ExecutionEvent]]) -> int:
+        """Store execution events; also Conflict when a charge id belongs to another event."""
+        ...
+
+    def add_outcomes(self, tenant_id: str, events: Sequence[Digested[OutcomeEvent]]) -> int:
+        """Store outcome assertions."""
+        ...
+
+    def add_revisions(self, tenant_id: str, events: Sequence[Digested[ChargeRevision]]) -> int:
+        """Append charge-cost revisions."""
+        ...
+
+    def add_inventories(
+        self, tenant_id: str, events: Sequence[Digested[SourceInventory]]
+    ) -> int:
+        """Store source inventories."""
+        ...
+
+    def definition(
+        self, tenant_id: str, workflow_id: str, workflow_version: str
+    ) -> OutcomeDefinition | None:
+        """The outcome definition of one workflow version, or None."""
+        ...
+
+    def add_definition(self, definition: OutcomeDefinition) -> None:
+        """Store a new definition; Conflict when the version has one."""
+        ...
+
+    def count_executions(self, tenant_id: str, query: TallyQuery, *, limit: int) -> int:
+        """Execution events in the query's window, counting no further than ``limit``."""
+        ...
+
+    def tally(self, tenant_id: str, query: TallyQuery) -> list[Tally]:
+        """Aggregate the window as :func:`ecp_core.debugger.tally.tally` defines."""
+        ...
+
+    def erase_run(self, tenant_id: str, run_id: str, join_keys: Sequence[str]) -> int:
+        """Delete execution and outcome events of this run id or these join keys; how many."""
+        ...
+
+
 class RetentionRepository(Protocol):
     """Retention policies, legal holds and the append-only retention audit log."""
 
@@ -393,6 +451,7 @@ class UnitOfWork(Protocol):
     contracts: ContractRepository
     retention: RetentionRepository
     webhooks: WebhookRepository
+    evidence: EvidenceRepository
     api_keys: ApiKeyRepository
 
     def __enter__(self) -> Self:
@@ -445,6 +504,7 @@ __all__ = [
     "ContractRepository",
     "DeploymentRepository",
     "EvidenceEraser",
+    "EvidenceRepository",
     "GraphRepository",
     "IdFactory",
     "PolicyRepository",

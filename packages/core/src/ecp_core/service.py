@@ -11,6 +11,8 @@ from ecp_core.audit.service import AuditService
 from ecp_core.audit.signing import Ed25519Signer, PublicSigningKey
 from ecp_core.audit.writer import AuditWriter
 from ecp_core.contracts.service import ContractService
+from ecp_core.debugger.service import DebuggerService
+from ecp_core.evidence.service import EvidenceService
 from ecp_core.graphs.catalog import GraphCatalog
 from ecp_core.identity import ActorIdentity
 from ecp_core.memory import MemoryStore
@@ -38,7 +40,11 @@ from ecp_core.webhooks.service import WebhookService
 
 @attrs.frozen(kw_only=True)
 class RetentionSettings:
-    """How erasure reaches beyond the database: artifacts, economic evidence, default TTLs."""
+    """How erasure reaches beyond the database: artifacts, economic evidence, default TTLs.
+
+    ``evidence`` None erases economic events from the same store (the evidence area);
+    ``econ_erase_enabled`` False skips that step and logs ``econ_erase_skipped``.
+    """
 
     artifacts: ArtifactStore = attrs.field(factory=MemoryArtifacts)
     evidence: EvidenceEraser | None = None
@@ -59,6 +65,8 @@ class Ecp:
     api_keys: ApiKeyService
     retention: RetentionService
     webhooks: WebhookService
+    evidence: EvidenceService
+    debugger: DebuggerService
 
     @classmethod
     def build(
@@ -87,12 +95,13 @@ class Ecp:
         )
         keys = [*verification_keys, *([signer.published()] if signer is not None else [])]
         retention = retention or RetentionSettings()
+        evidence = EvidenceService(uow, clock)
         eraser = RunEraser(
             uow,
             clock,
             ids,
             retention.artifacts,
-            retention.evidence,
+            retention.evidence or evidence,
             econ_erase_enabled=retention.econ_erase_enabled,
         )
         return cls(
@@ -105,6 +114,8 @@ class Ecp:
             api_keys=ApiKeyService(uow, clock),
             webhooks=webhooks,
             retention=RetentionService(uow, clock, ids, eraser, retention.defaults),
+            evidence=evidence,
+            debugger=DebuggerService(uow, clock),
         )
 
     @classmethod

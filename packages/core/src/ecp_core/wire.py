@@ -25,6 +25,7 @@ from cattrs.gen import make_dict_structure_fn
 from ecp_core.canonical import storable_text
 from ecp_core.constraints import constraints_of, forbids_extras
 from ecp_core.errors import FieldError, ValidationFailed
+from ecp_core.money import money_text
 
 T = TypeVar("T")
 
@@ -163,7 +164,7 @@ def _make_converter() -> cattrs.Converter:
     conv.register_structure_hook(Decimal, _structure_decimal)
     conv.register_structure_hook(datetime, _structure_datetime)
     conv.register_unstructure_hook(datetime, format_timestamp)
-    conv.register_unstructure_hook(Decimal, str)
+    conv.register_unstructure_hook(Decimal, money_text)
     # StrEnum and IntEnum come before str and int in their MRO, so enums keep this hook.
     for base in (enum.Enum, enum.StrEnum, enum.IntEnum):
         conv.register_structure_hook(base, _structure_enum)

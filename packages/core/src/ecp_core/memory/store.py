@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from ecp_core.memory.api_keys import MemoryApiKeys
+from ecp_core.memory.evidence import MemoryEvidence
 from ecp_core.memory.repositories import (
     MemoryApprovals,
     MemoryAudit,
@@ -109,6 +110,7 @@ class MemoryUnitOfWork:
         self.retention = MemoryRetention(tables)
         self.webhooks = MemoryWebhooks(tables)
         self.api_keys = MemoryApiKeys(tables)
+        self.evidence = MemoryEvidence(tables)
         self._undo: list[Callable[[], None]] = []
 
     def __enter__(self) -> Self:

@@ -246,7 +246,16 @@ class RunEraser:
                 newly_erased=0,
                 detail={"error": "economic evidence store not configured; erase again once it is"},
             )
-        removed = self._evidence.erase_join_keys(tenant_id, run_id, joins)
+        try:
+            removed = self._evidence.erase_join_keys(tenant_id, run_id, joins)
+        except Exception as exc:  # noqa: BLE001 - any failure of the store leaves a retryable step
+            return StepResult(
+                step="delete_economic_events",
+                status=StepStatus.FAILED,
+                newly_erased=0,
+                detail={"error": f"economic evidence store unavailable ({type(exc).__name__}); "
+                        "erase again once it is"},
+            )
         return StepResult(
             step="delete_economic_events",
             status=StepStatus.DONE,

@@ -1,0 +1,1 @@
+"""The economic debugger (observed-accounting/1): timeline, cohorts, breakage, report."""

@@ -1,0 +1,1 @@
+"""Economic evidence: execution and outcome events, charge revisions, source inventories."""

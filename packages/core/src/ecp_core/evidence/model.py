@@ -1,0 +1,292 @@
+"""Economic evidence on the wire: execution and outcome events, charge revisions, inventories.
+
+The evidence chain is tenant → workflow → workflow_version → run → step → attempt. The tenant
+comes from the caller's credentials, never from the body.
+"""
+
+import enum
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated, Any, Generic, TypeVar
+
+import attrs
+
+from ecp_core.canonical import storable_text
+from ecp_core.constraints import AwareUtc, Constraint, Items, Range, Text, checked
+from ecp_core.money import money_problem
+
+MAX_BATCH = 1000
+"""Events per ingestion request."""
+
+MAX_ATTRIBUTES = 32
+"""Keys in ``dimensions`` or ``metadata``."""
+
+MAX_ATTRIBUTE_TEXT = 256
+"""Characters in an attribute key's value when it is a string."""
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+Id = Annotated[str, Text(1, 256, trimmed=True)]
+Key = Annotated[str, Text(1, 64, pattern=r"[A-Za-z0-9_.:-]+")]
+DIGEST_PATTERN = r"sha256:[0-9a-f]{64}"
+
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Digested(Generic[T]):
+    """An ingested item with the ``sha256:`` digest of its canonical JSON (idempotency key)."""
+
+    item: T
+    digest: str
+
+
+class CostMeasurement(enum.StrEnum):
+    """How a cost was known: metered by the provider, estimated, or not known at all."""
+
+    MEASURED = "measured"
+    ESTIMATED = "estimated"
+    UNMEASURED = "unmeasured"
+
+
+class CostRole(enum.StrEnum):
+    """``charge`` carries money under a tenant-wide charge id; ``summary`` is structural only."""
+
+    CHARGE = "charge"
+    SUMMARY = "summary"
+
+
+class OutcomeMeasurement(enum.StrEnum):
+    """Whether an outcome was observed or inferred."""
+
+    MEASURED = "measured"
+    INFERRED = "inferred"
+
+
+class OutcomeMaturity(enum.StrEnum):
+    """Whether the asserting source declares the outcome settled or still able to change."""
+
+    FINAL = "final"
+    PROVISIONAL = "provisional"
+
+
+def scalar_problem(value: Any) -> str | None:  # noqa: ANN401 - any JSON value is examined
+    """Why ``value`` is not a typed attribute value (string, finite number or boolean)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if abs(value) <= MAX_SAFE_INTEGER else "must be a safe integer"
+    if isinstance(value, float):
+        return None if value == value and abs(value) != float("inf") else "must be finite"  # noqa: PLR0124
+    if isinstance(value, str):
+        if len(value) > MAX_ATTRIBUTE_TEXT:
+            return f"must have at most {MAX_ATTRIBUTE_TEXT} characters"
+        return None if storable_text(value) else "must not contain U+0000 or lone surrogates"
+    return "must be a string, a number or a boolean"
+
+
+@attrs.frozen
+class Attributes(Constraint):
+    """A bounded object of typed values: up to 32 keys, each value a string, number or boolean."""
+
+    def check(self, value: dict[str, Any]) -> str | None:
+        """Return why ``value`` fails, or ``None``."""
+        if len(value) > MAX_ATTRIBUTES:
+            return f"must have at most {MAX_ATTRIBUTES} keys"
+        for key, item in value.items():
+            key_problem = Text(1, 64, pattern=r"[A-Za-z0-9_.:-]+").check(key)
+            if key_problem is not None:
+                return f"key {key!r} {key_problem}"
+            problem = scalar_problem(item)
+            if problem is not None:
+                return f"value of {key!r} {problem}"
+        return None
+
+
+@attrs.frozen
+class Scalar(Constraint):
+    """One typed value: a string, a finite number or a boolean."""
+
+    def check(self, value: Any) -> str | None:  # noqa: ANN401
+        """Return why ``value`` fails, or ``None``."""
+        return scalar_problem(value)
+
+
+@attrs.frozen
+class Usd(Constraint):
+    """A non-negative exact amount of USD with at most 15 integer and 18 decimal digits."""
+
+    def check(self, value: Decimal) -> str | None:
+        """Return why ``value`` fails, or ``None``."""
+        return money_problem(value)
+
+
+Money = Annotated[Decimal, Usd()]
+Dimensions = Annotated[dict[str, Any], Attributes()]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ExecutionEvent:
+    """One priced (or structural) piece of work of a run: a model call, a tool call, a step.
+
+    ``cost_usd`` null means unknown (``cost_measurement`` must then be ``unmeasured``); zero is
+    an observed zero. A ``charge`` names its tenant-wide ``charge_id``; a ``summary`` carries no
+    money. Provider scope ids (``project_id``, ``workspace_id``), ``provider`` and ``model`` live
+    in ``metadata``.
+    """
+
+    event_id: Id
+    workflow_id: Id
+    workflow_version: Id
+    occurred_at: Annotated[datetime, AwareUtc()]
+    run_id: Id | None = None
+    step_id: Id | None = None
+    attempt: Annotated[int, Range(1, 10_000)] = 1
+    subject_id: Id | None = None
+    dimensions: Dimensions = attrs.field(factory=dict)
+    cost_usd: Money | None = None
+    cost_measurement: CostMeasurement = CostMeasurement.UNMEASURED
+    cost_role: CostRole = CostRole.CHARGE
+    charge_id: Id | None = None
+    source_window_id: Id | None = None
+    join_key: Id | None = None
+    metadata: Dimensions = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class OutcomeEvent:
+    """An assertion about how a run ended; the latest one not in the future counts."""
+
+    event_id: Id
+    workflow_id: Id
+    workflow_version: Id
+    run_id: Id
+    outcome_type: Annotated[str, Text(1, 128, trimmed=True)]
+    asserted_at: Annotated[datetime, AwareUtc()]
+    value: Annotated[Any, Scalar()] = True
+    outcome_measurement: OutcomeMeasurement = OutcomeMeasurement.MEASURED
+    maturity: OutcomeMaturity = OutcomeMaturity.FINAL
+    subject_id: Id | None = None
+    join_key: Id | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ChargeRevision:
+    """A later price for a charge; revisions are append-only and the latest one prices it."""
+
+    event_id: Id
+    charge_id: Id
+    revised_at: Annotated[datetime, AwareUtc()]
+    cost_usd: Money | None = None
+    cost_measurement: CostMeasurement = CostMeasurement.MEASURED
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class SourceWindow:
+    """What one capture window (``source_window_id``) is expected to have delivered."""
+
+    source_window_id: Id
+    expected_events: Annotated[int, Range(0, 10_000_000)]
+    event_ids_digest: Annotated[str, Text(pattern=DIGEST_PATTERN)]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class SourceInventory:
+    """A source's declaration of what it captured for one workflow version.
+
+    The capture interval is inclusive at both ends. ``event_ids_digest`` is ``sha256:`` over the
+    RFC 8785 JSON array of the window's event ids sorted by code point.
+    """
+
+    event_id: Id
+    workflow_id: Id
+    workflow_version: Id
+    capture_start: Annotated[datetime, AwareUtc()]
+    capture_end: Annotated[datetime, AwareUtc()]
+    terminal_run_ids: Annotated[tuple[Id, ...], Items(0, 10_000, unique=True)]
+    windows: Annotated[tuple[SourceWindow, ...], Items(0, 1000)]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ExecutionBatch:
+    """Body of ``POST /v1/evidence/executions``."""
+
+    events: Annotated[tuple[ExecutionEvent, ...], Items(1, MAX_BATCH)]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class OutcomeBatch:
+    """Body of ``POST /v1/evidence/outcomes``."""
+
+    events: Annotated[tuple[OutcomeEvent, ...], Items(1, MAX_BATCH)]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ChargeRevisionBatch:
+    """Body of ``POST /v1/evidence/charge-revisions``."""
+
+    events: Annotated[tuple[ChargeRevision, ...], Items(1, MAX_BATCH)]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class SourceInventoryBatch:
+    """Body of ``POST /v1/evidence/source-inventories``."""
+
+    events: Annotated[tuple[SourceInventory, ...], Items(1, MAX_BATCH)]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class IngestResult:
+    """What a batch did: events newly stored and exact replays left as they were."""
+
+    received: int
+    stored: int
+    replayed: int
+
+
+class PredicateKind(enum.StrEnum):
+    """How an outcome value is judged a success."""
+
+    EQUALS = "equals"
+    AT_LEAST = "at_least"
+    GREATER_THAN = "greater_than"
+    AT_MOST = "at_most"
+    LESS_THAN = "less_than"
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class SuccessPredicate:
+    """When an outcome value counts as success.
+
+    ``equals`` compares the value (type included) with ``value``; the others compare a numeric
+    value with ``threshold``.
+    """
+
+    kind: PredicateKind
+    value: Annotated[Any, Scalar()] | None = None
+    threshold: Decimal | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class OutcomeDefinitionRequest:
+    """Body of ``POST /v1/debugger/outcome-definitions``: the success contract of a version."""
+
+    workflow_id: Id
+    workflow_version: Id
+    outcome_type: Annotated[str, Text(1, 128, trimmed=True)]
+    predicate: SuccessPredicate
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class OutcomeDefinition:
+    """A stored, immutable success contract with its digest."""
+
+    tenant_id: str
+    workflow_id: str
+    workflow_version: str
+    outcome_type: str
+    predicate: SuccessPredicate
+    digest: str
+    created_at: Annotated[datetime, AwareUtc()]
+    created_by: str
