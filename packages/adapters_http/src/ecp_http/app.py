@@ -9,7 +9,17 @@ from starlette.exceptions import HTTPException
 from ecp_core.errors import EcpError
 from ecp_http import problems
 from ecp_http.bootstrap import Runtime, build
-from ecp_http.handlers import api_keys, docs, evidence, graphs, health, retention, runs, webhooks
+from ecp_http.handlers import (
+    api_keys,
+    docs,
+    evidence,
+    graphs,
+    health,
+    reconciliation,
+    retention,
+    runs,
+    webhooks,
+)
 from ecp_http.routing import Operation, routes
 from ecp_http.settings import Settings
 
@@ -24,6 +34,7 @@ def all_operations(runtime: Runtime) -> list[Operation]:
         *retention.operations(runtime),
         *webhooks.operations(runtime),
         *evidence.operations(runtime),
+        *reconciliation.operations(runtime),
         *docs.operations(runtime),
     ]
 

@@ -1,6 +1,7 @@
-"""The ``ecp`` command line: ``serve``, ``migrate [apply|list|rollback]`` and ``token``.
+"""The ``ecp`` command line: ``serve``, ``migrate [apply|list|rollback]``, ``token``, ``bills``.
 
-It uses ``ECP_DATABASE_URL`` when set, else the embedded PostgreSQL under ``$ECP_DATA_DIR``.
+``bills`` talks to a running service (see :mod:`ecp_http.bills_cli`); the others use
+``ECP_DATABASE_URL`` when set, else the embedded PostgreSQL under ``$ECP_DATA_DIR``.
 """
 
 import argparse
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from ecp_http import bills_cli
 from ecp_http.auth import mint_token
 from ecp_http.secrets import with_development_secrets
 from ecp_http.settings import Settings, SettingsError
@@ -106,6 +108,7 @@ def parser() -> argparse.ArgumentParser:
     token.add_argument("--ttl", type=int, default=3600, help="seconds the token is valid")
     token.add_argument("--subject", default="developer")
     token.set_defaults(run=_token)
+    bills_cli.add_parser(commands)
     return top
 
 

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     )
     from ecp_core.graphs.definition import GraphVersion
     from ecp_core.policies.model import DeploymentPolicy
+    from ecp_core.reconciliation.matching import PricedEvent, ProviderWindow
+    from ecp_core.reconciliation.model import StoredStatement
     from ecp_core.retention.model import LegalHold, RetentionAuditEntry, RetentionPolicy
     from ecp_core.runs.model import Run
     from ecp_core.types import ApprovalStatus
@@ -304,9 +306,7 @@ class EvidenceRepository(Protocol):
         """Append charge-cost revisions."""
         ...
 
-    def add_inventories(
-        self, tenant_id: str, events: Sequence[Digested[SourceInventory]]
-    ) -> int:
+    def add_inventories(self, tenant_id: str, events: Sequence[Digested[SourceInventory]]) -> int:
         """Store source inventories."""
         ...
 
@@ -330,6 +330,24 @@ class EvidenceRepository(Protocol):
 
     def erase_run(self, tenant_id: str, run_id: str, join_keys: Sequence[str]) -> int:
         """Delete execution and outcome events of this run id or these join keys; how many."""
+        ...
+
+    def provider_events(
+        self, tenant_id: str, window: ProviderWindow, *, limit: int
+    ) -> list[PricedEvent]:
+        """At most ``limit`` of the provider's events, as ``reconciliation.matching`` selects."""
+        ...
+
+
+class ReconciliationRepository(Protocol):
+    """Imported provider statements, immutable per (tenant, provider, statement_id)."""
+
+    def statement(self, tenant_id: str, provider: str, statement_id: str) -> StoredStatement | None:
+        """One stored statement, or None."""
+        ...
+
+    def add_statement(self, stored: StoredStatement) -> None:
+        """Store a new statement; Conflict when its identity is taken."""
         ...
 
 
@@ -452,6 +470,7 @@ class UnitOfWork(Protocol):
     retention: RetentionRepository
     webhooks: WebhookRepository
     evidence: EvidenceRepository
+    reconciliation: ReconciliationRepository
     api_keys: ApiKeyRepository
 
     def __enter__(self) -> Self:
@@ -508,6 +527,7 @@ __all__ = [
     "GraphRepository",
     "IdFactory",
     "PolicyRepository",
+    "ReconciliationRepository",
     "RetentionRepository",
     "RunRepository",
     "Signer",

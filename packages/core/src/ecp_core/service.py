@@ -25,6 +25,7 @@ from ecp_core.ports import (
     Signer,
     UnitOfWorkFactory,
 )
+from ecp_core.reconciliation.service import ReconciliationService
 from ecp_core.retention.erasure import RunEraser
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.retention.service import RetentionService
@@ -67,6 +68,7 @@ class Ecp:
     webhooks: WebhookService
     evidence: EvidenceService
     debugger: DebuggerService
+    reconciliation: ReconciliationService
 
     @classmethod
     def build(
@@ -116,6 +118,7 @@ class Ecp:
             retention=RetentionService(uow, clock, ids, eraser, retention.defaults),
             evidence=evidence,
             debugger=DebuggerService(uow, clock),
+            reconciliation=ReconciliationService(uow, clock),
         )
 
     @classmethod

@@ -71,7 +71,8 @@ def debugger_query(query: dict[str, str] | Any) -> DebuggerQuery:  # noqa: ANN40
         ) from None
 
 
-def _report_format(query: dict[str, str] | Any) -> str:  # noqa: ANN401
+def report_format(query: dict[str, str] | Any) -> str:  # noqa: ANN401
+    """The ``format`` query parameter: ``json`` (default) or ``markdown``; 422 otherwise."""
     chosen = query.get("format", "json")
     if chosen not in {"json", "markdown"}:
         raise ValidationFailed(
@@ -108,7 +109,7 @@ def operations(runtime: "Runtime") -> list[Operation]:
         return debugger.breakage(call.tenant, debugger_query(call.query))
 
     def report(call: Call) -> DebuggerReport | Response:
-        chosen = _report_format(call.query)
+        chosen = report_format(call.query)
         found = debugger.report(call.tenant, debugger_query(call.query))
         if chosen == "markdown":
             return Response(render_markdown(found), media_type=f"{MARKDOWN}; charset=utf-8")

@@ -1,4 +1,4 @@
-"""EvidenceRepository in memory; the debugger's aggregation is the reference tally."""
+"""EvidenceRepository and ReconciliationRepository in memory (the reference implementations)."""
 
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,6 +14,8 @@ from ecp_core.evidence.model import (
     SourceInventory,
 )
 from ecp_core.memory.repositories import _Repository, detached
+from ecp_core.reconciliation.matching import PricedEvent, ProviderWindow, provider_events
+from ecp_core.reconciliation.model import StoredStatement
 
 EXECUTIONS = "evidence_executions"
 OUTCOMES = "evidence_outcomes"
@@ -21,6 +23,7 @@ REVISIONS = "evidence_revisions"
 INVENTORIES = "evidence_inventories"
 DEFINITIONS = "evidence_definitions"
 CHARGES = "evidence_charges"
+STATEMENTS = "provider_statements"
 
 
 class MemoryEvidence(_Repository):
@@ -107,20 +110,34 @@ class MemoryEvidence(_Repository):
                     break
         return count
 
-    def tally(self, tenant_id: str, query: TallyQuery) -> list[Tally]:
-        """The reference aggregation over this tenant's evidence."""
-        definitions = [
+    def _definitions(self, tenant_id: str) -> list[OutcomeDefinition]:
+        return [
             definition
             for (tenant, _, _), definition in self._t.table(DEFINITIONS).items()
             if tenant == tenant_id
         ]
+
+    def tally(self, tenant_id: str, query: TallyQuery) -> list[Tally]:
+        """The reference aggregation over this tenant's evidence."""
         return tally(
             query,
             self._items(EXECUTIONS, tenant_id),
             self._items(OUTCOMES, tenant_id),
             self._items(REVISIONS, tenant_id),
-            definitions,
+            self._definitions(tenant_id),
         )
+
+    def provider_events(
+        self, tenant_id: str, window: ProviderWindow, *, limit: int
+    ) -> list[PricedEvent]:
+        """The reference selection for reconciliation, at most ``limit`` events."""
+        return provider_events(
+            window,
+            self._items(EXECUTIONS, tenant_id),
+            self._items(OUTCOMES, tenant_id),
+            self._items(REVISIONS, tenant_id),
+            self._definitions(tenant_id),
+        )[:limit]
 
     def erase_run(self, tenant_id: str, run_id: str, join_keys: Sequence[str]) -> int:
         """Delete execution and outcome events of this run id or these join keys."""
@@ -140,3 +157,22 @@ class MemoryEvidence(_Repository):
                 self._t.remove(table, key)
             erased += len(doomed)
         return erased
+
+
+class MemoryReconciliation(_Repository):
+    """Statements keyed by (tenant, provider, statement_id)."""
+
+    @detached
+    def statement(self, tenant_id: str, provider: str, statement_id: str) -> StoredStatement | None:
+        """One stored statement, or None."""
+        found: StoredStatement | None = self._t.table(STATEMENTS).get(
+            (tenant_id, provider, statement_id)
+        )
+        return found
+
+    def add_statement(self, stored: StoredStatement) -> None:
+        """Store a new statement."""
+        key = (stored.tenant_id, stored.statement.provider, stored.statement.statement_id)
+        if key in self._t.table(STATEMENTS):
+            raise Conflict(f"statement {key[2]} of {key[1]} exists")
+        self._t.put(STATEMENTS, key, stored)

@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from ecp_core.memory.api_keys import MemoryApiKeys
-from ecp_core.memory.evidence import MemoryEvidence
+from ecp_core.memory.evidence import MemoryEvidence, MemoryReconciliation
 from ecp_core.memory.repositories import (
     MemoryApprovals,
     MemoryAudit,
@@ -111,6 +111,7 @@ class MemoryUnitOfWork:
         self.webhooks = MemoryWebhooks(tables)
         self.api_keys = MemoryApiKeys(tables)
         self.evidence = MemoryEvidence(tables)
+        self.reconciliation = MemoryReconciliation(tables)
         self._undo: list[Callable[[], None]] = []
 
     def __enter__(self) -> Self:

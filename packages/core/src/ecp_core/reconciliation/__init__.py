@@ -1,0 +1,1 @@
+"""Provider-bill reconciliation (measured-cost-proportional/1)."""
