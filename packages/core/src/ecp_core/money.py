@@ -33,7 +33,7 @@ def money_problem(amount: Decimal) -> str | None:
     """Why ``amount`` is not an acceptable amount of USD, or ``None``."""
     if not amount.is_finite():
         return "must be a finite decimal"
-    if amount.is_signed():
+    if amount < 0:
         return "must not be negative"
     sign_digits_exponent = amount.as_tuple()
     exponent = sign_digits_exponent.exponent

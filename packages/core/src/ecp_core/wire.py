@@ -9,7 +9,7 @@ location, all at once.
 import enum
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any, TypeVar, get_args, get_origin
 
 import attrs
@@ -168,20 +168,26 @@ def _make_converter() -> cattrs.Converter:
     # StrEnum and IntEnum come before str and int in their MRO, so enums keep this hook.
     for base in (enum.Enum, enum.StrEnum, enum.IntEnum):
         conv.register_structure_hook(base, _structure_enum)
+        conv.register_unstructure_hook(base, lambda member: member.value)
 
     def is_constrained(tp: Any) -> bool:  # noqa: ANN401
         return bool(constraints_of(tp)[1])
 
-    def structure_constrained(value: Any, tp: Any) -> Any:  # noqa: ANN401
-        base, found = constraints_of(tp)
-        result = conv.structure(value, base)
-        for constraint in found:
-            problem = constraint.check(result)
-            if problem is not None:
-                raise ValueError(problem)
-        return result
+    def constrained_hook(tp: Any) -> Callable[[Any, Any], Any]:  # noqa: ANN401
+        base, found = constraints_of(tp)  # split once per type, not once per value
+        inner = conv.get_structure_hook(base)
 
-    conv.register_structure_hook_func(is_constrained, structure_constrained)
+        def structure_constrained(value: Any, _: Any) -> Any:  # noqa: ANN401
+            result = inner(value, base)
+            for constraint in found:
+                problem = constraint.check(result)
+                if problem is not None:
+                    raise ValueError(problem)
+            return result
+
+        return structure_constrained
+
+    conv.register_structure_hook_factory(is_constrained, constrained_hook)
 
     def attrs_hook(cls: type) -> Callable[[Any, type], Any]:
         return make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=forbids_extras(cls))
@@ -200,6 +206,17 @@ def _make_converter() -> cattrs.Converter:
 
 
 converter = _make_converter()
+
+_digest_converter = converter.copy()
+_digest_converter.register_unstructure_hook(
+    Decimal, lambda number: money_text(canonical_decimal(number))
+)
+
+
+def canonical_decimal(number: Decimal) -> Decimal:
+    """One spelling per value: no trailing zeros, no exponent sign games (``1.50`` → ``1.5``)."""
+    normal = number.normalize(Context(prec=200))
+    return normal or Decimal(0)
 
 
 def _notes(exc: BaseException) -> list[str]:
@@ -250,6 +267,14 @@ def structure(data: Any, cls: type[T], *, what: str | None = None) -> T:  # noqa
     except (TypeError, ValueError) as exc:
         errors = [FieldError(loc=(), msg=str(exc))]
     raise ValidationFailed(f"{what or cls.__name__} is invalid", errors=errors)
+
+
+def digest_form(value: Any) -> Any:  # noqa: ANN401
+    """Like :func:`unstructure`, but decimals in their one canonical spelling.
+
+    Equal values digest equally (``"1E-8"``, ``"0.00000001"`` and ``"0.000000010"`` alike).
+    """
+    return _digest_converter.unstructure(value)
 
 
 def unstructure(value: Any) -> Any:  # noqa: ANN401

@@ -64,11 +64,17 @@ def debugger_query(query: dict[str, str] | Any) -> DebuggerQuery:  # noqa: ANN40
     """The window a debugger route reads, from its query string (422 naming each bad field)."""
     fields = {name: query[name] for name in QUERY_FIELDS if name in query}
     try:
-        return structure(fields, DebuggerQuery, what="the query")
+        found = structure(fields, DebuggerQuery, what="the query")
     except ValidationFailed as exc:
         raise ValidationFailed(
             exc.detail, errors=[FieldError(loc=("query", *e.loc), msg=e.msg) for e in exc.errors]
         ) from None
+    if found.end <= found.start:
+        raise ValidationFailed(
+            "the window is empty",
+            errors=[FieldError(loc=("query", "end"), msg="must be after start")],
+        )
+    return found
 
 
 def report_format(query: dict[str, str] | Any) -> str:  # noqa: ANN401

@@ -27,7 +27,7 @@ MAX_ATTRIBUTE_TEXT = 256
 MAX_SAFE_INTEGER = 2**53 - 1
 
 Id = Annotated[str, Text(1, 256, trimmed=True)]
-Key = Annotated[str, Text(1, 64, pattern=r"[A-Za-z0-9_.:-]+")]
+_KEY = Text(1, 64, pattern=r"[A-Za-z0-9_.:-]+")
 DIGEST_PATTERN = r"sha256:[0-9a-f]{64}"
 
 
@@ -95,7 +95,7 @@ class Attributes(Constraint):
         if len(value) > MAX_ATTRIBUTES:
             return f"must have at most {MAX_ATTRIBUTES} keys"
         for key, item in value.items():
-            key_problem = Text(1, 64, pattern=r"[A-Za-z0-9_.:-]+").check(key)
+            key_problem = _KEY.check(key)
             if key_problem is not None:
                 return f"key {key!r} {key_problem}"
             problem = scalar_problem(item)

@@ -21,15 +21,15 @@ from ecp_core.evidence.model import (
 )
 from ecp_core.identity import ActorIdentity
 from ecp_core.ports import Clock, EvidenceRepository, UnitOfWorkFactory
-from ecp_core.wire import unstructure
+from ecp_core.wire import digest_form
 
 T = TypeVar("T")
 Problems = Iterable[tuple[str, str]]
 
 
 def digest_of(value: Any) -> str:  # noqa: ANN401 - any wire model
-    """``sha256:`` over the RFC 8785 JSON of a model's wire form."""
-    return "sha256:" + hashlib.sha256(canonical_json(unstructure(value))).hexdigest()
+    """``sha256:`` over the RFC 8785 JSON of a model's wire form (decimals canonically spelt)."""
+    return "sha256:" + hashlib.sha256(canonical_json(digest_form(value))).hexdigest()
 
 
 def _cost_problems(cost: object, measurement: CostMeasurement) -> Problems:

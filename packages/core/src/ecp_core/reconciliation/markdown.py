@@ -17,8 +17,10 @@ def render_markdown(report: ReconciliationReport) -> str:
         "",
         f"- method_version: `{report.method_version}`",
         f"- closure state: **{report.closure_state}**",
-        (f"- period: {format_timestamp(report.period_start)} to "
-        f"{format_timestamp(report.period_end)} (half-open)"),
+        (
+            f"- period: {format_timestamp(report.period_start)} to "
+            f"{format_timestamp(report.period_end)} (half-open)"
+        ),
         f"- statement digest: `{report.statement_digest}`",
         f"- outcomes as of: {format_timestamp(report.as_of)}",
         "",
@@ -41,8 +43,10 @@ def render_markdown(report: ReconciliationReport) -> str:
         "",
         "## Buckets",
         "",
-        ("| bucket | model | dimensions | amount USD | status | workflow | version | outcome "
-        "| billed USD | telemetry USD |"),
+        (
+            "| bucket | model | dimensions | amount USD | status | workflow | version | outcome "
+            "| billed USD | telemetry USD |"
+        ),
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for allocation in report.allocations:

@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from ecp_core.errors import FieldError, ValidationFailed
-from ecp_core.money import exact_sum
+from ecp_core.money import exact_sum, money_problem
 from ecp_core.reconciliation.model import (
     Currency,
     ProviderBucket,
@@ -45,7 +45,10 @@ def parse_page(text: str | bytes) -> Any:  # noqa: ANN401 - JSON
 def _moment(value: Any, where: tuple[str | int, ...]) -> datetime:  # noqa: ANN401
     if not isinstance(value, Decimal) or value != value.to_integral_value():
         raise _refuse(where, "must be whole Unix seconds")
-    return datetime.fromtimestamp(int(value), tz=UTC)
+    try:
+        return datetime.fromtimestamp(int(value), tz=UTC)
+    except (OverflowError, OSError, ValueError) as exc:
+        raise _refuse(where, "is outside the representable time range") from exc
 
 
 def _amount(result: Any, where: tuple[str | int, ...]) -> Decimal:  # noqa: ANN401
@@ -57,6 +60,9 @@ def _amount(result: Any, where: tuple[str | int, ...]) -> Decimal:  # noqa: ANN4
     value: Decimal = amount["value"]
     if value < 0:
         raise _refuse((*where, "amount", "value"), "credits (negative amounts) are not modelled")
+    problem = money_problem(value)
+    if problem is not None:
+        raise _refuse((*where, "amount", "value"), problem)
     return value
 
 
@@ -114,7 +120,8 @@ def _statement(
 ) -> ProviderStatement:
     buckets = [
         ProviderBucket(
-            bucket_id=f"{start:%Y-%m-%dT%H:%MZ}/{project or 'unscoped'}",
+            bucket_id=f"{start:%Y%m%dT%H%M%SZ}-{end:%Y%m%dT%H%M%SZ}"
+            + ("" if project is None else f"/{project}"),
             period_start=start,
             period_end=end,
             amount_usd=total,

@@ -44,9 +44,17 @@ def statement_problems(statement: ProviderStatement) -> list[FieldError]:
             problems.append(
                 FieldError(loc=(*where, "period_end"), msg="must be after period_start")
             )
-        if bucket.period_start < statement.period_start or bucket.period_end > statement.period_end:
+        if bucket.period_start < statement.period_start:
             problems.append(
-                FieldError(loc=(*where, "period_start"), msg="must lie inside the statement period")
+                FieldError(
+                    loc=(*where, "period_start"), msg="must not precede the statement period"
+                )
+            )
+        if bucket.period_end > statement.period_end:
+            problems.append(
+                FieldError(
+                    loc=(*where, "period_end"), msg="must not end after the statement period"
+                )
             )
     total = exact_sum(bucket.amount_usd for bucket in statement.buckets)
     if total != statement.billed_total_usd:
