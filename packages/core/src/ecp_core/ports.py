@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from ecp_core.audit.signing import PublicSigningKey
     from ecp_core.contracts.model import Contract
     from ecp_core.debugger.tally import Tally, TallyQuery
+    from ecp_core.decisions.model import CompareRequest, DecisionArtifact, DecisionSchedule
+    from ecp_core.decisions.selection import Selection, VersionWindow
     from ecp_core.deployments import Deployment
     from ecp_core.evidence.model import (
         ChargeRevision,
@@ -338,6 +340,68 @@ class EvidenceRepository(Protocol):
         """At most ``limit`` of the provider's events, as ``reconciliation.matching`` selects."""
         ...
 
+    def select(self, tenant_id: str, window: VersionWindow, *, limit: int) -> Selection:
+        """One version's evidence as ``decisions.selection.select`` defines it (capped).
+
+        At most ``limit`` execution events are returned.
+        """
+        ...
+
+    def inventory(self, tenant_id: str, event_id: str) -> Digested[SourceInventory] | None:
+        """One stored source inventory with its digest, or None."""
+        ...
+
+
+class DecisionRepository(Protocol):
+    """Retained decision artifacts and decision schedules."""
+
+    def find(
+        self, tenant_id: str, request_digest: str, fingerprint: str
+    ) -> DecisionArtifact | None:
+        """The artifact of this request over this evidence, or None."""
+        ...
+
+    def revisions(self, tenant_id: str, request: CompareRequest) -> int:
+        """How many artifacts compare the same workflow, versions and window."""
+        ...
+
+    def add(self, artifact: DecisionArtifact, fingerprint: str) -> None:
+        """Retain a new artifact."""
+        ...
+
+    def page(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        before: tuple[datetime, str] | None = None,
+        workflow_id: str | None = None,
+    ) -> list[DecisionArtifact]:
+        """Artifacts newest first by (created_at, decision_id), before that pair when given."""
+        ...
+
+    def add_schedule(self, schedule: DecisionSchedule) -> None:
+        """Store a new schedule."""
+        ...
+
+    def schedules(self, tenant_id: str) -> list[DecisionSchedule]:
+        """The tenant's schedules by (created_at, schedule_id)."""
+        ...
+
+    def due(self, now: datetime, *, limit: int) -> list[DecisionSchedule]:
+        """Schedules of every tenant whose ``next_run_at`` is not after ``now``, oldest first."""
+        ...
+
+    def claim(self, schedule_id: str, expected: datetime, following: datetime) -> bool:
+        """Move ``next_run_at`` from ``expected`` to ``following``; False if it had moved."""
+        ...
+
+    def record_run(
+        self, schedule_id: str, at: datetime, decision_id: str | None, error: str | None
+    ) -> None:
+        """Note an occurrence's result on the schedule."""
+        ...
+
 
 class ReconciliationRepository(Protocol):
     """Imported provider statements, immutable per (tenant, provider, statement_id)."""
@@ -471,6 +535,7 @@ class UnitOfWork(Protocol):
     webhooks: WebhookRepository
     evidence: EvidenceRepository
     reconciliation: ReconciliationRepository
+    decisions: DecisionRepository
     api_keys: ApiKeyRepository
 
     def __enter__(self) -> Self:
@@ -521,6 +586,7 @@ __all__ = [
     "AuditRepository",
     "Clock",
     "ContractRepository",
+    "DecisionRepository",
     "DeploymentRepository",
     "EvidenceEraser",
     "EvidenceRepository",

@@ -12,6 +12,7 @@ from ecp_core.audit.signing import Ed25519Signer, PublicSigningKey
 from ecp_core.audit.writer import AuditWriter
 from ecp_core.contracts.service import ContractService
 from ecp_core.debugger.service import DebuggerService
+from ecp_core.decisions.service import DecisionService
 from ecp_core.evidence.service import EvidenceService
 from ecp_core.graphs.catalog import GraphCatalog
 from ecp_core.identity import ActorIdentity
@@ -69,6 +70,7 @@ class Ecp:
     evidence: EvidenceService
     debugger: DebuggerService
     reconciliation: ReconciliationService
+    decisions: DecisionService
 
     @classmethod
     def build(
@@ -119,6 +121,7 @@ class Ecp:
             evidence=evidence,
             debugger=DebuggerService(uow, clock),
             reconciliation=ReconciliationService(uow, clock),
+            decisions=DecisionService(uow, clock, ids),
         )
 
     @classmethod

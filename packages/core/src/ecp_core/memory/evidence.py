@@ -3,7 +3,10 @@
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
+
 from ecp_core.debugger.tally import Tally, TallyQuery, in_window, tally
+from ecp_core.decisions.selection import Selection, VersionWindow, select
 from ecp_core.errors import Conflict
 from ecp_core.evidence.model import (
     ChargeRevision,
@@ -138,6 +141,28 @@ class MemoryEvidence(_Repository):
             self._items(REVISIONS, tenant_id),
             self._definitions(tenant_id),
         )[:limit]
+
+    def _digested(self, table: str, tenant_id: str) -> list[Digested[Any]]:
+        return [entry for (tenant, _), entry in self._t.table(table).items() if tenant == tenant_id]
+
+    def select(self, tenant_id: str, window: VersionWindow, *, limit: int) -> Selection:
+        """The reference selection of one version's evidence (at most ``limit`` executions)."""
+        found = select(
+            window,
+            self._digested(EXECUTIONS, tenant_id),
+            self._digested(OUTCOMES, tenant_id),
+            self._digested(REVISIONS, tenant_id),
+            self.definition(tenant_id, window.workflow_id, window.workflow_version),
+        )
+        return attrs.evolve(found, executions=found.executions[:limit])
+
+    @detached
+    def inventory(self, tenant_id: str, event_id: str) -> Digested[SourceInventory] | None:
+        """One stored source inventory with its digest, or None."""
+        found: Digested[SourceInventory] | None = self._t.table(INVENTORIES).get(
+            (tenant_id, event_id)
+        )
+        return found
 
     def erase_run(self, tenant_id: str, run_id: str, join_keys: Sequence[str]) -> int:
         """Delete execution and outcome events of this run id or these join keys."""

@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from ecp_core.memory.api_keys import MemoryApiKeys
+from ecp_core.memory.decisions import MemoryDecisions
 from ecp_core.memory.evidence import MemoryEvidence, MemoryReconciliation
 from ecp_core.memory.repositories import (
     MemoryApprovals,
@@ -112,6 +113,7 @@ class MemoryUnitOfWork:
         self.api_keys = MemoryApiKeys(tables)
         self.evidence = MemoryEvidence(tables)
         self.reconciliation = MemoryReconciliation(tables)
+        self.decisions = MemoryDecisions(tables)
         self._undo: list[Callable[[], None]] = []
 
     def __enter__(self) -> Self:

@@ -1,0 +1,1 @@
+"""Version decisions (interval-policy/1): comparisons, retained history, schedules."""

@@ -1,0 +1,298 @@
+"""Use cases for version decisions: compare, retained history, schedules."""
+
+import hashlib
+from datetime import datetime, timedelta
+
+from ecp_core.canonical import canonical_json
+from ecp_core.decisions.model import (
+    CLAIM_CLASS,
+    INPUTS_VERSION,
+    METHOD_VERSION,
+    SOURCE_BINDING,
+    SOURCE_TAGS,
+    CalculationInputs,
+    CompareRequest,
+    CreateScheduleRequest,
+    DecisionArtifact,
+    DecisionSchedule,
+    OutcomeSemantics,
+    SourceDelivery,
+    SourceEvidence,
+)
+from ecp_core.decisions.policy import STANDING_LIMITATIONS, abstain_reasons, constraints, decide
+from ecp_core.decisions.selection import SideEconomics, VersionWindow, calculation_rows, economics
+from ecp_core.errors import EvidenceWindowTooLarge, FieldError, NotFound, ValidationFailed
+from ecp_core.evidence.model import Digested, SourceInventory
+from ecp_core.evidence.service import digest_of
+from ecp_core.identity import ActorIdentity, system_actor
+from ecp_core.pages import decode_cursor, encode_cursor
+from ecp_core.ports import Clock, IdFactory, UnitOfWork, UnitOfWorkFactory
+
+MAX_DECISION_EVENTS = 50_000
+"""Execution events one comparison may select per version."""
+
+HISTORY_CURSOR = "decisions"
+
+
+def _fingerprint(baseline: SideEconomics, candidate: SideEconomics) -> str:
+    material = {
+        "binding": SOURCE_BINDING,
+        "tags": list(SOURCE_TAGS),
+        "baseline": baseline.material,
+        "candidate": candidate.material,
+    }
+    return "sha256:" + hashlib.sha256(canonical_json(material)).hexdigest()
+
+
+class DecisionService:
+    """Compares versions into immutable, revisioned decision artifacts; runs schedules."""
+
+    def __init__(self, uow: UnitOfWorkFactory, clock: Clock, ids: IdFactory) -> None:
+        """Wire the service."""
+        self._uow = uow
+        self._clock = clock
+        self._ids = ids
+
+    @staticmethod
+    def _inventory(
+        uow: UnitOfWork, tenant_id: str, event_id: str | None, field: str
+    ) -> Digested[SourceInventory] | None:
+        if event_id is None:
+            return None
+        found = uow.evidence.inventory(tenant_id, event_id)
+        if found is None:
+            raise ValidationFailed(
+                "unknown source inventory",
+                errors=[FieldError(loc=(field,), msg=f"no source inventory {event_id}")],
+            )
+        return found
+
+    @staticmethod
+    def _side(
+        uow: UnitOfWork,
+        tenant_id: str,
+        request: CompareRequest,
+        version: str,
+        *,
+        inventory: Digested[SourceInventory] | None,
+        as_of: datetime,
+    ) -> SideEconomics:
+        if inventory is not None and inventory.item.workflow_version != version:
+            raise ValidationFailed(
+                "the inventory is of another version",
+                errors=[FieldError(loc=("inventory",), msg=f"must be of version {version}")],
+            )
+        window = VersionWindow(
+            workflow_id=request.workflow_id,
+            workflow_version=version,
+            start=inventory.item.capture_start if inventory else request.start,
+            end=inventory.item.capture_end if inventory else request.end,
+            end_inclusive=inventory is not None,
+        )
+        selection = uow.evidence.select(tenant_id, window, limit=MAX_DECISION_EVENTS + 1)
+        if len(selection.executions) > MAX_DECISION_EVENTS:
+            raise EvidenceWindowTooLarge(
+                f"version {version} has more than {MAX_DECISION_EVENTS:,} execution events in "
+                "the window; narrow it",
+                errors=[FieldError(loc=("start",), msg="window too large")],
+            )
+        return economics(selection, as_of, inventory)
+
+    def compare(
+        self, actor: ActorIdentity, request: CompareRequest, *, schedule_id: str | None = None
+    ) -> tuple[DecisionArtifact, bool]:
+        """Compare two versions; ``(artifact, created)``.
+
+        The same request over the same selected evidence returns the retained artifact;
+        anything else is a new revision of the comparison.
+        """
+        if request.end <= request.start:
+            raise ValidationFailed(
+                "the window is empty", errors=[FieldError(loc=("end",), msg="must be after start")]
+            )
+        tenant = actor.tenant_id
+        as_of = self._clock.now()
+        request_digest = digest_of(request)
+        with self._uow() as uow:
+            inventories = (
+                self._inventory(
+                    uow, tenant, request.baseline_inventory_id, "baseline_inventory_id"
+                ),
+                self._inventory(
+                    uow, tenant, request.candidate_inventory_id, "candidate_inventory_id"
+                ),
+            )
+            base = self._side(
+                uow,
+                tenant,
+                request,
+                request.baseline_version,
+                inventory=inventories[0],
+                as_of=as_of,
+            )
+            cand = self._side(
+                uow,
+                tenant,
+                request,
+                request.candidate_version,
+                inventory=inventories[1],
+                as_of=as_of,
+            )
+            fingerprint = _fingerprint(base, cand)
+            found = uow.decisions.find(tenant, request_digest, fingerprint)
+            if found is not None:
+                return found, False
+            definitions = (
+                base.material["definition"],
+                cand.material["definition"],
+            )
+            reasons = abstain_reasons(
+                request.policy,
+                base,
+                cand,
+                (_text(definitions[0]), _text(definitions[1])),
+                (inventories[0] is not None, inventories[1] is not None),
+            )
+            outcome = decide(reasons, constraints(request.policy, base, cand))
+            problems = [*base.inventory_problems, *cand.inventory_problems]
+            artifact = DecisionArtifact(
+                decision_id=self._ids.new_id(),
+                revision=uow.decisions.revisions(tenant, request) + 1,
+                tenant_id=tenant,
+                workflow_id=request.workflow_id,
+                baseline_version=request.baseline_version,
+                candidate_version=request.candidate_version,
+                start=request.start,
+                end=request.end,
+                verdict=outcome.verdict,
+                recommended_action=outcome.action,
+                claim_class=CLAIM_CLASS,
+                method_version=METHOD_VERSION,
+                abstain_reasons=outcome.abstain_reasons,
+                limitations=(*STANDING_LIMITATIONS, *problems),
+                constraints=outcome.constraints,
+                additional_runs_required=outcome.additional_runs_required,
+                source_evidence=SourceEvidence(
+                    binding=SOURCE_BINDING, tags=SOURCE_TAGS, fingerprint=fingerprint
+                ),
+                source_delivery=SourceDelivery(baseline=base.delivery, candidate=cand.delivery),
+                outcome_semantics=OutcomeSemantics(
+                    baseline=_text(definitions[0]), candidate=_text(definitions[1])
+                ),
+                calculation_inputs=CalculationInputs(
+                    version=INPUTS_VERSION,
+                    baseline=calculation_rows(base.runs),
+                    candidate=calculation_rows(cand.runs),
+                ),
+                policy=request.policy,
+                request_digest=request_digest,
+                as_of=as_of,
+                created_at=as_of,
+                requested_by=actor.subject,
+                schedule_id=schedule_id,
+            )
+            uow.decisions.add(artifact, fingerprint)
+            uow.commit()
+        return artifact, True
+
+    def history(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        cursor: str | None = None,
+        workflow_id: str | None = None,
+    ) -> tuple[list[DecisionArtifact], str | None]:
+        """Retained decisions, newest first, and the cursor of the next page."""
+        after = None
+        if cursor is not None:
+            moment, decision_id = decode_cursor(HISTORY_CURSOR, cursor, 2)
+            after = (datetime.fromisoformat(moment), decision_id)
+        with self._uow() as uow:
+            page = uow.decisions.page(
+                tenant_id, limit=limit + 1, before=after, workflow_id=workflow_id
+            )
+        found = page[:limit]
+        more = len(page) > limit
+        next_cursor = (
+            encode_cursor(HISTORY_CURSOR, found[-1].created_at.isoformat(), found[-1].decision_id)
+            if more and found
+            else None
+        )
+        return found, next_cursor
+
+    def create_schedule(
+        self, actor: ActorIdentity, request: CreateScheduleRequest
+    ) -> DecisionSchedule:
+        """Store a recurring comparison; its first occurrence is due at once."""
+        now = self._clock.now()
+        schedule = DecisionSchedule(
+            schedule_id=self._ids.new_id(),
+            tenant_id=actor.tenant_id,
+            workflow_id=request.workflow_id,
+            baseline_version=request.baseline_version,
+            candidate_version=request.candidate_version,
+            interval_seconds=request.interval_seconds,
+            window_seconds=request.window_seconds,
+            policy=request.policy,
+            name=request.name,
+            created_at=now,
+            created_by=actor.subject,
+            next_run_at=now,
+        )
+        with self._uow() as uow:
+            uow.decisions.add_schedule(schedule)
+            uow.commit()
+        return schedule
+
+    def schedules(self, tenant_id: str) -> list[DecisionSchedule]:
+        """The tenant's schedules, oldest first."""
+        with self._uow() as uow:
+            return uow.decisions.schedules(tenant_id)
+
+    def run_due(self, *, limit: int = 10) -> list[str]:
+        """Claim and run due occurrences; return the ids of the schedules run here.
+
+        A claim moves ``next_run_at`` forward only if it still holds the value read (a
+        conditional update), so two processes never run the same occurrence.
+        """
+        now = self._clock.now()
+        with self._uow() as uow:
+            due = uow.decisions.due(now, limit=limit)
+        ran = []
+        for schedule in due:
+            following = schedule.next_run_at + timedelta(seconds=schedule.interval_seconds)
+            if following <= now:  # missed occurrences are not replayed one by one
+                following = now + timedelta(seconds=schedule.interval_seconds)
+            with self._uow() as uow:
+                claimed = uow.decisions.claim(schedule.schedule_id, schedule.next_run_at, following)
+                uow.commit()
+            if not claimed:
+                continue
+            ran.append(schedule.schedule_id)
+            self._run(schedule, now)
+        return ran
+
+    def _run(self, schedule: DecisionSchedule, now: datetime) -> None:
+        request = CompareRequest(
+            workflow_id=schedule.workflow_id,
+            baseline_version=schedule.baseline_version,
+            candidate_version=schedule.candidate_version,
+            start=now - timedelta(seconds=schedule.window_seconds),
+            end=now,
+            policy=schedule.policy,
+        )
+        actor = system_actor(schedule.tenant_id, subject=f"schedule:{schedule.schedule_id}")
+        decision_id, error = None, None
+        try:
+            artifact, _ = self.compare(actor, request, schedule_id=schedule.schedule_id)
+            decision_id = artifact.decision_id
+        except (ValidationFailed, NotFound) as exc:
+            error = exc.detail
+        with self._uow() as uow:
+            uow.decisions.record_run(schedule.schedule_id, now, decision_id, error)
+            uow.commit()
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
