@@ -11,6 +11,7 @@ from ecp_http import problems
 from ecp_http.bootstrap import Runtime, build
 from ecp_http.handlers import (
     api_keys,
+    decisions,
     docs,
     evidence,
     graphs,
@@ -35,6 +36,7 @@ def all_operations(runtime: Runtime) -> list[Operation]:
         *webhooks.operations(runtime),
         *evidence.operations(runtime),
         *reconciliation.operations(runtime),
+        *decisions.operations(runtime),
         *docs.operations(runtime),
     ]
 
@@ -47,7 +49,7 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         if start_workers:
-            runtime.dispatcher.start()
+            runtime.start()
         try:
             yield
         finally:

@@ -33,14 +33,24 @@ class Runtime:
     signer: Ed25519Signer
     authenticate: Authenticator
     dispatcher: Dispatcher
+    scheduler: Dispatcher | None = None
+    """The decision-schedule task (a sweep thread of its own), when enabled."""
 
     def schema_current(self) -> bool:
         """Whether every migration is applied."""
         assert self.settings.database_url is not None  # noqa: S101 - checked in build()
         return all(applied for _, applied in migration_status(self.settings.database_url))
 
+    def start(self) -> None:
+        """Start the run workers and, when enabled, the scheduler."""
+        self.dispatcher.start()
+        if self.scheduler is not None:
+            self.scheduler.start()
+
     def close(self) -> None:
         """Stop the workers and close the pool."""
+        if self.scheduler is not None:
+            self.scheduler.stop()
         self.dispatcher.stop()
         self.store.close()
 
@@ -100,6 +110,18 @@ def build(settings: Settings) -> Runtime:
         poll_seconds=settings.dispatch_poll_seconds,
         sweeps=sweeps,
     )
+    scheduler = (
+        Dispatcher(
+            ecp.runs,
+            workers=0,
+            poll_seconds=settings.scheduler_interval_seconds,
+            sweeps=[
+                ("decision_schedules", ecp.decisions.run_due, settings.scheduler_interval_seconds)
+            ],
+        )
+        if settings.scheduler_enabled
+        else None
+    )
     return Runtime(
         settings=settings,
         store=store,
@@ -107,4 +129,5 @@ def build(settings: Settings) -> Runtime:
         signer=signer,
         authenticate=Authenticator(settings.jwt_secret, api_keys=ecp.api_keys.lookup),
         dispatcher=dispatcher,
+        scheduler=scheduler,
     )

@@ -81,6 +81,8 @@ class Settings:
     webhook_timeout_seconds: float = 10.0
     webhook_allow_private_targets: bool = False
     webhook_poll_seconds: float = 0.1
+    scheduler_enabled: bool = True
+    scheduler_interval_seconds: float = 60.0
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -119,6 +121,10 @@ class Settings:
             ),
             retention_econ_erase_enabled=_flag(
                 env, "SERVICE_RETENTION__ECON_ERASE_ENABLED", default=False
+            ),
+            scheduler_enabled=_flag(env, "ECP_CLOUD_SCHEDULER_ENABLED", default=True),
+            scheduler_interval_seconds=_number(
+                env, "ECP_CLOUD_SCHEDULER_INTERVAL_SECONDS", 60.0, minimum=0.05
             ),
             webhook_max_attempts=int(
                 _number(env, "ECP_WEBHOOK_MAX_ATTEMPTS", 5, minimum=1, integer=True)

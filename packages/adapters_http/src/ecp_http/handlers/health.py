@@ -22,7 +22,15 @@ def operations(runtime: "Runtime") -> list[Operation]:
         except Exception as exc:  # noqa: BLE001 - readiness reports, it does not raise
             checks["schema"] = f"unreachable: {type(exc).__name__}"
         checks["dispatcher"] = "running" if runtime.dispatcher.alive else "stopped"
-        ok = checks == {"schema": "current", "dispatcher": "running"}
+        scheduler = runtime.scheduler
+        checks["scheduler"] = (
+            "disabled" if scheduler is None else "running" if scheduler.alive else "stopped"
+        )
+        ok = (
+            checks["schema"] == "current"
+            and checks["dispatcher"] == "running"
+            and checks["scheduler"] in {"running", "disabled"}
+        )
         return Reply(
             body=HealthResponse(status="ready" if ok else "degraded", checks=checks),
             status=200 if ok else 503,
@@ -45,7 +53,7 @@ def operations(runtime: "Runtime") -> list[Operation]:
             handler=ready,
             tag="health",
             public=True,
-            summary="200 when the schema is current and the dispatcher runs; 503 otherwise",
+            summary="200 when the schema is current and the dispatcher and scheduler run; 503 otherwise",
             permission=None,
             response=HealthResponse,
             extra_statuses=(503,),
