@@ -28,7 +28,7 @@ def critical_value(confidence_level: float) -> float:
     if not 0 < confidence_level < 1:
         msg = f"confidence_level must lie strictly between 0 and 1, not {confidence_level}"
         raise ValueError(msg)
-    return NormalDist().inv_cdf(0.5 + confidence_level / 2)
+    return -NormalDist().inv_cdf((1 - confidence_level) / 2)  # exact in the far tail too
 
 
 def _check_counts(successes: int, trials: int) -> None:

@@ -78,9 +78,14 @@ class DecisionService:
         as_of: datetime,
     ) -> SideEconomics:
         if inventory is not None and inventory.item.workflow_version != version:
+            field = (
+                "baseline_inventory_id"
+                if version == request.baseline_version
+                else "candidate_inventory_id"
+            )
             raise ValidationFailed(
                 "the inventory is of another version",
-                errors=[FieldError(loc=("inventory",), msg=f"must be of version {version}")],
+                errors=[FieldError(loc=(field,), msg=f"must be an inventory of version {version}")],
             )
         window = VersionWindow(
             workflow_id=request.workflow_id,
