@@ -38,6 +38,30 @@ def test_readiness_is_503_while_the_schema_is_outdated(fresh_database):
         rollback_migrations(fresh_database, 1)
         degraded = client.get("/health/ready")
         assert degraded.status_code == 503
-        assert degraded.json() == {"status": "degraded", "checks": {"schema": "outdated", "dispatcher": "running"}}
+        assert degraded.json() == {"status": "degraded", "checks": {
+            "schema": "outdated", "dispatcher": "running", "scheduler": "running"}}
         apply_migrations(fresh_database)
         assert client.get("/health/ready").status_code == 200
+
+
+def test_readiness_is_503_while_the_enabled_scheduler_task_is_stopped(fresh_database):
+    settings = Settings(database_url=fresh_database, jwt_secret=SECRET,
+                        audit_signing_key=base64.b64encode(bytes(32)).decode())
+    with TestClient(create_app(settings)) as client:
+        ready = client.get("/health/ready")
+        assert ready.status_code == 200
+        assert ready.json()["checks"]["scheduler"] == "running"
+        client.app.state.runtime.scheduler.stop()
+        degraded = client.get("/health/ready")
+        assert degraded.status_code == 503
+        assert degraded.json()["checks"] == {
+            "schema": "current", "dispatcher": "running", "scheduler": "stopped"}
+
+
+def test_a_disabled_scheduler_does_not_make_the_service_unready(fresh_database):
+    settings = Settings(database_url=fresh_database, jwt_secret=SECRET, scheduler_enabled=False,
+                        audit_signing_key=base64.b64encode(bytes(32)).decode())
+    with TestClient(create_app(settings)) as client:
+        ready = client.get("/health/ready")
+        assert ready.status_code == 200
+        assert ready.json()["checks"]["scheduler"] == "disabled"

@@ -1,5 +1,7 @@
 """Every migration rolls back and re-applies cleanly on an empty database."""
 
+import pathlib
+
 import psycopg
 
 from ecp_postgres import (
@@ -15,7 +17,7 @@ from ecp_postgres.migrations import AREAS, migrations
 def tables(url):
     with psycopg.connect(url) as conn:
         rows = conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name LIKE 'ecp_%'"
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND (table_name LIKE 'ecp_%' OR table_name LIKE 'provider_%')"
         ).fetchall()
     return {row[0] for row in rows}
 
@@ -32,7 +34,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
     url = create_database(postgres_url, "ecp_test_migrations")
     try:
         every = [m.id for m in migrations()]
-        assert {m.split("_")[0] for m in every} == set(AREAS)
+        assert {pathlib.Path(m.path).parent.name for m in migrations()} == set(AREAS)
         assert apply_migrations(url) == every
         complete = tables(url)
         assert {"ecp_runs", "ecp_audit_records", "ecp_audit_heads", "ecp_approvals"} <= complete
@@ -41,17 +43,42 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert all(applied for _, applied in migration_status(url))
         assert {"ecp_webhook_subscriptions", "ecp_webhook_deliveries", "ecp_webhook_attempts"} <= complete
         assert {"ecp_webhook_deliveries_due", "ecp_webhook_deliveries_dead"} <= indexes(url)
-        assert every[-2:] == ["retention_0001_policies_holds_log", "webhooks_0001_subscriptions_deliveries"]
+        evidence = {
+            "ecp_evidence_executions", "ecp_evidence_outcomes", "ecp_evidence_revisions",
+            "ecp_evidence_inventories", "ecp_evidence_definitions"}
+        evidence_indexes = {
+            "ecp_evidence_executions_charge", "ecp_evidence_executions_window",
+            "ecp_evidence_executions_run", "ecp_evidence_executions_join_key",
+            "ecp_evidence_outcomes_deciding", "ecp_evidence_revisions_latest"}
+        assert evidence <= complete
+        assert evidence_indexes <= indexes(url)
+        decisions = {"ecp_decisions", "ecp_decision_schedules"}
+        bills = {"provider_bills", "provider_cost_buckets"}
+        assert decisions | bills <= complete
+        assert every[-5:] == [
+            "retention_0001_policies_holds_log", "webhooks_0001_subscriptions_deliveries",
+            "20260830_12_evidence", "20260830_13_provider_bills", "20260830_14_decisions"]
         assert rollback_migrations(url, 1) == [every[-1]]
-        assert complete - tables(url) == {
+        assert complete - tables(url) == decisions
+        # Versioning 7: downgrading to 20260830_12 drops the two bill tables and keeps the
+        # events, outcomes and outcome definitions.
+        assert rollback_migrations(url, 1) == [every[-2]]
+        assert complete - tables(url) == decisions | bills
+        assert "ecp_evidence_executions_provider" not in indexes(url)
+        assert evidence <= tables(url)
+        assert rollback_migrations(url, 1) == [every[-3]]
+        assert complete - tables(url) == decisions | bills | evidence
+        assert not evidence_indexes & indexes(url)
+        assert rollback_migrations(url, 1) == [every[-4]]
+        assert complete - tables(url) == decisions | bills | evidence | {
             "ecp_webhook_subscriptions", "ecp_webhook_deliveries", "ecp_webhook_attempts"}
         assert not {"ecp_webhook_deliveries_due", "ecp_webhook_deliveries_dead"} & indexes(url)
-        assert rollback_migrations(url, 1) == [every[-2]]
-        assert complete - tables(url) == {
+        assert rollback_migrations(url, 1) == [every[-5]]
+        assert complete - tables(url) == decisions | bills | evidence | {
             "ecp_webhook_subscriptions", "ecp_webhook_deliveries", "ecp_webhook_attempts",
             "ecp_retention_policies", "ecp_legal_holds", "ecp_retention_audit_log"}
         assert not {"ecp_runs_expired", "ecp_audit_aged"} & indexes(url)
-        for undone in range(3, len(every) + 1):
+        for undone in range(6, len(every) + 1):
             assert rollback_migrations(url, 1) == [every[-undone]]
         assert tables(url) == set()
         assert not any(applied for _, applied in migration_status(url))

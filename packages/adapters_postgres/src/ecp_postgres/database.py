@@ -10,6 +10,8 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from ecp_postgres.api_keys import PostgresApiKeys
+from ecp_postgres.decisions import PostgresDecisions, PostgresReconciliation
+from ecp_postgres.evidence import PostgresEvidence
 from ecp_postgres.repositories import (
     GraphCache,
     PostgresApprovals,
@@ -85,6 +87,9 @@ class PostgresUnitOfWork:
         self.audit = PostgresAudit(conn)
         self.retention = PostgresRetention(conn)
         self.webhooks = PostgresWebhooks(conn)
+        self.evidence = PostgresEvidence(conn)
+        self.reconciliation = PostgresReconciliation(conn)
+        self.decisions = PostgresDecisions(conn)
         return self
 
     def __exit__(

@@ -7,7 +7,7 @@ from typing import Any
 
 from yoyo import get_backend, read_migrations
 
-AREAS = ("core", "audit", "approvals", "identity", "retention", "webhooks")
+AREAS = ("core", "audit", "approvals", "identity", "retention", "webhooks", "econ")
 """Folders of migration chains; later areas (retention, webhooks, evidence …) append here."""
 
 _HERE = pathlib.Path(__file__).parent

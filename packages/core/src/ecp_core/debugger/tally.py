@@ -132,7 +132,7 @@ class Tally:
 def normalize_scalar(value: Any) -> Any:  # noqa: ANN401 - a JSON scalar
     """One spelling per typed value: integral floats become ints (``1.0`` → ``1``)."""
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        return int(Decimal(repr(value)))  # the integer as written, not its binary expansion
     return value
 
 

@@ -106,6 +106,8 @@ class MemoryEvidence(_Repository):
     def count_executions(self, tenant_id: str, query: TallyQuery, *, limit: int) -> int:
         """Execution events in the window, counting no further than ``limit``."""
         count = 0
+        if limit <= 0:
+            return 0
         for event in self._items(EXECUTIONS, tenant_id):
             if in_window(event, query):
                 count += 1

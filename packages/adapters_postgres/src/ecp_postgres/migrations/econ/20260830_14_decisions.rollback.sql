@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS ecp_decision_schedules;
+DROP TABLE IF EXISTS ecp_decisions;
