@@ -259,7 +259,10 @@ _ORIGIN = "TIMESTAMPTZ '0001-01-01 00:00:00+00'"
 _TALLY = """
 WITH {verdicts},
 events AS MATERIALIZED (
-    SELECT e.workflow_version, e.run_id, e.step_id,
+    SELECT e.workflow_version,
+           -- a run is a (version, run id) pair: the key is injective (length-prefixed)
+           length(e.workflow_version) || ':' || e.workflow_version || e.run_id AS run_id,
+           e.step_id,
            date_bin(INTERVAL '1 {granularity}', e.occurred_at, {origin}) AS window_start,
            {cohort} AS cohort,
            e.cost_role = 'summary' AS summary,
