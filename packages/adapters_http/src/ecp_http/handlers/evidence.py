@@ -114,7 +114,7 @@ def operations(runtime: "Runtime") -> list[Operation]:
     def breakage(call: Call) -> BreakageResponse:
         return debugger.breakage(call.tenant, debugger_query(call.query))
 
-    def report(call: Call) -> DebuggerReport | Response:
+    def debugger_report(call: Call) -> DebuggerReport | Response:
         chosen = report_format(call.query)
         found = debugger.report(call.tenant, debugger_query(call.query))
         if chosen == "markdown":
@@ -201,7 +201,7 @@ def operations(runtime: "Runtime") -> list[Operation]:
         Operation(
             method="GET",
             path="/v1/debugger/report",
-            handler=report,
+            handler=debugger_report,
             tag=DEBUGGER,
             summary="Timeline, cohorts and breakage combined, as JSON or Markdown",
             permission=read,

@@ -38,7 +38,7 @@ def operations(runtime: "Runtime") -> list[Operation]:
         )
         return Reply(body=answer, status=201 if created else 200)
 
-    def report(call: Call) -> ReconciliationReport | Response:
+    def reconciliation_report(call: Call) -> ReconciliationReport | Response:
         chosen = report_format(call.query)
         found = reconciliation.report(call.tenant, call.path["provider"], call.path["statement_id"])
         if chosen == "markdown":
@@ -61,7 +61,7 @@ def operations(runtime: "Runtime") -> list[Operation]:
         Operation(
             method="GET",
             path="/v1/reconciliation/provider-bills/{provider}/{statement_id}/report",
-            handler=report,
+            handler=reconciliation_report,
             tag=TAG,
             summary="Reconcile a statement with measured execution evidence",
             permission=Permission.REPORT_READ,
