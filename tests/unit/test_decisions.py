@@ -804,3 +804,15 @@ def test_schedules_are_listed_per_tenant_oldest_first():
 def test_a_schedule_outside_its_ranges_is_refused(fields):
     with pytest.raises(ValidationFailed):
         schedule_request(**fields)
+
+
+def test_a_historical_artifact_without_inputs_reads_them_as_null():
+    artifact = decide()
+    payload = unstructure(artifact)
+    for field in ("calculation_inputs", "source_evidence", "source_delivery", "outcome_semantics"):
+        del payload[field]
+    historical = structure(payload, DecisionArtifact)
+    assert historical.calculation_inputs is None
+    assert historical.source_evidence is None
+    assert unstructure(historical)["calculation_inputs"] is None
+    assert historical.verdict == artifact.verdict

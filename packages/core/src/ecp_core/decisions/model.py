@@ -198,16 +198,17 @@ class DecisionArtifact:
     limitations: tuple[str, ...]
     constraints: tuple[ConstraintResult, ...]
     additional_runs_required: int | None
-    source_evidence: SourceEvidence | None
-    source_delivery: SourceDelivery | None
-    outcome_semantics: OutcomeSemantics | None
-    calculation_inputs: CalculationInputs | None
     policy: ComparisonPolicy
     request_digest: str
     as_of: Annotated[datetime, AwareUtc()]
     created_at: Annotated[datetime, AwareUtc()]
     requested_by: str
     schedule_id: str | None = None
+    # Historical artifacts may lack these; they read as null (never invented).
+    source_evidence: SourceEvidence | None = None
+    source_delivery: SourceDelivery | None = None
+    outcome_semantics: OutcomeSemantics | None = None
+    calculation_inputs: CalculationInputs | None = None
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
