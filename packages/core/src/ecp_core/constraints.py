@@ -7,6 +7,7 @@ cattrs hook that reports the failing field's location), and is rendered into the
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 from datetime import datetime, timedelta
@@ -16,6 +17,11 @@ import attrs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sized
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 class Constraint:
@@ -46,7 +52,7 @@ class Text(Constraint):
             return "must not start or end with whitespace"
         if self.no_whitespace and any(ch.isspace() for ch in value):
             return "must not contain whitespace"
-        if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
+        if self.pattern is not None and _compiled(self.pattern).fullmatch(value) is None:
             return f"must match {self.pattern}"
         return None
 
