@@ -7,27 +7,37 @@ from typing import Any
 import psycopg
 
 
-@contextlib.contextmanager
-def statements_seen() -> Iterator[list[str]]:
+def statements_seen() -> contextlib.AbstractContextManager[list[str]]:
     """Every SQL statement (and COMMIT) sent meanwhile through psycopg.Connection."""
+    return spying(psycopg.Connection, execute=None, commit="COMMIT")
+
+
+def cursor_statements_seen() -> contextlib.AbstractContextManager[list[str]]:
+    """Every statement sent meanwhile through psycopg.Cursor.execute / executemany."""
+    return spying(psycopg.Cursor, execute=None, executemany=None)
+
+
+@contextlib.contextmanager
+def spying(cls: type, **methods: str | None) -> Iterator[list[str]]:
+    """Meanwhile each call of ``cls``'s ``methods`` notes, before it runs, its query (its
+    ``query`` argument) or, where a method names a note (``commit="COMMIT"``), that note."""
     seen: list[str] = []
-    execute, commit = psycopg.Connection.execute, psycopg.Connection.commit
+    originals = {name: getattr(cls, name) for name in methods}
 
-    def spy_execute(self: psycopg.Connection[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(query))
-        return execute(self, query, *args, **kwargs)
+    def spy(original: Any, note: str | None) -> Any:
+        def spy_method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            seen.append(note if note is not None else str(args[0] if args else kwargs["query"]))
+            return original(self, *args, **kwargs)
 
-    def spy_commit(self: psycopg.Connection[Any]) -> None:
-        seen.append("COMMIT")
-        commit(self)
+        return spy_method
 
-    psycopg.Connection.execute = spy_execute  # type: ignore[method-assign]
-    psycopg.Connection.commit = spy_commit  # type: ignore[method-assign]
+    for name, note in methods.items():
+        setattr(cls, name, spy(originals[name], note))
     try:
         yield seen
     finally:
-        psycopg.Connection.execute = execute  # type: ignore[method-assign]
-        psycopg.Connection.commit = commit  # type: ignore[method-assign]
+        for name, original in originals.items():
+            setattr(cls, name, original)
 
 
 def statement_kind(sql: str) -> str:

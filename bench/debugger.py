@@ -46,15 +46,9 @@ import gc
 import io
 import json
 import os
-import pathlib
 import pstats
 import random
-import signal
-import socket
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -66,7 +60,8 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from _database import Databases, server
-from _statements import statement_kind
+from _server import Child, ecp_app, serve
+from _statements import cursor_statements_seen, statement_kind
 from ecp_core import Ecp
 from ecp_core.debugger.model import MAX_WINDOW_EVENTS, Accounting, DebuggerQuery
 from ecp_core.debugger.service import REPORT
@@ -119,7 +114,6 @@ COPY_BATCHED = "COPY, per 1,000 rows"
 COPY_ALL = "COPY, all rows at once"
 REPORT_TARGET = 2.0
 INGEST_TARGET = 0.2
-STARTUP_SECONDS = 60.0
 EXECUTIONS = "ecp_evidence_executions"
 COLUMNS = (
     "tenant_id",
@@ -434,80 +428,6 @@ def copy_row(event: ExecutionEvent, digest: str) -> tuple[Any, ...]:
     )
 
 
-# -- the server (a child process) -----------------------------------------------------------------
-
-
-def serve() -> None:
-    """Child mode: serve the ECP app on a free port; print the port first."""
-    import uvicorn  # noqa: PLC0415 - the child needs it, the parent not
-
-    from ecp_http.app import create_app  # noqa: PLC0415
-    from ecp_http.settings import Settings  # noqa: PLC0415
-
-    app = create_app(Settings.from_mapping(os.environ))
-    # IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted connections only then (no 40 ms stalls).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    host, port = sock.getsockname()
-    print(port, flush=True)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
-    uvicorn.Server(config).run(sockets=[sock])
-
-
-class Child:
-    """This script as the ECP server (``--serve``); its log goes to a temporary file."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in stop()
-            prefix="ecp-bench-debugger-", suffix=".log", delete=False
-        )
-        self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and script
-            [sys.executable, str(pathlib.Path(__file__).resolve()), "--serve"],
-            env={**os.environ, **env},
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            text=True,
-        )
-        line = self.process.stdout.readline().strip() if self.process.stdout else ""
-        if not line.isdigit():
-            log = self.log_text()
-            self.stop()
-            raise RuntimeError(f"the server did not start:\n{log}")
-        self.base_url = f"http://127.0.0.1:{line}"
-        deadline = time.monotonic() + STARTUP_SECONDS
-        with httpx.Client(base_url=self.base_url, timeout=2.0) as client:
-            while time.monotonic() < deadline:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"the server exited:\n{self.log_text()}")
-                with contextlib.suppress(httpx.TransportError):
-                    if client.get("/health/live").status_code == 200:
-                        return
-                time.sleep(0.05)
-        raise RuntimeError(f"the server did not answer /health/live:\n{self.log_text()}")
-
-    def log_text(self) -> str:
-        self.log.flush()
-        return pathlib.Path(self.log.name).read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-        text = self.log_text()
-        self.log.close()
-        pathlib.Path(self.log.name).unlink()
-        if self.process.returncode not in (0, -signal.SIGTERM) or "Traceback" in text:
-            print(f"  the server exited with {self.process.returncode}; its log:")
-            print("    " + text.strip().replace("\n", "\n    "))
-
-
 def check(response: httpx.Response, status: int = 200) -> Any:
     if response.status_code != status:
         raise SystemExit(
@@ -645,29 +565,6 @@ def bench_ingestion(
     return phases
 
 
-@contextlib.contextmanager
-def cursor_statements() -> Iterator[list[str]]:
-    """Every statement sent meanwhile through psycopg.Cursor.execute / executemany."""
-    seen: list[str] = []
-    execute, executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
-
-    def spy_execute(self: psycopg.Cursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(query))
-        return execute(self, query, *args, **kwargs)
-
-    def spy_executemany(self: psycopg.Cursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(query))
-        return executemany(self, query, *args, **kwargs)
-
-    psycopg.Cursor.execute = spy_execute  # type: ignore[method-assign]
-    psycopg.Cursor.executemany = spy_executemany  # type: ignore[method-assign]
-    try:
-        yield seen
-    finally:
-        psycopg.Cursor.execute = execute  # type: ignore[method-assign]
-        psycopg.Cursor.executemany = executemany  # type: ignore[method-assign]
-
-
 PARTS = ("JSON parse", "structure (cattrs)", "rules + digests", "adapter SQL + commit")
 
 
@@ -702,7 +599,7 @@ def ingestion_breakdown(
     parts = dict.fromkeys(PARTS, 0.0)
     replay(store, WARM_TENANT, bodies[0], dict.fromkeys(PARTS, 0.0))  # warm-up
     truncate(conn)
-    with cursor_statements() as statements:
+    with cursor_statements_seen() as statements:
         replay(store, TENANT, bodies[0], parts)
     for body in bodies[1:]:
         replay(store, TENANT, body, parts)
@@ -917,11 +814,12 @@ def check_answers(
 @contextlib.contextmanager
 def running_server(url: str) -> Iterator[Child]:
     child = Child(
+        __file__,
         {
             "ECP_DATABASE_URL": url,
             "ECP_JWT_SECRET": JWT_SECRET,
             "ECP_AUDIT_SIGNING_KEY": SIGNING_KEY,
-        }
+        },
     )
     try:
         yield child
@@ -951,7 +849,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve()
+        serve(ecp_app())
         return
     if not 1 <= args.events <= MAX_WINDOW_EVENTS:
         parser.error(f"--events must be between 1 and {MAX_WINDOW_EVENTS}")

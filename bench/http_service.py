@@ -32,13 +32,8 @@ import contextlib
 import importlib.util
 import json
 import os
-import pathlib
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -51,11 +46,11 @@ if TYPE_CHECKING:
     from starlette.requests import Request
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from _server import Child, ecp_app, serve
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_http.auth import mint_token
 from ecp_postgres import EmbeddedPostgres, apply_migrations, create_database, drop_database
@@ -66,7 +61,6 @@ JWT_SECRET = "bench-" + "j" * 40
 SIGNING_KEY = base64.b64encode(bytes(range(7, 39))).decode("ascii")
 RATIO_TARGET = 0.35
 WARMUP = 50
-STARTUP_SECONDS = 60.0
 
 
 # -- reporting ------------------------------------------------------------------------------------
@@ -162,92 +156,16 @@ def bare_app(body: Any) -> Starlette:
     return Starlette(routes=[Route("/runs/{run_id}", get_run, methods=["GET"])])
 
 
-def serve(kind: str) -> None:
-    """Child mode: serve the ECP app or the bare app on a free port; print the port first."""
+def child_app(kind: str) -> Any:
+    """Child mode: the ECP app or the bare app (its body from ``ECP_BENCH_BARE_BODY``)."""
     if kind == "ecp":
-        from ecp_http.app import create_app  # noqa: PLC0415 - the child needs it, the parent not
-        from ecp_http.settings import Settings  # noqa: PLC0415
-
-        app: Starlette = create_app(Settings.from_mapping(os.environ))
-    else:
-        app = bare_app(json.loads(os.environ["ECP_BENCH_BARE_BODY"]))
-    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted connections only then; without
-    # it Nagle's algorithm and delayed ACKs add 40 ms to every keep-alive request.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    host, port = sock.getsockname()
-    print(port, flush=True)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
-    uvicorn.Server(config).run(sockets=[sock])
+        return ecp_app()
+    return bare_app(json.loads(os.environ["ECP_BENCH_BARE_BODY"]))
 
 
-class Child:
-    """This script as a server process (``--serve kind``); its log goes to a temporary file."""
-
-    def __init__(self, kind: str, env: dict[str, str]) -> None:
-        self.kind = kind
-        self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in stop()
-            prefix=f"ecp-bench-{kind}-", suffix=".log", delete=False
-        )
-        self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and script
-            [sys.executable, str(pathlib.Path(__file__).resolve()), "--serve", kind],
-            env={**os.environ, **env},
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            text=True,
-        )
-        line = self.process.stdout.readline().strip() if self.process.stdout else ""
-        if not line.isdigit():
-            self.stop()
-            raise RuntimeError(f"the {kind} server did not start:\n{self.log_text()}")
-        self.base_url = f"http://127.0.0.1:{line}"
-        self._wait_until_live()
-
-    def _wait_until_live(self) -> None:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        path = "/health/live" if self.kind == "ecp" else "/runs/-"
-        with httpx.Client(base_url=self.base_url, timeout=2.0) as client:
-            while time.monotonic() < deadline:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"the {self.kind} server exited:\n{self.log_text()}")
-                with contextlib.suppress(httpx.TransportError):
-                    if client.get(path).status_code == 200:
-                        return
-                time.sleep(0.05)
-        raise RuntimeError(f"the {self.kind} server did not answer {path}:\n{self.log_text()}")
-
-    def cpu_seconds(self) -> float | None:
-        """User + system CPU of the server process so far (Linux /proc; None elsewhere)."""
-        try:
-            stat = pathlib.Path(f"/proc/{self.process.pid}/stat").read_text()
-        except OSError:
-            return None
-        fields = stat.rpartition(")")[2].split()  # after the command name: state is field 0
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def log_text(self) -> str:
-        self.log.flush()
-        return pathlib.Path(self.log.name).read_text(errors="replace")
-
-    def stop(self) -> None:
-        """SIGTERM (uvicorn shuts down; ECP's lifespan drains its dispatcher), then wait."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                print(f"  the {self.kind} server did not stop within 30 s; killing it")
-                self.process.kill()
-                self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-        text = self.log_text()
-        self.log.close()
-        pathlib.Path(self.log.name).unlink()
-        if self.process.returncode not in (0, -signal.SIGTERM) or "Traceback" in text:
-            print(f"  the {self.kind} server exited with {self.process.returncode}; its log:")
-            print("    " + text.strip().replace("\n", "\n    "))
+def start_child(kind: str, env: dict[str, str]) -> Child:
+    """This script as the ``kind`` server (``--serve kind``), ready once it answers."""
+    return Child(__file__, env, kind=kind, live_path="/health/live" if kind == "ecp" else "/runs/-")
 
 
 # -- part 1: GET /runs/{id}, ECP against bare Starlette ------------------------------------------
@@ -469,14 +387,14 @@ def main() -> None:
     parser.add_argument("--serve", choices=["ecp", "bare"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve)
+        serve(child_app(args.serve))
         return
 
     token = mint_token(JWT_SECRET, tenant=TENANT, roles=["admin"], ttl_seconds=3600)
     headers = {"Authorization": f"Bearer {token}"}
     print(f"HTTP benchmark; {load_note()}")
     with database() as url:
-        ecp = Child(
+        ecp = start_child(
             "ecp",
             {
                 "ECP_DATABASE_URL": url,
@@ -494,7 +412,7 @@ def main() -> None:
                     f"({http_implementation()}, access log off); "
                     f"GET /runs/{{id}} answers {len(body.content)} bytes"
                 )
-            bare = Child("bare", {"ECP_BENCH_BARE_BODY": body.text})
+            bare = start_child("bare", {"ECP_BENCH_BARE_BODY": body.text})
             children.append(bare)
 
             print(
