@@ -1,11 +1,17 @@
 """DecisionRepository and ReconciliationRepository on PostgreSQL."""
 
+import json
 from datetime import datetime
 from typing import Any
 
 from psycopg.types.json import Json, Jsonb
 
-from ecp_core.decisions.model import CompareRequest, DecisionArtifact, DecisionSchedule
+from ecp_core.decisions.model import (
+    CompareRequest,
+    DecisionArtifact,
+    DecisionSchedule,
+    read_artifact,
+)
 from ecp_core.errors import Conflict
 from ecp_core.reconciliation.model import (
     Currency,
@@ -14,15 +20,32 @@ from ecp_core.reconciliation.model import (
     SourceKind,
     StoredStatement,
 )
-from ecp_core.wire import structure, unstructure
+from ecp_core.wire import unstructure
 from ecp_postgres.repositories import _Repository
 from ecp_postgres.rows import Table
 
+LOCK_NAMESPACE = "ecp.decisions:"
+"""Prefix of the advisory lock keys of comparison subjects."""
 SCHEDULES = Table("ecp_decision_schedules", DecisionSchedule, json=["policy"])
 
 
 class PostgresDecisions(_Repository):
     """Artifacts as exact JSON beside the columns that find them; schedules row by row."""
+
+    def lock_subject(self, tenant_id: str, request: CompareRequest) -> None:
+        """A transaction-level advisory lock on the comparison's subject."""
+        subject = [
+            tenant_id,
+            request.workflow_id,
+            request.baseline_version,
+            request.candidate_version,
+            request.start.isoformat(),
+            request.end.isoformat(),
+        ]
+        self._conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (LOCK_NAMESPACE + json.dumps(subject),),
+        )
 
     def find(
         self, tenant_id: str, request_digest: str, fingerprint: str
@@ -33,7 +56,7 @@ class PostgresDecisions(_Repository):
             " WHERE tenant_id = %s AND request_digest = %s AND fingerprint = %s",
             (tenant_id, request_digest, fingerprint),
         ).fetchone()
-        return None if row is None else structure(row["artifact"], DecisionArtifact)
+        return None if row is None else read_artifact(row["artifact"])
 
     def revisions(self, tenant_id: str, request: CompareRequest) -> int:
         """How many artifacts compare the same workflow, versions and window."""
@@ -97,7 +120,7 @@ class PostgresDecisions(_Repository):
             " ORDER BY created_at DESC, decision_id DESC LIMIT %s",
             (*params, limit),
         ).fetchall()
-        return [structure(row["artifact"], DecisionArtifact) for row in rows]
+        return [read_artifact(row["artifact"]) for row in rows]
 
     def add_schedule(self, schedule: DecisionSchedule) -> None:
         """Store a new schedule."""

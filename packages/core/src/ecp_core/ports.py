@@ -355,6 +355,13 @@ class EvidenceRepository(Protocol):
 class DecisionRepository(Protocol):
     """Retained decision artifacts and decision schedules."""
 
+    def lock_subject(self, tenant_id: str, request: CompareRequest) -> None:
+        """Serialize comparisons of one subject (workflow, versions, window) until commit.
+
+        Identical comparisons then find each other, and revisions are numbered without repeats.
+        """
+        ...
+
     def find(
         self, tenant_id: str, request_digest: str, fingerprint: str
     ) -> DecisionArtifact | None:

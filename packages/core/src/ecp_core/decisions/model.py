@@ -8,6 +8,7 @@ import attrs
 
 from ecp_core.constraints import AwareUtc, Constraint, Range, Text, checked
 from ecp_core.evidence.model import Id
+from ecp_core.wire import structure
 
 METHOD_VERSION = "interval-policy/1"
 CLAIM_CLASS = "observed_comparison"
@@ -271,3 +272,13 @@ def method_fields(payload: dict[str, Any]) -> tuple[str, str]:
         claim if isinstance(claim, str) and claim else "legacy_unclassified",
         method if isinstance(method, str) and method else "legacy_unversioned",
     )
+
+
+def read_artifact(payload: dict[str, Any]) -> DecisionArtifact:
+    """A retained artifact from its stored JSON.
+
+    Older payloads without a claim class or method read as ``legacy_unclassified`` and
+    ``legacy_unversioned``; without calculation inputs or evidence bindings, as null.
+    """
+    claim, method = method_fields(payload)
+    return structure({**payload, "claim_class": claim, "method_version": method}, DecisionArtifact)

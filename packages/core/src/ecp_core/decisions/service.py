@@ -21,7 +21,7 @@ from ecp_core.decisions.model import (
 )
 from ecp_core.decisions.policy import STANDING_LIMITATIONS, abstain_reasons, constraints, decide
 from ecp_core.decisions.selection import SideEconomics, VersionWindow, calculation_rows, economics
-from ecp_core.errors import EvidenceWindowTooLarge, FieldError, NotFound, ValidationFailed
+from ecp_core.errors import EcpError, EvidenceWindowTooLarge, FieldError, ValidationFailed
 from ecp_core.evidence.model import Digested, SourceInventory
 from ecp_core.evidence.service import digest_of
 from ecp_core.identity import ActorIdentity, system_actor
@@ -119,6 +119,7 @@ class DecisionService:
         as_of = self._clock.now()
         request_digest = digest_of(request)
         with self._uow() as uow:
+            uow.decisions.lock_subject(tenant, request)
             inventories = (
                 self._inventory(
                     uow, tenant, request.baseline_inventory_id, "baseline_inventory_id"
@@ -292,7 +293,7 @@ class DecisionService:
         try:
             artifact, _ = self.compare(actor, request, schedule_id=schedule.schedule_id)
             decision_id = artifact.decision_id
-        except (ValidationFailed, NotFound) as exc:
+        except EcpError as exc:  # recorded on the schedule; the next occurrence tries again
             error = exc.detail
         with self._uow() as uow:
             uow.decisions.record_run(schedule.schedule_id, now, decision_id, error)

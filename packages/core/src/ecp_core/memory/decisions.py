@@ -15,6 +15,9 @@ SCHEDULES = "decision_schedules"
 class MemoryDecisions(_Repository):
     """Artifacts by id (with their fingerprints) and schedules by id."""
 
+    def lock_subject(self, tenant_id: str, request: CompareRequest) -> None:
+        """Nothing to do: a memory unit of work holds the whole store."""
+
     @detached
     def find(
         self, tenant_id: str, request_digest: str, fingerprint: str
@@ -49,6 +52,8 @@ class MemoryDecisions(_Repository):
         """Retain a new artifact."""
         if artifact.decision_id in self._t.table(DECISIONS):
             raise Conflict(f"decision {artifact.decision_id} exists")
+        if self.find(artifact.tenant_id, artifact.request_digest, fingerprint) is not None:
+            raise Conflict("this comparison over this evidence is already retained")
         self._t.put(DECISIONS, artifact.decision_id, (artifact, fingerprint))
 
     @detached
