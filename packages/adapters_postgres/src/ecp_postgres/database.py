@@ -36,7 +36,8 @@ class PostgresStore:
             url,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"row_factory": dict_row, "autocommit": False},
+            # Sessions in UTC: timestamps read back as UTC, as the models require.
+            kwargs={"row_factory": dict_row, "autocommit": False, "options": "-c TimeZone=UTC"},
             open=True,
         )
         self.graph_cache = GraphCache()

@@ -128,7 +128,8 @@ def split(amount: Decimal, weights: Sequence[Decimal]) -> list[Decimal]:
     for index in sorted(range(len(weights)), key=lambda i: (-remainders[i], i))[:left]:
         floors[index] += 1
     parts = [Decimal(count).scaleb(_exponent(quantum), EXACT) for count in floors]
-    return [_trimmed(part, _exponent(amount)) for part in parts]
+    # Trim to the amount's decimals, never to tens or hundreds: "5E+2" and "500" split alike.
+    return [_trimmed(part, min(0, _exponent(amount))) for part in parts]
 
 
 def _trimmed(part: Decimal, exponent: int) -> Decimal:
