@@ -42,6 +42,9 @@ from ecp_core.money import ZERO
 from ecp_core.reconciliation.matching import PricedEvent, ProviderWindow
 from ecp_core.wire import unstructure
 from ecp_postgres.evidence_reads import EvidenceReads
+from ecp_postgres.judging import FAILURE as _FAILURE
+from ecp_postgres.judging import JUDGE as _JUDGE
+from ecp_postgres.judging import UNRESOLVED as _UNRESOLVED
 from ecp_postgres.repositories import _Repository
 from ecp_postgres.rows import Table
 
@@ -178,9 +181,6 @@ _FINE = (Grouping.VERSION_WINDOW, Grouping.VERSION_STEP, Grouping.VERSION_COHORT
 _ROLLED_BITS = 16
 """``bits`` of rolled-up rows: this plus GROUPING(workflow_version) (0 VERSION, 1 TOTAL)."""
 
-# A run's verdict as one small integer: 0 success, 4 failure, 8 unresolved, plus 2 when its
-# deciding outcome was inferred and 1 when provisional. NULL: the event has no run.
-_SUCCESS, _FAILURE, _UNRESOLVED = 0, 4, 8
 _RUN_FIGURES = {
     "runs": "count(*)",
     "successful_runs": f"count(*) FILTER (WHERE verdict < {_FAILURE})",
@@ -206,21 +206,7 @@ _MONEY = ("measured_usd", "estimated_usd", "failure_tax_usd", "repeated_attempt_
 # How a deciding outcome's value is judged. ``equals`` is jsonb equality, which is the
 # reference's type-aware equality (true <> 1, 1 = 1.0, a number by its decimal value);
 # thresholds judge only jsonb numbers, as exact numerics; anything else is unresolved.
-_JUDGE = f"""CASE
-            WHEN d.kind = 'equals' THEN
-                CASE WHEN o.value = d.expected THEN {_SUCCESS} ELSE {_FAILURE} END
-            WHEN jsonb_typeof(o.value) <> 'number' OR d.threshold IS NULL THEN {_UNRESOLVED}
-            WHEN CASE d.kind
-                WHEN 'at_least' THEN o.value::numeric >= d.threshold
-                WHEN 'greater_than' THEN o.value::numeric > d.threshold
-                WHEN 'at_most' THEN o.value::numeric <= d.threshold
-                WHEN 'less_than' THEN o.value::numeric < d.threshold
-            END THEN {_SUCCESS}
-            WHEN d.kind IN ('at_least', 'greater_than', 'at_most', 'less_than') THEN {_FAILURE}
-            ELSE {_UNRESOLVED}
-        END
-        + CASE WHEN o.outcome_measurement = 'inferred' THEN 2 ELSE 0 END
-        + CASE WHEN o.maturity = 'provisional' THEN 1 ELSE 0 END"""
+
 
 # The workflow's definitions (parsed once: ``predicate`` is json), the deciding outcome of each
 # of its runs (the latest assertion of the defined type not after as_of, ties to the greatest

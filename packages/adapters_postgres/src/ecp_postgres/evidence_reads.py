@@ -1,15 +1,14 @@
 """Row-level evidence reads for reconciliation and decisions (mixed into PostgresEvidence).
 
 ``provider_events`` selects a provider's priced charges in SQL (latest revision, deciding
-outcome) and judges the deciding value with the core's predicate rules; ``select`` reads one
-version's evidence with digests. Both return what the core's reference functions define.
+outcome judged in SQL, only the columns matching needs); ``select`` reads one version's
+evidence with digests. Both return what the core's reference functions define.
 """
 
 from typing import Any
 
 import psycopg
 
-from ecp_core.debugger.tally import RunStatus, judge
 from ecp_core.decisions.selection import Selection, VersionWindow
 from ecp_core.evidence.model import (
     MAX_SAFE_INTEGER,
@@ -23,13 +22,24 @@ from ecp_core.evidence.model import (
     OutcomeMaturity,
     OutcomeMeasurement,
     SourceInventory,
-    SuccessPredicate,
 )
-from ecp_core.reconciliation.matching import PricedEvent, ProviderWindow, scope_of
-from ecp_core.reconciliation.model import OutcomeStatus
+from ecp_core.reconciliation.matching import PricedEvent, ProviderWindow
+from ecp_core.reconciliation.model import SCOPE_KEYS, OutcomeStatus
 from ecp_core.wire import structure
+from ecp_postgres.judging import FAILURE, JUDGE, UNRESOLVED
 
-PROVIDER_EVENTS = """
+_SCOPE_COLUMNS = tuple(sorted(SCOPE_KEYS))
+
+
+def _text_of(key: str) -> str:
+    """A metadata key's value when it is a string, else NULL (as the reference reads it)."""
+    return (
+        f"CASE WHEN jsonb_typeof(ev.metadata -> '{key}') = 'string'"
+        f" THEN ev.metadata ->> '{key}' END AS {key}"
+    )
+
+
+PROVIDER_EVENTS = f"""
 WITH ev AS (
     SELECT e.workflow_id, e.workflow_version, e.run_id, e.occurred_at, e.metadata,
            e.charge_id, e.cost_usd, e.cost_measurement
@@ -44,28 +54,43 @@ WITH ev AS (
     FROM ecp_evidence_revisions r
     WHERE r.tenant_id = %(tenant)s AND r.charge_id IN (SELECT charge_id FROM ev)
     ORDER BY r.charge_id, r.revised_at DESC, r.event_id DESC
+), d AS (
+    SELECT workflow_id, workflow_version, outcome_type,
+           predicate ->> 'kind' AS kind,
+           (predicate -> 'value')::jsonb AS expected,
+           (predicate ->> 'threshold')::numeric AS threshold
+    FROM ecp_evidence_definitions
+    WHERE tenant_id = %(tenant)s AND workflow_id IN (SELECT workflow_id FROM ev)
 ), dec AS (
     SELECT DISTINCT ON (o.workflow_id, o.workflow_version, o.run_id)
-           o.workflow_id, o.workflow_version, o.run_id, o.value, d.predicate
+           o.workflow_id, o.workflow_version, o.run_id, ({JUDGE})::int2 AS verdict
     FROM ecp_evidence_outcomes o
-    JOIN ecp_evidence_definitions d
-      ON d.tenant_id = o.tenant_id AND d.workflow_id = o.workflow_id
-     AND d.workflow_version = o.workflow_version AND d.outcome_type = o.outcome_type
+    JOIN d ON d.workflow_id = o.workflow_id AND d.workflow_version = o.workflow_version
+          AND d.outcome_type = o.outcome_type
     WHERE o.tenant_id = %(tenant)s AND o.asserted_at <= %(as_of)s
       AND (o.workflow_id, o.workflow_version, o.run_id) IN
           (SELECT workflow_id, workflow_version, run_id FROM ev WHERE run_id IS NOT NULL)
     ORDER BY o.workflow_id, o.workflow_version, o.run_id, o.asserted_at DESC, o.event_id DESC
 )
-SELECT ev.workflow_id, ev.workflow_version, ev.occurred_at, ev.metadata,
+SELECT ev.workflow_id, ev.workflow_version, ev.occurred_at, {_text_of("model")},
+       {", ".join(_text_of(key) for key in _SCOPE_COLUMNS)},
        CASE WHEN rev.charge_id IS NULL THEN ev.cost_usd ELSE rev.cost_usd END AS cost_usd,
        CASE WHEN rev.charge_id IS NULL THEN ev.cost_measurement ELSE rev.cost_measurement END
            AS cost_measurement,
-       dec.value, dec.predicate, dec.run_id IS NOT NULL AS decided
+       dec.verdict
 FROM ev
 LEFT JOIN rev ON rev.charge_id = ev.charge_id
 LEFT JOIN dec ON dec.workflow_id = ev.workflow_id AND dec.workflow_version = ev.workflow_version
              AND dec.run_id = ev.run_id
-"""
+"""  # noqa: S608 - built from constants only
+_MEASUREMENTS = {m.value: m for m in CostMeasurement}
+
+
+def _status(verdict: int | None) -> OutcomeStatus:
+    """The outcome status of a verdict code (:mod:`ecp_postgres.judging`); None: unresolved."""
+    if verdict is None or verdict >= UNRESOLVED:
+        return OutcomeStatus.UNRESOLVED
+    return OutcomeStatus.SUCCESS if verdict < FAILURE else OutcomeStatus.FAILURE
 
 
 def _as_written(value: Any) -> Any:  # noqa: ANN401 - a JSON scalar read back from jsonb
@@ -155,27 +180,27 @@ class EvidenceReads:
                 "limit": limit,
             },
         ).fetchall()
-        predicates: dict[str, SuccessPredicate] = {}
+        scopes: dict[tuple[str | None, ...], dict[str, str]] = {}
         result = []
         for row in rows:
-            status = RunStatus.UNRESOLVED
-            if row["decided"]:
-                key = str(row["predicate"])
-                predicate = predicates.get(key)
-                if predicate is None:
-                    predicate = predicates[key] = structure(row["predicate"], SuccessPredicate)
-                status = judge(predicate, row["value"])
-            model = row["metadata"].get("model")
+            values = tuple(row[key] for key in _SCOPE_COLUMNS)
+            scope = scopes.get(values)
+            if scope is None:  # few distinct scopes: one shared (never mutated) dict each
+                scope = scopes[values] = {
+                    key: value
+                    for key, value in zip(_SCOPE_COLUMNS, values, strict=True)
+                    if value is not None
+                }
             result.append(
                 PricedEvent(
                     workflow_id=row["workflow_id"],
                     workflow_version=row["workflow_version"],
                     occurred_at=row["occurred_at"],
-                    model=model if isinstance(model, str) else None,
-                    scope=scope_of(row["metadata"]),
+                    model=row["model"],
+                    scope=scope,
                     cost_usd=row["cost_usd"],
-                    cost_measurement=CostMeasurement(row["cost_measurement"]),
-                    outcome_status=OutcomeStatus(status.value),
+                    cost_measurement=_MEASUREMENTS[row["cost_measurement"]],
+                    outcome_status=_status(row["verdict"]),
                 )
             )
         return result

@@ -15,6 +15,7 @@ from decimal import (
     InvalidOperation,
     Overflow,
     Rounded,
+    localcontext,
 )
 
 EXACT = Context(prec=200, traps=[InvalidOperation, DivisionByZero, Overflow, Inexact, Rounded])
@@ -49,10 +50,8 @@ def money_problem(amount: Decimal) -> str | None:
 
 def exact_sum(amounts: Iterable[Decimal]) -> Decimal:
     """The exact sum (``0`` for none); raises rather than round."""
-    total = ZERO
-    for amount in amounts:
-        total = EXACT.add(total, amount)
-    return total
+    with localcontext(EXACT):  # every addition traps instead of rounding
+        return sum(amounts, ZERO)
 
 
 def ratio(numerator: Decimal | int, denominator: Decimal | int) -> Decimal | None:

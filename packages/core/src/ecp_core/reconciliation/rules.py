@@ -11,7 +11,7 @@ import attrs
 from ecp_core.errors import FieldError
 from ecp_core.evidence.model import CostMeasurement
 from ecp_core.evidence.service import digest_of
-from ecp_core.money import EXACT, ZERO, exact_sum
+from ecp_core.money import EXACT, exact_sum
 from ecp_core.reconciliation.matching import PricedEvent
 from ecp_core.reconciliation.model import (
     AllocationGroup,
@@ -187,29 +187,38 @@ class EventIndex:
         return found[low:high]
 
 
-def _matched(events: Sequence[PricedEvent]) -> MatchedEvidence:
-    by = defaultdict(list)
+def _tallied(
+    events: Sequence[PricedEvent],
+) -> tuple[MatchedEvidence, dict[tuple[str, str, OutcomeStatus], Decimal]]:
+    """What a bucket matched by how costs are known, and measured cost per allocation group."""
+    counts: dict[CostMeasurement, int] = dict.fromkeys(CostMeasurement, 0)
+    estimated: list[Decimal] = []
+    measured: dict[tuple[str, str, OutcomeStatus], list[Decimal]] = defaultdict(list)
     for event in events:
-        by[event.cost_measurement].append(event)
-    return MatchedEvidence(
-        measured_events=len(by[CostMeasurement.MEASURED]),
-        estimated_events=len(by[CostMeasurement.ESTIMATED]),
-        unmeasured_events=len(by[CostMeasurement.UNMEASURED]),
-        measured_usd=exact_sum(e.cost_usd for e in by[CostMeasurement.MEASURED] if e.cost_usd),
-        estimated_usd=exact_sum(e.cost_usd for e in by[CostMeasurement.ESTIMATED] if e.cost_usd),
+        counts[event.cost_measurement] += 1
+        if event.cost_usd is None:
+            continue
+        if event.cost_measurement is CostMeasurement.MEASURED:
+            key = (event.workflow_id, event.workflow_version, event.outcome_status)
+            measured[key].append(event.cost_usd)
+        elif event.cost_measurement is CostMeasurement.ESTIMATED:
+            estimated.append(event.cost_usd)
+    telemetry = {key: exact_sum(costs) for key, costs in measured.items()}
+    matched = MatchedEvidence(
+        measured_events=counts[CostMeasurement.MEASURED],
+        estimated_events=counts[CostMeasurement.ESTIMATED],
+        unmeasured_events=counts[CostMeasurement.UNMEASURED],
+        measured_usd=exact_sum(telemetry.values()),
+        estimated_usd=exact_sum(estimated),
     )
+    return matched, telemetry
 
 
 def allocate(
     bucket: ProviderBucket, events: Sequence[PricedEvent], overlapping: Sequence[str]
 ) -> BucketAllocation:
     """One bucket's allocation: refused when it overlaps or has no measured cost to split by."""
-    matched = _matched(events)
-    telemetry: dict[tuple[str, str, OutcomeStatus], Decimal] = defaultdict(lambda: ZERO)
-    for event in events:
-        if event.cost_measurement is CostMeasurement.MEASURED and event.cost_usd is not None:
-            key = (event.workflow_id, event.workflow_version, event.outcome_status)
-            telemetry[key] = EXACT.add(telemetry[key], event.cost_usd)
+    matched, telemetry = _tallied(events)
     status = BucketStatus.ALLOCATED
     if overlapping:
         status = BucketStatus.OVERLAPPING
