@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
 STARTUP_SECONDS = 60.0
 
@@ -120,3 +120,23 @@ class Child:
         if self.process.returncode not in (0, -signal.SIGTERM) or "Traceback" in text:
             print(f"  the {self.name} exited with {self.process.returncode}; its log:")
             print("    " + text.strip().replace("\n", "\n    "))
+
+
+@contextlib.contextmanager
+def running_ecp(
+    script: str, *, database_url: str, jwt_secret: str, signing_key: str
+) -> Iterator[Child]:
+    """``script`` run again as the ECP server (``--serve``) on ``database_url``; stopped at the
+    end."""
+    child = Child(
+        script,
+        {
+            "ECP_DATABASE_URL": database_url,
+            "ECP_JWT_SECRET": jwt_secret,
+            "ECP_AUDIT_SIGNING_KEY": signing_key,
+        },
+    )
+    try:
+        yield child
+    finally:
+        child.stop()

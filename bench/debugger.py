@@ -40,12 +40,10 @@ from __future__ import annotations
 
 import argparse
 import base64
-import contextlib
 import cProfile
 import gc
 import io
 import json
-import os
 import pstats
 import random
 import statistics
@@ -60,7 +58,8 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from _database import Databases, server
-from _server import Child, ecp_app, serve
+from _evidence import Evidence, load_note, ms
+from _server import ecp_app, running_ecp, serve
 from _statements import cursor_statements_seen, statement_kind
 from ecp_core import Ecp
 from ecp_core.debugger.model import MAX_WINDOW_EVENTS, Accounting, DebuggerQuery
@@ -87,7 +86,7 @@ from ecp_http.auth import mint_token
 from ecp_postgres import PostgresStore
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
 TENANT = "bench"
 WORKFLOW = "support-triage"
@@ -198,26 +197,7 @@ HAND_FIGURES = (
 )
 
 
-def load_note() -> str:
-    return f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:8.1f} ms"
-
-
 # -- the data set ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Evidence:
-    """The bench's evidence, as models, with the window that holds every execution event."""
-
-    start: datetime
-    end: datetime
-    executions: list[ExecutionEvent] = field(default_factory=list)
-    outcomes: list[OutcomeEvent] = field(default_factory=list)
-    revisions: list[ChargeRevision] = field(default_factory=list)
 
 
 def split(total: int, parts: int, rng: random.Random) -> list[int]:
@@ -811,22 +791,6 @@ def check_answers(
 # -- main ---------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def running_server(url: str) -> Iterator[Child]:
-    child = Child(
-        __file__,
-        {
-            "ECP_DATABASE_URL": url,
-            "ECP_JWT_SECRET": JWT_SECRET,
-            "ECP_AUDIT_SIGNING_KEY": SIGNING_KEY,
-        },
-    )
-    try:
-        yield child
-    finally:
-        child.stop()
-
-
 def main() -> None:  # noqa: PLR0915 - one linear script
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -877,7 +841,9 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         try:
             _, url = databases.fresh("debugger")
             with (
-                running_server(url) as child,
+                running_ecp(
+                    __file__, database_url=url, jwt_secret=JWT_SECRET, signing_key=SIGNING_KEY
+                ) as child,
                 httpx.Client(base_url=child.base_url, headers=headers, timeout=120.0) as client,
                 psycopg.connect(url) as conn,
                 PostgresStore(url, max_size=2) as store,

@@ -37,24 +37,15 @@ from __future__ import annotations
 
 import argparse
 import base64
-import contextlib
 import cProfile
 import gc
 import io
 import itertools
 import json
-import os
-import pathlib
 import pstats
 import random
-import signal
-import socket
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -65,6 +56,8 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from _database import Databases, server
+from _evidence import Evidence, load_note, ms
+from _server import ecp_app, running_ecp, serve
 from ecp_core import ActorIdentity, AuthMethod, Ecp
 from ecp_core.evidence.model import (
     ChargeRevision,
@@ -103,7 +96,7 @@ from ecp_postgres.evidence import _WORK_MEM as WORK_MEM
 from ecp_postgres.evidence_reads import PROVIDER_EVENTS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
     from ecp_core.reconciliation.matching import PricedEvent
 
@@ -111,20 +104,38 @@ TENANT = "bench"
 PROVIDER = "openai"
 STATEMENT_ID = "openai-bench"
 MODELS = ("gpt-4o", "gpt-4o-mini", "o3-mini", "text-embedding-3-small")
-WORKFLOWS = (("support-triage", "v1"), ("support-triage", "v2"), ("refunds", "v7"),
-             ("refunds", "v8"), ("onboarding", "2026-10"), ("onboarding", "2026-11"))
+WORKFLOWS = (
+    ("support-triage", "v1"),
+    ("support-triage", "v2"),
+    ("refunds", "v7"),
+    ("refunds", "v8"),
+    ("onboarding", "2026-10"),
+    ("onboarding", "2026-11"),
+)
 RUNS = 10_000
 OTHER_PROVIDER_EVENTS = 5_000
 TARGET_SECONDS = 1.0
 JWT_SECRET = "bench-" + "r" * 40
 SIGNING_KEY = base64.b64encode(bytes(range(11, 43))).decode("ascii")
-STARTUP_SECONDS = 60.0
 PROFILE_LINES = 22
 ADMIN = ActorIdentity(subject="bench", auth_method=AuthMethod.BEARER, tenant_id=TENANT)
 EXECUTIONS = "ecp_evidence_executions"
-COLUMNS = ("tenant_id", "event_id", "digest", "workflow_id", "workflow_version", "occurred_at",
-           "run_id", "attempt", "dimensions", "cost_usd", "cost_measurement", "cost_role",
-           "charge_id", "metadata")
+COLUMNS = (
+    "tenant_id",
+    "event_id",
+    "digest",
+    "workflow_id",
+    "workflow_version",
+    "occurred_at",
+    "run_id",
+    "attempt",
+    "dimensions",
+    "cost_usd",
+    "cost_measurement",
+    "cost_role",
+    "charge_id",
+    "metadata",
+)
 COPY_SQL = f"COPY {EXECUTIONS} ({', '.join(COLUMNS)}) FROM STDIN"
 HTTP = "GET .../report (HTTP)"
 SERVICE = "ReconciliationService.report"
@@ -136,24 +147,7 @@ CORE = "core allocations + closure"
 RENDER = "unstructure + json.dumps"
 
 
-def load_note() -> str:
-    return f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:8.1f} ms"
-
-
 # -- the data set ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Evidence:
-    start: datetime
-    end: datetime
-    executions: list[ExecutionEvent] = field(default_factory=list)
-    outcomes: list[OutcomeEvent] = field(default_factory=list)
-    revisions: list[ChargeRevision] = field(default_factory=list)
 
 
 def a_cost(rng: random.Random) -> tuple[Decimal | None, CostMeasurement]:
@@ -184,8 +178,11 @@ def make_evidence(events: int, days: int, projects: int, now: datetime, seed: in
             cost_measurement=measurement,
             cost_role=CostRole.CHARGE,
             charge_id=f"charge-{provider}-{index:06d}",
-            metadata={"provider": provider, "model": rng.choice(MODELS),
-                      "project_id": f"proj_{rng.randrange(projects):02d}"},
+            metadata={
+                "provider": provider,
+                "model": rng.choice(MODELS),
+                "project_id": f"proj_{rng.randrange(projects):02d}",
+            },
         )
 
     evidence.executions = [charge(index, PROVIDER) for index in range(events)]
@@ -193,61 +190,83 @@ def make_evidence(events: int, days: int, projects: int, now: datetime, seed: in
     for event in rng.sample(evidence.executions[:events], events * 3 // 100):
         for number in range(1 if rng.random() < 0.8 else 2):
             cost, measurement = a_cost(rng)
-            evidence.revisions.append(ChargeRevision(
-                event_id=f"revision-{len(evidence.revisions):06d}",
-                charge_id=event.charge_id or "",
-                revised_at=event.occurred_at + timedelta(hours=1 + number),
-                cost_usd=cost,
-                cost_measurement=measurement,
-            ))
+            evidence.revisions.append(
+                ChargeRevision(
+                    event_id=f"revision-{len(evidence.revisions):06d}",
+                    charge_id=event.charge_id or "",
+                    revised_at=event.occurred_at + timedelta(hours=1 + number),
+                    cost_usd=cost,
+                    cost_measurement=measurement,
+                )
+            )
     for (workflow_id, version), run_id in runs:
         if rng.random() < 0.9:
-            evidence.outcomes.append(OutcomeEvent(
-                event_id=f"outcome-{run_id}",
-                workflow_id=workflow_id,
-                workflow_version=version,
-                run_id=run_id,
-                outcome_type="done",
-                asserted_at=evidence.end,
-                value=rng.random() < 0.8,
-            ))
+            evidence.outcomes.append(
+                OutcomeEvent(
+                    event_id=f"outcome-{run_id}",
+                    workflow_id=workflow_id,
+                    workflow_version=version,
+                    run_id=run_id,
+                    outcome_type="done",
+                    asserted_at=evidence.end,
+                    value=rng.random() < 0.8,
+                )
+            )
     return evidence
 
 
 def definitions(now: datetime) -> list[OutcomeDefinition]:
     predicate = SuccessPredicate(kind=PredicateKind.EQUALS, value=True)
     return [
-        OutcomeDefinition(tenant_id=TENANT, workflow_id=workflow_id, workflow_version=version,
-                          outcome_type="done", predicate=predicate, digest=digest_of(predicate),
-                          created_at=now, created_by="bench")
+        OutcomeDefinition(
+            tenant_id=TENANT,
+            workflow_id=workflow_id,
+            workflow_version=version,
+            outcome_type="done",
+            predicate=predicate,
+            digest=digest_of(predicate),
+            created_at=now,
+            created_by="bench",
+        )
         for workflow_id, version in WORKFLOWS
     ]
 
 
-def make_statement(evidence: Evidence, days: int, projects: int, seed: int = 13) -> ProviderStatement:
+def make_statement(
+    evidence: Evidence, days: int, projects: int, seed: int = 13
+) -> ProviderStatement:
     """One bucket per (day, project, model), billed 95 % to 110 % of its measured cost."""
     rng = random.Random(seed)
     measured: dict[tuple[int, str, str], Decimal] = {}
     for event in evidence.executions:
         metadata = event.metadata
-        if metadata["provider"] != PROVIDER or event.cost_measurement is not CostMeasurement.MEASURED:
+        if (
+            metadata["provider"] != PROVIDER
+            or event.cost_measurement is not CostMeasurement.MEASURED
+        ):
             continue
-        key = ((event.occurred_at - evidence.start).days, str(metadata["project_id"]),
-               str(metadata["model"]))
+        key = (
+            (event.occurred_at - evidence.start).days,
+            str(metadata["project_id"]),
+            str(metadata["model"]),
+        )
         measured[key] = measured.get(key, Decimal(0)) + (event.cost_usd or Decimal(0))
     buckets = []
     for day, project, model in itertools.product(range(days), range(projects), MODELS):
         key = (day, f"proj_{project:02d}", model)
-        amount = (measured.get(key, Decimal("0.01")) * Decimal(rng.randint(95, 110)) / 100).quantize(
-            Decimal("0.01"))
-        buckets.append(ProviderBucket(
-            bucket_id=f"{day:02d}/{key[1]}/{model}",
-            period_start=evidence.start + timedelta(days=day),
-            period_end=evidence.start + timedelta(days=day + 1),
-            amount_usd=max(amount, Decimal("0.01")),
-            model=model,
-            provider_dimensions={"project_id": key[1]},
-        ))
+        amount = (
+            measured.get(key, Decimal("0.01")) * Decimal(rng.randint(95, 110)) / 100
+        ).quantize(Decimal("0.01"))
+        buckets.append(
+            ProviderBucket(
+                bucket_id=f"{day:02d}/{key[1]}/{model}",
+                period_start=evidence.start + timedelta(days=day),
+                period_end=evidence.start + timedelta(days=day + 1),
+                amount_usd=max(amount, Decimal("0.01")),
+                model=model,
+                provider_dimensions={"project_id": key[1]},
+            )
+        )
     return ProviderStatement(
         statement_id=STATEMENT_ID,
         provider=PROVIDER,
@@ -261,10 +280,22 @@ def make_statement(evidence: Evidence, days: int, projects: int, seed: int = 13)
 
 
 def copy_row(event: ExecutionEvent) -> tuple[Any, ...]:
-    return (TENANT, event.event_id, digest_of(event), event.workflow_id, event.workflow_version,
-            event.occurred_at, event.run_id, event.attempt, Jsonb(event.dimensions), event.cost_usd,
-            str(event.cost_measurement), str(event.cost_role), event.charge_id,
-            Jsonb(event.metadata))
+    return (
+        TENANT,
+        event.event_id,
+        digest_of(event),
+        event.workflow_id,
+        event.workflow_version,
+        event.occurred_at,
+        event.run_id,
+        event.attempt,
+        Jsonb(event.dimensions),
+        event.cost_usd,
+        str(event.cost_measurement),
+        str(event.cost_role),
+        event.charge_id,
+        Jsonb(event.metadata),
+    )
 
 
 def load(url: str, store: PostgresStore, ecp: Ecp, evidence: Evidence) -> None:
@@ -278,101 +309,64 @@ def load(url: str, store: PostgresStore, ecp: Ecp, evidence: Evidence) -> None:
         conn.commit()
         copied = time.perf_counter() - began - digests
         with store.unit_of_work() as uow:
-            uow.evidence.add_outcomes(TENANT, [Digested(o, digest_of(o)) for o in evidence.outcomes])
-            uow.evidence.add_revisions(TENANT, [Digested(r, digest_of(r)) for r in evidence.revisions])
+            uow.evidence.add_outcomes(
+                TENANT, [Digested(o, digest_of(o)) for o in evidence.outcomes]
+            )
+            uow.evidence.add_revisions(
+                TENANT, [Digested(r, digest_of(r)) for r in evidence.revisions]
+            )
             uow.commit()
         for workflow_id, version in WORKFLOWS:
-            ecp.evidence.define_outcome(ADMIN, OutcomeDefinitionRequest(
-                workflow_id=workflow_id, workflow_version=version, outcome_type="done",
-                predicate=SuccessPredicate(kind=PredicateKind.EQUALS, value=True)))
+            ecp.evidence.define_outcome(
+                ADMIN,
+                OutcomeDefinitionRequest(
+                    workflow_id=workflow_id,
+                    workflow_version=version,
+                    outcome_type="done",
+                    predicate=SuccessPredicate(kind=PredicateKind.EQUALS, value=True),
+                ),
+            )
         conn.autocommit = True
         for table in (EXECUTIONS, "ecp_evidence_outcomes", "ecp_evidence_revisions"):
             conn.execute(f"VACUUM ANALYZE {table}")
-    print(f"  {len(rows):,} execution events: digests {digests:.1f} s, COPY {copied:.1f} s; "
-          f"{len(evidence.outcomes):,} outcomes and {len(evidence.revisions):,} revisions through "
-          f"the adapter; all loaded in {time.perf_counter() - began:.1f} s")
-
-
-# -- the server (a child process) -----------------------------------------------------------------
-
-
-def serve() -> None:
-    """Child mode: serve the ECP app on a free port; print the port first."""
-    import uvicorn  # noqa: PLC0415 - the child needs it, the parent not
-
-    from ecp_http.app import create_app  # noqa: PLC0415
-    from ecp_http.settings import Settings  # noqa: PLC0415
-
-    app = create_app(Settings.from_mapping(os.environ))
-    # IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted connections only then (no 40 ms stalls).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    host, port = sock.getsockname()
-    print(port, flush=True)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
-    uvicorn.Server(config).run(sockets=[sock])
-
-
-@contextlib.contextmanager
-def running_server(url: str) -> Iterator[str]:
-    """This script as the ECP server (``--serve``); yields its base URL."""
-    env = {**os.environ, "ECP_DATABASE_URL": url, "ECP_JWT_SECRET": JWT_SECRET,
-           "ECP_AUDIT_SIGNING_KEY": SIGNING_KEY}
-    with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.Popen(  # noqa: S603 - our own interpreter and script
-            [sys.executable, str(pathlib.Path(__file__).resolve()), "--serve"],
-            env=env, stdout=subprocess.PIPE, stderr=log, text=True,
-        )
-        try:
-            line = process.stdout.readline().strip() if process.stdout else ""
-            base_url = f"http://127.0.0.1:{line}"
-            deadline = time.monotonic() + STARTUP_SECONDS
-            with httpx.Client(base_url=base_url, timeout=2.0) as client:
-                while line.isdigit() and process.poll() is None and time.monotonic() < deadline:
-                    with contextlib.suppress(httpx.TransportError):
-                        if client.get("/health/live").status_code == 200:
-                            break
-                    time.sleep(0.05)
-                else:
-                    log.seek(0)
-                    raise RuntimeError(f"the server did not start:\n{log.read()}")
-            yield base_url
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
-            log.seek(0)
-            text = log.read()
-            if process.returncode not in (0, -signal.SIGTERM) or "Traceback" in text:
-                print(f"  the server exited with {process.returncode}; its log:\n{text}")
+    print(
+        f"  {len(rows):,} execution events: digests {digests:.1f} s, COPY {copied:.1f} s; "
+        f"{len(evidence.outcomes):,} outcomes and {len(evidence.revisions):,} revisions through "
+        f"the adapter; all loaded in {time.perf_counter() - began:.1f} s"
+    )
 
 
 # -- the timed parts ------------------------------------------------------------------------------
 
 
 def window(statement: ProviderStatement) -> ProviderWindow:
-    return ProviderWindow(provider=PROVIDER, start=statement.period_start,
-                          end=statement.period_end, as_of=datetime.now(UTC))
+    return ProviderWindow(
+        provider=PROVIDER,
+        start=statement.period_start,
+        end=statement.period_end,
+        as_of=datetime.now(UTC),
+    )
 
 
 def whole_window(conn: psycopg.Connection[Any]) -> None:
     """The adapter's settings for its whole-window statements (no nested loops, more work_mem),
     for the current transaction."""
-    conn.execute("SELECT set_config('enable_nestloop', 'off', true), set_config('work_mem', %s, true)",
-                 (WORK_MEM,))
+    conn.execute(
+        "SELECT set_config('enable_nestloop', 'off', true), set_config('work_mem', %s, true)",
+        (WORK_MEM,),
+    )
 
 
 def sql_params(statement: ProviderStatement) -> dict[str, Any]:
     asked = window(statement)
-    return {"tenant": TENANT, "provider": PROVIDER, "start": asked.start, "end": asked.end,
-            "as_of": asked.as_of, "limit": MAX_RECONCILIATION_EVENTS + 1}
+    return {
+        "tenant": TENANT,
+        "provider": PROVIDER,
+        "start": asked.start,
+        "end": asked.end,
+        "as_of": asked.as_of,
+        "limit": MAX_RECONCILIATION_EVENTS + 1,
+    }
 
 
 def sql_alone(conn: psycopg.Connection[Any], statement: ProviderStatement) -> int:
@@ -388,8 +382,9 @@ def sql_on_server(conn: psycopg.Connection[Any], statement: ProviderStatement) -
     """The same statement executed in full on the server, its rows not sent (EXPLAIN ANALYZE
     without per-node timing); returns the server's own execution time in seconds."""
     whole_window(conn)
-    rows = conn.execute("EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) " + PROVIDER_EVENTS,
-                        sql_params(statement)).fetchall()
+    rows = conn.execute(
+        "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) " + PROVIDER_EVENTS, sql_params(statement)
+    ).fetchall()
     conn.commit()
     found = [str(row[0]) for row in rows if str(row[0]).startswith("Execution Time")]
     return float(found[0].split()[2]) / 1e3 if found else 0.0
@@ -405,7 +400,11 @@ def core_parts(statement: ProviderStatement, events: list[PricedEvent]) -> dict[
     for bucket in sorted(statement.buckets, key=lambda b: b.bucket_id):
         allocate(bucket, index.matches(bucket), overlapping.get(bucket.bucket_id, []))
     t3 = time.perf_counter()
-    return {"event index": t1 - t0, "overlap check": t2 - t1, "match + allocate per bucket": t3 - t2}
+    return {
+        "event index": t1 - t0,
+        "overlap check": t2 - t1,
+        "match + allocate per bucket": t3 - t2,
+    }
 
 
 def contenders(
@@ -433,8 +432,9 @@ def contenders(
 
     def adapter() -> None:
         with store.unit_of_work() as uow:
-            uow.evidence.provider_events(TENANT, window(statement),
-                                         limit=MAX_RECONCILIATION_EVENTS + 1)
+            uow.evidence.provider_events(
+                TENANT, window(statement), limit=MAX_RECONCILIATION_EVENTS + 1
+            )
 
     def statement_read() -> None:
         with store.unit_of_work() as uow:
@@ -445,8 +445,12 @@ def contenders(
         closure_state(found, totals)
 
     return [
-        (HTTP, over_http), (SERVICE, service), (STATEMENT, statement_read), (ADAPTER, adapter),
-        (SQL, lambda: sql_alone(conn, statement)), (SERVER, lambda: sql_on_server(conn, statement)),
+        (HTTP, over_http),
+        (SERVICE, service),
+        (STATEMENT, statement_read),
+        (ADAPTER, adapter),
+        (SQL, lambda: sql_alone(conn, statement)),
+        (SERVER, lambda: sql_on_server(conn, statement)),
         (CORE, core),
         (RENDER, lambda: json.dumps(unstructure(in_process))),
     ]
@@ -462,11 +466,13 @@ def bench(
     repeats: int,
 ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, Any]]:
     with store.unit_of_work() as uow:
-        fetched = uow.evidence.provider_events(TENANT, window(statement),
-                                               limit=MAX_RECONCILIATION_EVENTS + 1)
+        fetched = uow.evidence.provider_events(
+            TENANT, window(statement), limit=MAX_RECONCILIATION_EVENTS + 1
+        )
     answers: dict[str, Any] = {"events": fetched}
-    timed = contenders(client, ecp, store, conn, statement=statement, fetched=fetched,
-                       answers=answers)
+    timed = contenders(
+        client, ecp, store, conn, statement=statement, fetched=fetched, answers=answers
+    )
     for _, run in timed:  # warm-up: plans, pools, caches
         run()
     seconds: dict[str, list[float]] = {name: [] for name, _ in timed}
@@ -484,8 +490,9 @@ def bench(
 
 def explain(conn: psycopg.Connection[Any], statement: ProviderStatement) -> str:
     whole_window(conn)
-    rows = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + PROVIDER_EVENTS,
-                        sql_params(statement)).fetchall()
+    rows = conn.execute(
+        "EXPLAIN (ANALYZE, BUFFERS) " + PROVIDER_EVENTS, sql_params(statement)
+    ).fetchall()
     conn.commit()
     lines = [str(row[0]) for row in rows]
     nodes = [line for line in lines if "->" in line or not line.startswith(" ")][:18]
@@ -502,10 +509,11 @@ def profile(ecp: Ecp, runs: int) -> str:
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(PROFILE_LINES)
     table = out.getvalue()
-    table = table[table.index("   ncalls"):] if "   ncalls" in table else table
+    table = table[table.index("   ncalls") :] if "   ncalls" in table else table
     lines = [f"    {line.rstrip()[:150]}" for line in table.strip().splitlines()]
-    return "\n".join([f"\n  cProfile of {runs} service reports, top {PROFILE_LINES} by own time:",
-                      *lines])
+    return "\n".join(
+        [f"\n  cProfile of {runs} service reports, top {PROFILE_LINES} by own time:", *lines]
+    )
 
 
 # -- checks ---------------------------------------------------------------------------------------
@@ -515,19 +523,25 @@ def without_as_of(report: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in report.items() if key != "as_of"}
 
 
-def check_answers(answers: dict[str, Any], statement: ProviderStatement, evidence: Evidence,
-                  now: datetime) -> dict[str, Any]:
+def check_answers(
+    answers: dict[str, Any], statement: ProviderStatement, evidence: Evidence, now: datetime
+) -> dict[str, Any]:
     """The service's report equals HTTP's and the in-memory reference's; totals add up."""
     mine = unstructure(answers["service"])
     if without_as_of(answers["http"]) != without_as_of(mine):
         raise SystemExit("the HTTP report differs from the in-process one")
-    asked = ProviderWindow(provider=PROVIDER, start=statement.period_start,
-                           end=statement.period_end, as_of=now)
-    reference = provider_events(asked, evidence.executions, evidence.outcomes,
-                                evidence.revisions, definitions(now))
+    asked = ProviderWindow(
+        provider=PROVIDER, start=statement.period_start, end=statement.period_end, as_of=now
+    )
+    reference = provider_events(
+        asked, evidence.executions, evidence.outcomes, evidence.revisions, definitions(now)
+    )
     found, totals = allocations(statement, reference)
-    expected = {"totals": unstructure(totals), "allocations": unstructure(found),
-                "closure_state": str(closure_state(found, totals))}
+    expected = {
+        "totals": unstructure(totals),
+        "allocations": unstructure(found),
+        "closure_state": str(closure_state(found, totals)),
+    }
     if {key: mine[key] for key in expected} != expected:
         raise SystemExit("the report differs from the in-memory reference's")
     figures = answers["service"].totals
@@ -538,21 +552,29 @@ def check_answers(answers: dict[str, Any], statement: ProviderStatement, evidenc
     return mine
 
 
-def print_figures(seconds: dict[str, list[float]], parts: dict[str, list[float]],
-                  report: dict[str, Any], events: int) -> float:
+def print_figures(
+    seconds: dict[str, list[float]],
+    parts: dict[str, list[float]],
+    report: dict[str, Any],
+    events: int,
+) -> float:
     statuses: dict[str, int] = {}
     for allocation in report["allocations"]:
         statuses[allocation["status"]] = statuses.get(allocation["status"], 0) + 1
     groups = sum(len(allocation["groups"]) for allocation in report["allocations"])
     totals = report["totals"]
-    print(f"  the report: {len(report['allocations']):,} buckets ({statuses}), {groups:,} groups, "
-          f"{events:,} provider events; closure {report['closure_state']}; billed "
-          f"{totals['billed_total_usd']}, allocated {totals['allocated_billed_usd']}, telemetry "
-          f"{totals['telemetry_measured_usd']} USD")
+    print(
+        f"  the report: {len(report['allocations']):,} buckets ({statuses}), {groups:,} groups, "
+        f"{events:,} provider events; closure {report['closure_state']}; billed "
+        f"{totals['billed_total_usd']}, allocated {totals['allocated_billed_usd']}, telemetry "
+        f"{totals['telemetry_measured_usd']} USD"
+    )
     median = {name: statistics.median(values) for name, values in seconds.items()}
     for name, values in seconds.items():
-        print(f"  {name:<30} median {ms(median[name])}  (min {min(values) * 1e3:.1f}, "
-              f"max {max(values) * 1e3:.1f} ms)")
+        print(
+            f"  {name:<30} median {ms(median[name])}  (min {min(values) * 1e3:.1f}, "
+            f"max {max(values) * 1e3:.1f} ms)"
+        )
     print("  where the service's time goes (medians):")
     rows = [
         ("statement read (1 + buckets rows)", median[STATEMENT]),
@@ -560,16 +582,20 @@ def print_figures(seconds: dict[str, list[float]], parts: dict[str, list[float]]
         ("its rows sent, fetched, decoded", median[SQL] - median[SERVER]),
         ("rows -> priced events (adapter)", median[ADAPTER] - median[SQL]),
         ("core: match + allocate + totals", median[CORE]),
-        ("rest (pool, transactions, checks)",
-         median[SERVICE] - median[STATEMENT] - median[ADAPTER] - median[CORE]),
+        (
+            "rest (pool, transactions, checks)",
+            median[SERVICE] - median[STATEMENT] - median[ADAPTER] - median[CORE],
+        ),
     ]
     for name, value in rows:
         print(f"    {name:<36} {ms(value)}  {100 * value / median[SERVICE]:5.1f} %")
     print("  the core's parts (medians):")
     for name, values in parts.items():
         print(f"    {name:<36} {ms(statistics.median(values))}")
-    print(f"  HTTP on top of the service (rendering, JSON, transport): "
-          f"{ms(median[HTTP] - median[SERVICE])} (rendering alone {ms(median[RENDER]).strip()})")
+    print(
+        f"  HTTP on top of the service (rendering, JSON, transport): "
+        f"{ms(median[HTTP] - median[SERVICE])} (rendering alone {ms(median[RENDER]).strip()})"
+    )
     return median[SERVICE]
 
 
@@ -578,8 +604,12 @@ def print_figures(seconds: dict[str, list[float]], parts: dict[str, list[float]]
 
 def main() -> None:  # noqa: PLR0915 - one linear script
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=MAX_RECONCILIATION_EVENTS,
-                        help=f"provider events (default and at most {MAX_RECONCILIATION_EVENTS})")
+    parser.add_argument(
+        "--events",
+        type=int,
+        default=MAX_RECONCILIATION_EVENTS,
+        help=f"provider events (default and at most {MAX_RECONCILIATION_EVENTS})",
+    )
     parser.add_argument("--days", type=int, default=10, help="days of the statement (10)")
     parser.add_argument("--projects", type=int, default=25, help="projects (25); 4 models each")
     parser.add_argument("--repeats", type=int, default=7, help="timed rounds (default 7)")
@@ -587,7 +617,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve()
+        serve(ecp_app())
         return
     if not 1 <= args.events <= MAX_RECONCILIATION_EVENTS:
         parser.error(f"--events must be between 1 and {MAX_RECONCILIATION_EVENTS}")
@@ -598,11 +628,13 @@ def main() -> None:  # noqa: PLR0915 - one linear script
     began = time.perf_counter()
     evidence = make_evidence(args.events, args.days, args.projects, now)
     statement = make_statement(evidence, args.days, args.projects)
-    print(f"data set: {args.events:,} {PROVIDER} charges and {OTHER_PROVIDER_EVENTS:,} of another "
-          f"provider over {args.days} days, {RUNS:,} runs, {len(evidence.outcomes):,} outcomes, "
-          f"{len(evidence.revisions):,} charge revisions; a statement of "
-          f"{len(statement.buckets):,} buckets, {statement.billed_total_usd} USD "
-          f"(made in {time.perf_counter() - began:.1f} s)")
+    print(
+        f"data set: {args.events:,} {PROVIDER} charges and {OTHER_PROVIDER_EVENTS:,} of another "
+        f"provider over {args.days} days, {RUNS:,} runs, {len(evidence.outcomes):,} outcomes, "
+        f"{len(evidence.revisions):,} charge revisions; a statement of "
+        f"{len(statement.buckets):,} buckets, {statement.billed_total_usd} USD "
+        f"(made in {time.perf_counter() - began:.1f} s)"
+    )
     gc.freeze()  # the data set lives all along: keep it out of the cyclic GC's full collections
     token = mint_token(JWT_SECRET, tenant=TENANT, roles=["analyst"], ttl_seconds=3600)
     with server() as maintenance:
@@ -623,23 +655,37 @@ def main() -> None:  # noqa: PLR0915 - one linear script
                 _, created = ecp.reconciliation.import_statement(ADMIN, statement)
                 replayed = time.perf_counter() - began
                 assert not created  # noqa: S101 - the replay is a replay
-                print(f"  import of the {len(statement.buckets):,}-bucket statement "
-                      f"{ms(imported).strip()}, its exact replay {ms(replayed).strip()}")
+                print(
+                    f"  import of the {len(statement.buckets):,}-bucket statement "
+                    f"{ms(imported).strip()}, its exact replay {ms(replayed).strip()}"
+                )
                 with (
-                    running_server(url) as base_url,
-                    httpx.Client(base_url=base_url, timeout=120.0,
-                                 headers={"Authorization": f"Bearer {token}"}) as client,
+                    running_ecp(
+                        __file__, database_url=url, jwt_secret=JWT_SECRET, signing_key=SIGNING_KEY
+                    ) as child,
+                    httpx.Client(
+                        base_url=child.base_url,
+                        timeout=120.0,
+                        headers={"Authorization": f"Bearer {token}"},
+                    ) as client,
                 ):
-                    print(f"\nreport over {args.events:,} events and {len(statement.buckets):,} "
-                          f"buckets, {args.repeats} rounds with a rotating order after a warm-up; "
-                          f"{load_note()}")
-                    seconds, parts, answers = bench(client, ecp, store, conn,
-                                                    statement=statement, repeats=args.repeats)
+                    print(
+                        f"\nreport over {args.events:,} events and {len(statement.buckets):,} "
+                        f"buckets, {args.repeats} rounds with a rotating order after a warm-up; "
+                        f"{load_note()}"
+                    )
+                    seconds, parts, answers = bench(
+                        client, ecp, store, conn, statement=statement, repeats=args.repeats
+                    )
                 report = check_answers(answers, statement, evidence, datetime.now(UTC))
                 median = print_figures(seconds, parts, report, len(answers["events"]))
-                print("  checks: the report equals the in-memory reference's, HTTP equals "
-                      "in-process, allocated + unreconciled = billed")
-                print(f"\n  EXPLAIN ANALYZE of the provider-events SQL:\n{explain(conn, statement)}")
+                print(
+                    "  checks: the report equals the in-memory reference's, HTTP equals "
+                    "in-process, allocated + unreconciled = billed"
+                )
+                print(
+                    f"\n  EXPLAIN ANALYZE of the provider-events SQL:\n{explain(conn, statement)}"
+                )
                 if args.profile:
                     print(profile(ecp, args.profile))
         finally:
@@ -647,12 +693,18 @@ def main() -> None:  # noqa: PLR0915 - one linear script
 
     met = "met" if median < TARGET_SECONDS else "NOT met"
     print("\nsummary")
-    print(f"  report in process (service), median {ms(median)}  (target < {TARGET_SECONDS:.0f} s: "
-          f"{met})")
+    print(
+        f"  report in process (service), median {ms(median)}  (target < {TARGET_SECONDS:.0f} s: "
+        f"{met})"
+    )
     print(f"  report through HTTP, median         {ms(statistics.median(seconds[HTTP]))}")
-    print(f"  SQL alone / core alone, medians     {ms(statistics.median(seconds[SQL])).strip()} / "
-          f"{ms(statistics.median(seconds[CORE])).strip()}")
-    print(f"  ({load_note()} at the end; the whole script took {time.perf_counter() - whole:.0f} s)")
+    print(
+        f"  SQL alone / core alone, medians     {ms(statistics.median(seconds[SQL])).strip()} / "
+        f"{ms(statistics.median(seconds[CORE])).strip()}"
+    )
+    print(
+        f"  ({load_note()} at the end; the whole script took {time.perf_counter() - whole:.0f} s)"
+    )
 
 
 if __name__ == "__main__":
