@@ -3,12 +3,14 @@
 from datetime import UTC, datetime
 from decimal import Decimal
 
+import attrs
 import pytest
 from hypothesis import given
 from tests.support.chains import text
 
 from ecp_core.approvals.model import ApprovalResolutionRequest
 from ecp_core.errors import ValidationFailed
+from ecp_core.evidence.model import ExecutionEvent
 from ecp_core.graphs.definition import ActionDescriptorV1, Condition
 from ecp_core.identity import ActorIdentity
 from ecp_core.wire import converter, format_timestamp, parse_timestamp, structure, unstructure
@@ -154,3 +156,15 @@ def test_decimals_are_exact_strings():
 @pytest.mark.parametrize("bad", ["a\x00b", "\ud800"])
 def test_text_a_database_cannot_store_is_refused(bad):
     assert {loc for loc, _ in errors_of({"decision": "reject", "reason": bad}, ApprovalResolutionRequest)} == {("reason",)}
+
+
+def test_models_built_in_python_are_still_validated_after_wire_structuring():
+    """The wire converter skips the attrs validators it has already applied, only while it runs."""
+    data = {"event_id": "e", "workflow_id": "w", "workflow_version": "1",
+            "occurred_at": "2026-11-01T00:00:00Z", "charge_id": "c"}
+    event = structure(data, ExecutionEvent)
+    with pytest.raises(ValueError, match="event_id"):
+        attrs.evolve(event, event_id="")
+    with pytest.raises(ValidationFailed) as refused:
+        structure({**data, "event_id": ""}, ExecutionEvent)
+    assert [error.loc for error in refused.value.errors] == [("event_id",)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 import types
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, Union, get_args, get_origin
 
@@ -122,6 +123,12 @@ def optional_inner(tp: Any) -> Any | None:  # noqa: ANN401
     return None
 
 
+WIRE_CHECKED: ContextVar[bool] = ContextVar("WIRE_CHECKED", default=False)
+"""True while the wire converter builds models: its hooks have checked every constraint of the
+values they pass to ``__init__`` already, so the validators below need not check them twice.
+A context variable, so other threads and tasks keep validating."""
+
+
 def _validator_for(tp: Any) -> Callable[[Any, Any, Any], None] | None:  # noqa: ANN401
     inner = optional_inner(tp)
     nullable = inner is not None
@@ -130,7 +137,7 @@ def _validator_for(tp: Any) -> Callable[[Any, Any, Any], None] | None:  # noqa: 
         return None
 
     def validate(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:  # noqa: ANN401
-        if value is None and nullable:
+        if (value is None and nullable) or WIRE_CHECKED.get():
             return
         for constraint in found:
             problem = constraint.check(value)

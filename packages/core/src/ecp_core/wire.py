@@ -23,7 +23,7 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, Iterabl
 from cattrs.gen import make_dict_structure_fn
 
 from ecp_core.canonical import storable_text
-from ecp_core.constraints import constraints_of, forbids_extras
+from ecp_core.constraints import WIRE_CHECKED, constraints_of, forbids_extras
 from ecp_core.errors import FieldError, ValidationFailed
 from ecp_core.money import money_text
 
@@ -260,12 +260,15 @@ def structure(data: Any, cls: type[T], *, what: str | None = None) -> T:  # noqa
             f"{what or cls.__name__} must be a JSON object",
             errors=[FieldError(loc=(), msg="expected an object")],
         )
+    token = WIRE_CHECKED.set(True)  # the hooks check each constraint; __init__ need not again
     try:
         return converter.structure(data, cls)
     except (ClassValidationError, IterableValidationError) as exc:
         errors = list(field_errors(exc))
     except (TypeError, ValueError) as exc:
         errors = [FieldError(loc=(), msg=str(exc))]
+    finally:
+        WIRE_CHECKED.reset(token)
     raise ValidationFailed(f"{what or cls.__name__} is invalid", errors=errors)
 
 
