@@ -5,6 +5,7 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 from ecp_core.debugger.model import Accounting, DebuggerReport
+from ecp_core.markdown import table_cell
 from ecp_core.money import money_text
 from ecp_core.wire import format_timestamp
 
@@ -54,16 +55,12 @@ def _cells(figures: Accounting) -> list[str]:
     ]
 
 
-def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def _table(keys: Sequence[str], rows: Sequence[tuple[Sequence[str], Accounting]]) -> Iterable[str]:
     header = [*keys, *_HEADER]
     yield "| " + " | ".join(header) + " |"
     yield "|" + "---|" * len(header)
     for key, figures in rows[:MARKDOWN_ROWS]:
-        yield "| " + " | ".join(_cell(part) for part in [*key, *_cells(figures)]) + " |"
+        yield "| " + " | ".join(table_cell(part) for part in [*key, *_cells(figures)]) + " |"
     if len(rows) > MARKDOWN_ROWS:
         yield ""
         yield f"{len(rows) - MARKDOWN_ROWS} more rows are in the JSON report."
@@ -74,7 +71,7 @@ def render_markdown(report: DebuggerReport) -> str:
     scope = report.scope
     version = scope.workflow_version or "all versions"
     lines = [
-        f"# Economic debugger report: {_cell(scope.workflow_id)} ({_cell(version)})",
+        f"# Economic debugger report: {table_cell(scope.workflow_id)} ({table_cell(version)})",
         "",
         f"- method_version: `{report.method_version}`",
         f"- window: {format_timestamp(scope.start)} to {format_timestamp(scope.end)} (half-open)",

@@ -135,7 +135,8 @@ def _costs(runs: Sequence[RunEconomics]) -> tuple[list[float], list[bool]] | Non
     """Per-run costs and acceptance; None when any cost is unknown (never counted as zero)."""
     if any(run.cost_usd is None for run in runs):
         return None
-    return ([float(run.cost_usd or 0) for run in runs], [bool(run.accepted) for run in runs])
+    costs = [float(run.cost_usd) for run in runs if run.cost_usd is not None]
+    return (costs, [bool(run.accepted) for run in runs])
 
 
 def constraints(

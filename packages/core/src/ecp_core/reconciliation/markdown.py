@@ -1,19 +1,16 @@
 """A reconciliation report as Markdown; it names its method_version like the JSON does."""
 
+from ecp_core.markdown import table_cell
 from ecp_core.money import money_text
 from ecp_core.reconciliation.model import ReconciliationReport
 from ecp_core.wire import format_timestamp
-
-
-def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown(report: ReconciliationReport) -> str:
     """Render ``report`` as a Markdown document (every bucket and group; nothing is cut)."""
     totals = report.totals
     lines = [
-        f"# Reconciliation: {_cell(report.provider)} statement {_cell(report.statement_id)}",
+        f"# Reconciliation: {table_cell(report.provider)} statement {table_cell(report.statement_id)}",
         "",
         f"- method_version: `{report.method_version}`",
         f"- closure state: **{report.closure_state}**",
@@ -54,9 +51,9 @@ def render_markdown(report: ReconciliationReport) -> str:
             f"{k}={v}" for k, v in sorted(allocation.provider_dimensions.items())
         )
         head = [
-            _cell(allocation.bucket_id),
-            _cell(allocation.model or "any"),
-            _cell(dimensions or "any"),
+            table_cell(allocation.bucket_id),
+            table_cell(allocation.model or "any"),
+            table_cell(dimensions or "any"),
             money_text(allocation.amount_usd),
             str(allocation.status),
         ]
@@ -65,8 +62,8 @@ def render_markdown(report: ReconciliationReport) -> str:
         for group in allocation.groups:
             cells = [
                 *head,
-                _cell(group.workflow_id),
-                _cell(group.workflow_version),
+                table_cell(group.workflow_id),
+                table_cell(group.workflow_version),
                 str(group.outcome_status),
                 money_text(group.billed_usd),
                 money_text(group.telemetry_usd),
