@@ -1,5 +1,6 @@
 """The one mapping from core error codes to RFC 9457 problem responses."""
 
+import json
 import logging
 from typing import Any
 
@@ -10,6 +11,17 @@ from starlette.responses import JSONResponse
 from ecp_core.errors import EcpError
 
 PROBLEM_JSON = "application/problem+json"
+
+
+class ProblemResponse(JSONResponse):
+    """A problem body written as ASCII JSON: it encodes whatever text the request carried."""
+
+    media_type = PROBLEM_JSON
+
+    def render(self, content: Any) -> bytes:  # noqa: ANN401
+        """Escape every non-ASCII character, so unpaired surrogates echoed in ``loc`` encode."""
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
 
 STATUS_BY_CODE: dict[str, int] = {
     "malformed_json": 400,
@@ -24,7 +36,11 @@ STATUS_BY_CODE: dict[str, int] = {
     "legal_hold_active": 409,
     "run_still_active": 409,
     "outcome_definition_immutable": 409,
+    "payload_too_large": 413,
+    "unsupported_media_type": 415,
     "validation_failed": 422,
+    "invalid_json_value": 422,
+    "unknown_parameter": 422,
     "not_canonical_json": 422,
     "evidence_window_too_large": 422,
     "not_ready": 503,
@@ -38,6 +54,8 @@ _TITLES = {
     404: "Not Found",
     405: "Method Not Allowed",
     409: "Conflict",
+    413: "Content Too Large",
+    415: "Unsupported Media Type",
     422: "Unprocessable Content",
     500: "Internal Server Error",
     503: "Service Unavailable",
@@ -52,7 +70,7 @@ def problem(
     detail: str,
     errors: list[dict[str, Any]] | None = None,
     headers: dict[str, str] | None = None,
-) -> JSONResponse:
+) -> ProblemResponse:
     """A problem+json response."""
     body: dict[str, Any] = {
         "type": f"urn:ecp:error:{code}",
@@ -63,10 +81,10 @@ def problem(
     }
     if errors:
         body["errors"] = errors
-    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+    return ProblemResponse(body, status_code=status, headers=headers)
 
 
-def from_error(error: EcpError) -> JSONResponse:
+def from_error(error: EcpError) -> ProblemResponse:
     """The problem response for a core error."""
     status = STATUS_BY_CODE.get(error.code, 500)
     errors = [{"loc": list(e.loc), "msg": e.msg} for e in error.errors]
@@ -74,20 +92,20 @@ def from_error(error: EcpError) -> JSONResponse:
     return problem(status, error.code, error.detail, errors or None, headers)
 
 
-async def handle_ecp_error(_: Request, exc: Exception) -> JSONResponse:
+async def handle_ecp_error(_: Request, exc: Exception) -> ProblemResponse:
     """Starlette exception handler for EcpError."""
     assert isinstance(exc, EcpError)  # noqa: S101 - registered for EcpError only
     return from_error(exc)
 
 
-async def handle_http_error(_: Request, exc: Exception) -> JSONResponse:
+async def handle_http_error(_: Request, exc: Exception) -> ProblemResponse:
     """Starlette's own HTTP errors (unknown route, wrong method) as problems."""
     assert isinstance(exc, HTTPException)  # noqa: S101
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     return problem(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}) or None)
 
 
-async def handle_unexpected(_: Request, exc: Exception) -> JSONResponse:
+async def handle_unexpected(_: Request, exc: Exception) -> ProblemResponse:
     """Anything unforeseen: logged with its traceback, answered without one."""
     log.error("unhandled error", exc_info=exc)
     return problem(500, "internal_error", "The server failed to handle the request.")

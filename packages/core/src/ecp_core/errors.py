@@ -124,3 +124,27 @@ class OutcomeDefinitionImmutable(Conflict):
     """The workflow version already has a different outcome definition (rules never change)."""
 
     code = "outcome_definition_immutable"
+
+
+class InvalidJsonValue(ValidationFailed):
+    """JSON text that is not I-JSON (RFC 7493) or is nested deeper than the service accepts."""
+
+    code = "invalid_json_value"
+
+
+class UnknownParameter(ValidationFailed):
+    """A query parameter the operation does not declare."""
+
+    code = "unknown_parameter"
+
+
+class PayloadTooLarge(EcpError):
+    """The request body is larger than the service accepts for this route."""
+
+    code = "payload_too_large"
+
+
+class UnsupportedMediaType(EcpError):
+    """The request body is not ``application/json`` in UTF-8."""
+
+    code = "unsupported_media_type"
