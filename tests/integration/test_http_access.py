@@ -352,6 +352,6 @@ def test_a_body_that_is_not_an_object_is_422(client):
 def test_text_postgres_cannot_store_is_a_client_error(client):
     admin = {**bearer("acme"), "Content-Type": "application/json"}
     for raw in (b'{"name": "c\\u0000i", "role": "viewer"}', b'{"name": "\\ud800", "role": "viewer"}'):
-        body = assert_problem(client.post("/v1/api-keys", content=raw, headers=admin), 422, "validation_failed")
+        body = assert_problem(client.post("/v1/api-keys", content=raw, headers=admin), 422, "invalid_json_value")
         assert [error["loc"] for error in body["errors"]] == [["name"]]
     assert_problem(client.delete("/v1/api-keys/abcd%00fgh", headers=admin), 404, "not_found")

@@ -1,6 +1,5 @@
 """Operations: one declaration per route, used by the app and by the OpenAPI document alike."""
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -11,8 +10,18 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ecp_core.canonical import storable_text
-from ecp_core.errors import FieldError, Forbidden, MalformedRequest, NotFound, ValidationFailed
+from ecp_core.errors import (
+    EcpError,
+    FieldError,
+    Forbidden,
+    NotFound,
+    PayloadTooLarge,
+    UnknownParameter,
+    UnsupportedMediaType,
+    ValidationFailed,
+)
 from ecp_core.identity import ActorIdentity
+from ecp_core.json_text import parse_json_text
 from ecp_core.permissions import Permission, permissions_of
 from ecp_core.wire import structure, unstructure
 
@@ -74,6 +83,8 @@ class Operation:
     media_type: str = "application/json"
     alternate_media: tuple[str, ...] = ()
     """Further media types of the success answer (text bodies), chosen by a query parameter."""
+    bulk: bool = False
+    """Takes batches: the larger body cap (``ECP_MAX_EVIDENCE_BODY_BYTES``) applies."""
 
     @property
     def operation_id(self) -> str:
@@ -84,11 +95,65 @@ class Operation:
 Authenticate = Callable[[Mapping[str, str]], ActorIdentity]
 
 
-def _parse_json(raw: bytes) -> Any:  # noqa: ANN401
+@attrs.frozen(kw_only=True)
+class BodyLimits:
+    """How many bytes a request body may hold: most routes, and batch (``bulk``) routes."""
+
+    default: int = 1024 * 1024
+    bulk: int = 16 * 1024 * 1024
+
+    def of(self, operation: Operation) -> int:
+        """The cap for ``operation``'s body."""
+        return self.bulk if operation.bulk else self.default
+
+
+def _check_media_type(request: Request) -> None:
+    """Bodies are ``application/json`` in UTF-8 (a ``charset`` other than UTF-8 is refused)."""
+    media, _, params = request.headers.get("content-type", "").partition(";")
+    charset = next(
+        (
+            value.strip().strip('"').lower()
+            for name, _, value in (p.partition("=") for p in params.split(";"))
+            if name.strip().lower() == "charset"
+        ),
+        "utf-8",
+    )
+    if media.strip().lower() != "application/json" or charset not in ("utf-8", "utf8"):
+        raise UnsupportedMediaType(
+            "request bodies must be application/json in UTF-8"
+            f" (got {request.headers.get('content-type') or 'no Content-Type'!r})"
+        )
+
+
+async def _read_body(request: Request, cap: int) -> bytes:
+    """The body, read no further than ``cap`` bytes; a larger one is PayloadTooLarge."""
+    declared = request.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > cap:
+        raise PayloadTooLarge(f"the body is larger than {cap} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise PayloadTooLarge(f"the body is larger than {cap} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _receive(request: Request, cap: int) -> bytes | EcpError:
+    """The body, or why it was not read (refused later, after authorization)."""
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise MalformedRequest(f"the body is not JSON: {exc}") from exc
+        if _has_body(request):
+            _check_media_type(request)
+        return await _read_body(request, cap)
+    except (PayloadTooLarge, UnsupportedMediaType) as refusal:
+        return refusal
+
+
+def _has_body(request: Request) -> bool:
+    return request.headers.get("content-length", "0") != "0" or (
+        "transfer-encoding" in request.headers
+    )
 
 
 def _render(value: Any, status: int, headers: Mapping[str, str] | None = None) -> Response:  # noqa: ANN401
@@ -97,31 +162,53 @@ def _render(value: Any, status: int, headers: Mapping[str, str] | None = None) -
     return JSONResponse(unstructure(value), status_code=status, headers=headers)
 
 
-def _checked_parameters(request: Request) -> tuple[dict[str, str], dict[str, str]]:
-    """Path and query parameters; text no database can hold names nothing (404) or is invalid (422)."""
+def _checked_parameters(
+    request: Request, declared: frozenset[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Path and query parameters; text no database can hold names nothing (404) or is invalid (422).
+
+    A query parameter the operation does not declare, or one given twice, is refused (422).
+    """
     path = {name: str(value) for name, value in request.path_params.items()}
     if not all(storable_text(value) for value in path.values()):
         raise NotFound("no such resource")
-    query = dict(request.query_params)
-    bad = [name for name, value in query.items() if not storable_text(value)]
-    if bad:
-        raise ValidationFailed(
-            "invalid query parameters",
+    items = request.query_params.multi_items()
+    unknown = sorted({name for name, _ in items if name not in declared})
+    if unknown:
+        raise UnknownParameter(
+            "unknown query parameters",
             errors=[
-                FieldError(
-                    loc=("query", name), msg="must not contain U+0000 or unpaired surrogates"
-                )
-                for name in bad
+                FieldError(loc=("query", name), msg="this operation has no such parameter")
+                for name in unknown
             ],
         )
+    query = dict(items)
+    errors = [
+        FieldError(loc=("query", name), msg="must not contain U+0000 or unpaired surrogates")
+        for name, value in query.items()
+        if not storable_text(value)
+    ]
+    if len(query) < len(items):
+        repeated = sorted({name for name, _ in items if sum(n == name for n, _ in items) > 1})
+        errors += [FieldError(loc=("query", name), msg="given more than once") for name in repeated]
+    if errors:
+        raise ValidationFailed("invalid query parameters", errors=errors)
     return path, query
 
 
-def endpoint(operation: Operation, authenticate: Authenticate) -> Callable[[Request], Any]:
+def endpoint(
+    operation: Operation, authenticate: Authenticate, limits: BodyLimits
+) -> Callable[[Request], Any]:
     """The Starlette endpoint that authenticates, checks the permission, parses and calls."""
+    declared = frozenset(param.name for param in operation.query)
+    cap = limits.of(operation)
 
-    def serve(request: Request, raw_body: bytes | None) -> Any:  # noqa: ANN401
-        """Authenticate, authorize, parse and call: one worker-thread hop per request."""
+    def serve(request: Request, raw_body: bytes | EcpError | None) -> Any:  # noqa: ANN401
+        """Authenticate, authorize, parse and call: one worker-thread hop per request.
+
+        A body that could not be read (too large, wrong media type) is refused only after the
+        caller is known to be allowed, so 401 and 403 come first.
+        """
         headers = dict(request.headers)
         actor = None if operation.public else authenticate(headers)
         permission = operation.permission
@@ -131,15 +218,17 @@ def endpoint(operation: Operation, authenticate: Authenticate) -> Callable[[Requ
             and permission not in permissions_of(actor.roles)
         ):
             raise Forbidden(f"this needs the {permission.value} permission")
-        path, query = _checked_parameters(request)
+        if isinstance(raw_body, EcpError):
+            raise raw_body
+        path, query = _checked_parameters(request, declared)
         body = None
         if operation.body is not None and raw_body is not None:
-            body = structure(_parse_json(raw_body), operation.body, what="the body")
+            body = structure(parse_json_text(raw_body), operation.body, what="the body")
         call = Call(actor=actor, path=path, query=query, body=body, headers=headers)
         return operation.handler(call)
 
     async def handle(request: Request) -> Response:
-        raw_body = await request.body() if operation.body is not None else None
+        raw_body = None if operation.body is None else await _receive(request, cap)
         result = await run_in_threadpool(serve, request, raw_body)
         if isinstance(result, Response):  # HTML and other non-JSON answers pass through
             return result
@@ -151,6 +240,27 @@ def endpoint(operation: Operation, authenticate: Authenticate) -> Callable[[Requ
     return handle
 
 
-def routes(operations: list[Operation], authenticate: Authenticate) -> list[Route]:
-    """Starlette routes for ``operations``."""
-    return [Route(op.path, endpoint(op, authenticate), methods=[op.method]) for op in operations]
+def routes(
+    operations: list[Operation], authenticate: Authenticate, limits: BodyLimits | None = None
+) -> list[Route]:
+    """Starlette routes for ``operations``: one per path, so a 405 names every method in ``Allow``."""
+    limits = limits or BodyLimits()
+    by_path: dict[str, dict[str, Callable[[Request], Any]]] = {}
+    for op in operations:
+        by_path.setdefault(op.path, {})[op.method] = endpoint(op, authenticate, limits)
+    return [
+        Route(path, _by_method(handlers), methods=list(handlers))
+        for path, handlers in by_path.items()
+    ]
+
+
+def _by_method(handlers: Mapping[str, Callable[[Request], Any]]) -> Callable[[Request], Any]:
+    """One endpoint for a path's methods (HEAD answers like GET; Starlette refuses the rest)."""
+    if len(handlers) == 1:
+        return next(iter(handlers.values()))
+
+    async def by_method(request: Request) -> Response:
+        method = "GET" if request.method == "HEAD" else request.method
+        return await handlers[method](request)  # type: ignore[no-any-return]
+
+    return by_method

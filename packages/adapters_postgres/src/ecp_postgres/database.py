@@ -7,6 +7,7 @@ from typing import Any, Self
 import psycopg
 import psycopg.sql
 from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
 from ecp_postgres.api_keys import PostgresApiKeys
@@ -23,7 +24,13 @@ from ecp_postgres.repositories import (
     PostgresRuns,
 )
 from ecp_postgres.retention import PostgresRetention
+from ecp_postgres.rows import load_json
 from ecp_postgres.webhooks import PostgresWebhooks
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """Per connection: JSON read by :func:`load_json`, which keeps accepted numbers' values."""
+    set_json_loads(load_json, conn)
 
 
 class PostgresStore:
@@ -38,6 +45,7 @@ class PostgresStore:
             max_size=max_size,
             # Sessions in UTC: timestamps read back as UTC, as the models require.
             kwargs={"row_factory": dict_row, "autocommit": False, "options": "-c TimeZone=UTC"},
+            configure=_configure,
             open=True,
         )
         self.graph_cache = GraphCache()

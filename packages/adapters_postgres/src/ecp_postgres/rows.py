@@ -1,6 +1,8 @@
 """Mapping between attrs models and table rows, through the core's wire converter."""
 
 import enum
+import json
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar
@@ -8,9 +10,33 @@ from typing import Any, TypeVar
 import attrs
 from psycopg.types.json import Json, Jsonb
 
+from ecp_core.canonical import MAX_SAFE_INTEGER
 from ecp_core.wire import format_timestamp, structure, unstructure
 
 T = TypeVar("T")
+
+_LONG_DIGITS = re.compile(r"\d{16}")
+
+
+def _jsonb_integer(text: str) -> int | float:
+    number = int(text) if len(text) <= len(str(MAX_SAFE_INTEGER)) + 1 else None
+    if number is not None and -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
+        return number
+    return float(text)
+
+
+def load_json(data: bytes | str) -> Any:  # noqa: ANN401 - JSON is dynamically typed
+    """Read a json/jsonb value so that every number keeps the value it was accepted with.
+
+    jsonb writes numbers as exact decimals without an exponent, so an accepted float such as
+    ``1e16`` reads back as the integer text ``10000000000000000``. Integers beyond ±(2**53 - 1)
+    never pass the wire boundary, so such a text was a float when it was accepted: it is read
+    back as one, and canonicalisation, the audit digest and the answer agree on it again.
+    """
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    if _LONG_DIGITS.search(text) is None:
+        return json.loads(text)
+    return json.loads(text, parse_int=_jsonb_integer)
 
 
 class Table:

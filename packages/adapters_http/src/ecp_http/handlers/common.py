@@ -18,7 +18,10 @@ def int_query(query: Mapping[str, str], name: str, default: int, low: int, high:
     raw = query.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    # ASCII digits only: str.isdigit also takes superscripts, circled and fullwidth digits.
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= len(str(high))) or not (
+        low <= int(raw) <= high
+    ):
         raise ValidationFailed(
             f"invalid {name}",
             errors=[

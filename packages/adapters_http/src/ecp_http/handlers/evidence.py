@@ -151,6 +151,7 @@ def operations(runtime: "Runtime") -> list[Operation]:
                 permission=Permission.EVIDENCE_INGEST,
                 body=body,
                 response=IngestResult,
+                bulk=True,
             )
         )
     read = Permission.DEBUGGER_READ
