@@ -11,7 +11,7 @@ from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_http.app import create_app
 from ecp_http.auth import mint_token
 from ecp_http.settings import Settings
-from ecp_http.webhook_sender import HttpxSender, refused_address, target_problem
+from ecp_http.webhook_sender import HttpxSender, target_problem, webhook_guard
 
 SECRET = "w" * 40
 
@@ -67,13 +67,13 @@ def test_private_targets_need_the_setting(fresh_database, tmp_path):
 
 @pytest.mark.parametrize("address", ["169.254.169.254", "169.254.1.1", "fe80::1", "fd00:ec2::254"])
 def test_link_local_and_metadata_are_always_refused(address):
-    assert refused_address(ipaddress.ip_address(address), allow_private=True) is not None
+    assert webhook_guard(allow_private=True).refusal(ipaddress.ip_address(address)) is not None
 
 
 @pytest.mark.parametrize(("address", "private_ok"), [("127.0.0.1", True), ("10.1.2.3", True), ("192.168.0.1", True), ("8.8.8.8", False)])
 def test_private_addresses_depend_on_the_setting(address, private_ok):
-    assert refused_address(ipaddress.ip_address(address), allow_private=True) is None
-    assert (refused_address(ipaddress.ip_address(address), allow_private=False) is not None) is private_ok
+    assert webhook_guard(allow_private=True).refusal(ipaddress.ip_address(address)) is None
+    assert (webhook_guard(allow_private=False).refusal(ipaddress.ip_address(address)) is not None) is private_ok
 
 
 @pytest.mark.parametrize("url", ["ftp://example.com/x", "http:///nohost", "http://exa\x80mple.com/", "http://example.com:99999/"])
@@ -87,3 +87,15 @@ def test_redirects_are_not_followed():
     assert answer.status_code == 302
     assert not answer.delivered
     assert len(hook.received) == 1
+
+
+def test_special_targets_are_refused_even_with_private_targets_allowed(fresh_database, tmp_path):
+    targets = ["http://[::ffff:169.254.169.254]/", "http://[::ffff:a9fe:a9fe]/", "http://100.100.100.200/", "http://100.64.0.1/", "http://[fec0::1]/"]
+    with make_client(fresh_database, tmp_path, allow_private=True) as client:
+        deploy(client)
+        for target in targets:
+            body = {"deployment_ref": "refunds", "target_url": target, "event_types": ["run.failed"]}
+            refused = client.post("/webhooks/subscriptions", json=body, headers=auth())
+            assert refused.status_code == 422, target
+            assert refused.json()["errors"][0]["loc"] == ["target_url"]
+        assert client.get("/webhooks/subscriptions", headers=auth()).json()["subscriptions"] == []

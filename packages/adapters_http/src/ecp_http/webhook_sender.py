@@ -1,52 +1,38 @@
-"""The HttpSender for webhooks: httpx, no redirects, a timeout, a capped read, and target checks."""
+"""The HttpSender for webhooks: the outbound guard, the pinned address, a timeout, a capped read."""
 
-import ipaddress
-import socket
-import urllib.parse
 from collections.abc import Mapping
 
 import httpx
 
 from ecp_core.webhooks.service import HttpAnswer
-
-MAX_RESPONSE_BYTES = 64 * 1024
-METADATA_ADDRESSES = frozenset(
-    {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
+from ecp_http.outbound import (
+    AddressGuard,
+    Refusal,
+    Resolver,
+    outbound_client,
+    pin,
+    pinned_stream,
+    resolve_host,
 )
 
+MAX_RESPONSE_BYTES = 64 * 1024
 
-def refused_address(
-    address: ipaddress.IPv4Address | ipaddress.IPv6Address, *, allow_private: bool
+
+def webhook_guard(*, allow_private: bool) -> AddressGuard:
+    """The guard for webhook targets: ECP_WEBHOOK_ALLOW_PRIVATE_TARGETS unlocks loopback and private."""
+    return AddressGuard(
+        allow_loopback=allow_private,
+        allow_private=allow_private,
+        unlock_hint="ECP_WEBHOOK_ALLOW_PRIVATE_TARGETS allows it",
+    )
+
+
+def target_problem(
+    url: str, *, allow_private: bool, resolver: Resolver = resolve_host
 ) -> str | None:
-    """Why a target address is refused, or None. Link-local and metadata are always refused."""
-    if address in METADATA_ADDRESSES or address.is_link_local:
-        return "link-local and metadata addresses are never webhook targets"
-    if not allow_private and (
-        address.is_private
-        or address.is_loopback
-        or address.is_reserved
-        or address.is_multicast
-        or address.is_unspecified
-    ):
-        return "private addresses need ECP_WEBHOOK_ALLOW_PRIVATE_TARGETS"
-    return None
-
-
-def target_problem(url: str, *, allow_private: bool) -> str | None:
     """Why ``url`` may not receive webhooks (every address its host resolves to is checked)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            return "the target must be an http(s) URL with a host"
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        infos = socket.getaddrinfo(parts.hostname, port, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError, ValueError) as exc:
-        return f"the target host does not resolve: {exc}"
-    for info in infos:
-        problem = refused_address(ipaddress.ip_address(info[4][0]), allow_private=allow_private)
-        if problem is not None:
-            return problem
-    return None
+    found = pin(url, webhook_guard(allow_private=allow_private), resolver=resolver)
+    return found.reason if isinstance(found, Refusal) else None
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -62,18 +48,23 @@ def _retry_after(value: str | None) -> float | None:
 class HttpxSender:
     """POSTs webhook bodies; network trouble becomes an answer with an error, never an exception."""
 
-    def __init__(self, *, timeout_seconds: float, allow_private: bool) -> None:
-        """One pooled client for every delivery."""
-        self._allow_private = allow_private
-        self._client = httpx.Client(timeout=timeout_seconds, follow_redirects=False)
+    def __init__(
+        self, *, timeout_seconds: float, allow_private: bool, resolver: Resolver = resolve_host
+    ) -> None:
+        """One pooled client for every delivery; ``resolver`` answers for target host names."""
+        self._guard = webhook_guard(allow_private=allow_private)
+        self._resolver = resolver
+        self._client = outbound_client(timeout_seconds)
 
     def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> HttpAnswer:
-        """Send one delivery; read at most 64 KiB of the answer."""
-        problem = target_problem(url, allow_private=self._allow_private)
-        if problem is not None:
-            return HttpAnswer(error=problem)
+        """Send one delivery to the address that was checked; read at most 64 KiB of the answer."""
+        target = pin(url, self._guard, resolver=self._resolver)
+        if isinstance(target, Refusal):
+            return HttpAnswer(error=target.reason)
         try:
-            with self._client.stream("POST", url, content=body, headers=dict(headers)) as response:
+            with pinned_stream(
+                self._client, "POST", target, content=body, headers=headers
+            ) as response:
                 read = 0
                 for chunk in response.iter_bytes():
                     read += len(chunk)
