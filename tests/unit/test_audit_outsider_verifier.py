@@ -18,6 +18,7 @@ import pytest
 import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.audit_doc import documented_statuses
 from tests.support.chains import personal_data
 
 from ecp_core import (
@@ -317,7 +318,9 @@ def test_a_run_erased_by_the_service_still_verifies(service):
     run_id = run_example(service)
     before = json.loads(json.dumps(unstructure(service.audit.timeline("acme", run_id))))
     dpo = ActorIdentity(subject="dpo", auth_method=AuthMethod.BEARER, tenant_id="acme")
-    report = service.retention.request_erasure(dpo, ErasureRequest(run_id=run_id, reason="subject request"))
+    report = service.retention.request_erasure(
+        dpo, ErasureRequest(run_id=run_id, reason="subject request")
+    )
     assert report.runs[0].steps[0].newly_erased == len(before["entries"])
     after = json.loads(json.dumps(unstructure(service.audit.timeline("acme", run_id))))
     for old, new in zip(before["entries"], after["entries"], strict=True):
@@ -331,6 +334,45 @@ def test_a_run_erased_by_the_service_still_verifies(service):
     assert result["signature_verified"] is True
     assert result["record_count"] == len(before["entries"])
     assert service.audit.verify_run("acme", run_id).verified
+
+
+def test_an_escalated_approval_is_in_the_chain_and_verifies():
+    clock = FixedClock(START)
+    ecp = Ecp.in_memory(signer=SIGNER, clock=clock, ids=SequentialIds("id"))
+    graph = copy.deepcopy(EXAMPLE_GRAPH)
+    graph["nodes"][1]["sla_seconds"] = 60
+    ecp.graphs.register("acme", structure(graph, GraphDefinition))
+    ecp.graphs.deploy(
+        "acme", CreateDeploymentRequest(deployment_ref="refunds", graph_id="refund-triage")
+    )
+    run, _ = ecp.runs.start("acme", StartRunRequest(deployment_ref="refunds", input={"o": 1}))
+    ecp.runs.drive("acme", run.run_id)
+    clock.advance(61)
+    (replacement,) = ecp.approvals.escalate_overdue()
+    reviewer = ActorIdentity(subject="r", auth_method=AuthMethod.BEARER, tenant_id="acme")
+    ecp.resolve(
+        reviewer,
+        "refunds",
+        replacement.approval_id,
+        ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE),
+    )
+    timeline = json.loads(json.dumps(unstructure(ecp.audit.timeline("acme", run.run_id))))
+    statuses = [entry["status"] for entry in timeline["entries"]]
+    assert statuses[:4] == ["succeeded", "waiting_approval", "escalated", "approved"]
+    assert set(statuses) <= set(documented_statuses())
+    result = verify_timeline(timeline, service_keys(ecp), head=head_of(timeline))
+    assert result["verified"], result["error"]
+    assert result["signature_verified"] is True
+    assert ecp.audit.verify_run("acme", run.run_id).verified
+
+
+def test_a_chain_of_every_documented_status_verifies():
+    records = sealed_chain([CONTENTS[index % len(CONTENTS)] for index in range(len(AttemptStatus))])
+    timeline = export(records)
+    assert [entry["status"] for entry in timeline["entries"]] == documented_statuses()
+    result = verify_timeline(timeline, published(SIGNER), head=head_of(timeline))
+    assert result["verified"], result["error"]
+    assert result["signature_verified"] is True
 
 
 # --- good chains, erased chains, tampered chains ---------------------------------------------

@@ -113,6 +113,13 @@ def _consolidate(data: list[Any]) -> Sums:
     return sums
 
 
+def _order(
+    start: datetime, end: datetime, project: str | None
+) -> tuple[datetime, bool, str, datetime]:
+    """Bucket order: start, unscoped before projects, project id by code point, then end."""
+    return (start, project is not None, project or "", end)
+
+
 def _statement(
     sums: Sums,
     provider: str,
@@ -127,9 +134,7 @@ def _statement(
             amount_usd=total,
             provider_dimensions={} if project is None else {"project_id": project},
         )
-        for (start, end, project), values in sorted(
-            sums.items(), key=lambda item: (item[0][0], item[0][2] or "")
-        )
+        for (start, end, project), values in sorted(sums.items(), key=lambda item: _order(*item[0]))
         if (total := exact_sum(values)) > 0
     ]
     if not buckets:
