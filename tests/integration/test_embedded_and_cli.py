@@ -36,14 +36,15 @@ def test_migrate_list_apply_rollback(postgres_url):
     url = create_database(postgres_url, "ecp_test_cli")
     try:
         assert ecp("migrate", "list", url=url).split() == [
-            "pending", "core_0001_graphs_deployments_runs", "pending", "audit_0001_records_and_heads",
+            "pending", "core_0001_graphs_deployments_runs", "pending", "core_0002_run_dispatch",
+            "pending", "audit_0001_records_and_heads",
             "pending", "approvals_0001_approvals_and_actions", "pending", "identity_0001_api_keys",
             "pending", "retention_0001_policies_holds_log",
             "pending", "webhooks_0001_subscriptions_deliveries",
             "pending", "20260830_12_evidence", "pending", "20260830_13_provider_bills",
             "pending", "20260830_14_decisions"]
-        assert "applied 9 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 9
+        assert "applied 10 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 10
         assert "20260830_14_decisions" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ecp_core.reconciliation.matching import PricedEvent, ProviderWindow
     from ecp_core.reconciliation.model import StoredStatement
     from ecp_core.retention.model import LegalHold, RetentionAuditEntry, RetentionPolicy
-    from ecp_core.runs.model import Run
+    from ecp_core.runs.model import Run, RunClaim
     from ecp_core.types import ApprovalStatus
     from ecp_core.webhooks.model import Delivery, DeliveryAttempt, Subscription, WebhookEventType
 
@@ -150,8 +150,54 @@ class RunRepository(Protocol):
         """Runs in PENDING or RUNNING, oldest first, across tenants (for dispatch)."""
         ...
 
-    def claim_runnable(self) -> Run | None:
-        """The oldest PENDING or RUNNING run no other transaction holds, held until commit."""
+    def claim_runnable(self, now: datetime | None = None) -> RunClaim | None:
+        """Claim the next run to dispatch, fairly across tenants; held until the unit of work ends.
+
+        Eligible: PENDING or RUNNING and not backing off at ``now`` (None: no run is backing off).
+        A run's *rank* is its place (from 1) among its tenant's eligible runs in id order; only
+        the first ``candidates_per_tenant(number of such tenants)`` of each tenant are
+        candidates (``ecp_core.runs.dispatch``). A tenant's *last
+        service* is its latest claim. The claim takes the candidate no other transaction holds
+        with the least (rank, last service with never first, run id) and stamps it as the newest
+        claim, so one claim after another visits the tenants in turn, each oldest run first.
+        The run itself is not read: :meth:`lock` it next. :meth:`undo_to_claim` later takes the
+        unit of work back to just after the claim.
+        """
+        ...
+
+    def undo_to_claim(self) -> None:
+        """Undo what the unit of work did since its last claim, keeping the claim and its hold.
+
+        So a failed attempt is counted before any other worker can claim the run again.
+        """
+        ...
+
+    def record_dispatch_failure(self, tenant_id: str, run_id: str, not_before: datetime) -> int:
+        """Count one more failed dispatch in a row, back off until ``not_before``; the new count.
+
+        Touches only the run's dispatch bookkeeping (never reads its state) and counts as a
+        claim for fairness. NotFound when there is no such run.
+        """
+        ...
+
+    def clear_dispatch_failures(self, tenant_id: str, run_id: str) -> None:
+        """Reset the run's failed-dispatch count and backoff (a dispatch went through)."""
+        ...
+
+    def lock_header(self, tenant_id: str, run_id: str) -> Run | None:
+        """Like :meth:`lock`, reading no JSON payload a run may hold.
+
+        ``state``, ``output``, ``paused``, ``approved_action``, ``metadata``, ``artifacts`` and
+        ``error`` come back empty whatever is stored, so a run whose stored data cannot be read
+        can still be ended. Write the result back only with :meth:`save_header`.
+        """
+        ...
+
+    def save_header(self, run: Run) -> None:
+        """Write the run's status, node, counters, failure, pause and approvals (NotFound if absent).
+
+        ``state``, ``output``, ``metadata``, ``artifacts`` and ``error`` stay as stored.
+        """
         ...
 
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:

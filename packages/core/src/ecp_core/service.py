@@ -31,6 +31,7 @@ from ecp_core.retention.erasure import RunEraser
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.retention.service import RetentionService
 from ecp_core.runs.actions import ActionRegistry
+from ecp_core.runs.dispatch import DISPATCH_POLICY
 from ecp_core.runs.engine import RunEngine
 from ecp_core.runs.model import RunStatusResponse
 from ecp_core.runs.service import RunService
@@ -84,11 +85,13 @@ class Ecp:
         verification_keys: Sequence[PublicSigningKey] = (),
         retention: RetentionSettings | None = None,
         webhook_policy: RetryPolicy | None = None,
+        dispatch_policy: RetryPolicy | None = None,
     ) -> "Ecp":
         """Wire every service.
 
         ``verification_keys`` adds retired keys to the signer's own; ``retention`` says where
-        artifacts live, whether economic events are erased, and the configured default TTLs.
+        artifacts live, whether economic events are erased, and the configured default TTLs;
+        ``dispatch_policy`` how often and how far apart a failing run dispatch is retried.
         """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
@@ -111,7 +114,7 @@ class Ecp:
         return cls(
             graphs=GraphCatalog(uow, clock, ids, known_actions=None),
             contracts=ContractService(uow, clock),
-            runs=RunService(uow, clock, ids, engine),
+            runs=RunService(uow, clock, ids, engine, dispatch_policy or DISPATCH_POLICY),
             approvals=ApprovalService(uow, clock, engine),
             audit=AuditService(uow, keys),
             actions=actions,

@@ -15,6 +15,22 @@ CONDITION_ERROR = "condition_error"
 MAPPING_ERROR = "mapping_error"
 NO_MATCHING_EDGE = "no_matching_edge"
 STEP_LIMIT_EXCEEDED = "step_limit_exceeded"
+DISPATCH_ERROR = "dispatch_error"
+
+FAILURE_REASONS: dict[str, str] = {
+    POLICY_VIOLATION: "The policy guard refused a node; the public status is "
+    "`terminated_by_policy`.",
+    APPROVAL_REJECTED: "A reviewer rejected the approval.",
+    ACTION_ERROR: "An action has no handler, or its handler raised or returned something other "
+    "than a canonical JSON object.",
+    CONDITION_ERROR: "An edge condition could not be evaluated or did not yield a boolean.",
+    MAPPING_ERROR: "A mapping node found no value at its source path.",
+    NO_MATCHING_EDGE: "A node has exits, but no exit's condition holds.",
+    STEP_LIMIT_EXCEEDED: "The run took more node attempts than the graph's `max_steps`.",
+    DISPATCH_ERROR: "Dispatching the run raised an unexpected error on every one of its "
+    "`ECP_DISPATCH_MAX_ATTEMPTS` attempts (for example, its stored state could not be read).",
+}
+"""Every ``FailureState.reason`` a run can end with, and what it means (``docs/api/errors.md``)."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -42,6 +58,18 @@ class ApprovedAction:
     node_id: str
     approval_id: str
     arguments: dict[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class RunClaim:
+    """A run dispatch has claimed (held until the claiming unit of work ends), before loading it.
+
+    ``dispatch_failures`` counts the dispatches of the run that raised in a row so far.
+    """
+
+    run_id: str
+    tenant_id: str
+    dispatch_failures: int = 0
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

@@ -1,5 +1,7 @@
 """Use cases for runs: start, advance one attempt, drive to a pause or end, resume, read."""
 
+import logging
+from datetime import datetime
 from typing import Any
 
 import attrs
@@ -11,23 +13,33 @@ from ecp_core.graphs.catalog import require_deployment, require_graph
 from ecp_core.graphs.paths import set_path
 from ecp_core.pages import MAX_PAGE, decode_cursor, encode_cursor
 from ecp_core.ports import Clock, IdFactory, UnitOfWork, UnitOfWorkFactory
+from ecp_core.runs.dispatch import DISPATCH_POLICY, dispatch_backoff
 from ecp_core.runs.engine import RunEngine
-from ecp_core.runs.model import Run, StartRunRequest
+from ecp_core.runs.model import DISPATCH_ERROR, Run, RunClaim, StartRunRequest
 from ecp_core.runs.state_machine import TERMINAL, WAITING, transition
 from ecp_core.types import AttemptStatus, RunStatus
+from ecp_core.webhooks.schedule import RetryPolicy
+
+log = logging.getLogger("ecp_core.runs")
 
 
 class RunService:
     """Starts and advances runs. Each node attempt is one unit of work."""
 
     def __init__(
-        self, uow: UnitOfWorkFactory, clock: Clock, ids: IdFactory, engine: RunEngine
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        ids: IdFactory,
+        engine: RunEngine,
+        dispatch: RetryPolicy = DISPATCH_POLICY,
     ) -> None:
-        """Wire the service."""
+        """Wire the service; ``dispatch`` bounds and spaces the retries of a failing dispatch."""
         self._uow = uow
         self._clock = clock
         self._ids = ids
         self._engine = engine
+        self._dispatch = dispatch
 
     def start(self, tenant_id: str, request: StartRunRequest) -> tuple[Run, bool]:
         """Create a PENDING run; with an idempotency key, a repeat returns the first run.
@@ -94,14 +106,84 @@ class RunService:
             return self._attempt(uow, run)
 
     def advance_next(self) -> Run | None:
-        """Claim the oldest runnable run no other worker holds and make one attempt on it.
+        """Claim the next runnable run (tenants in turn) and make one attempt on it.
 
-        Returns the run after the attempt, or None when nothing is runnable. Several processes
-        sharing one database never work on the same run at once.
+        Returns the run after the attempt, or None when nothing is claimable. Several processes
+        sharing one database never work on the same run at once. When loading or attempting the
+        claimed run raises, the attempt is undone and the failure counted against the run, which
+        backs off or, at the last attempt, ends FAILED with ``dispatch_error`` (ADR 0019); the
+        return value is then the run's header, its state unread. An error before a run is
+        claimed propagates.
         """
         with self._uow() as uow:
-            run = uow.runs.claim_runnable()
-            return None if run is None else self._attempt(uow, run)
+            claim = uow.runs.claim_runnable(self._clock.now())
+            if claim is None:
+                return None
+            try:
+                if claim.dispatch_failures:
+                    uow.runs.clear_dispatch_failures(claim.tenant_id, claim.run_id)
+                run = uow.runs.lock(claim.tenant_id, claim.run_id)  # held since the claim
+                return None if run is None else self._attempt(uow, run)
+            except Exception as exc:  # any error: counted against the run, never lost
+                facts = {"run_id": claim.run_id, "tenant_id": claim.tenant_id}
+                log.warning(
+                    "run dispatch failed",
+                    exc_info=exc,
+                    extra={**facts, "attempt": claim.dispatch_failures + 1},
+                )
+                try:
+                    # Still holding the claim, so no other worker retries before the backoff.
+                    uow.runs.undo_to_claim()
+                    return self._count_failure(uow, claim, exc)
+                except Exception:  # the fallback below still backs the run off
+                    log.exception("counting a failed dispatch failed; counting afresh", extra=facts)
+        # The claim's unit of work is unusable: count the failure (and back off) in a fresh one.
+        with self._uow() as uow:
+            uow.runs.record_dispatch_failure(claim.tenant_id, claim.run_id, self._not_before(claim))
+            uow.commit()
+            return uow.runs.lock_header(claim.tenant_id, claim.run_id)
+
+    def _not_before(self, claim: RunClaim) -> datetime:
+        """When a run may be dispatched again after this claim's failure."""
+        failures = claim.dispatch_failures + 1
+        return self._clock.now() + dispatch_backoff(self._dispatch, failures)
+
+    def _count_failure(self, uow: UnitOfWork, claim: RunClaim, exc: Exception) -> Run | None:
+        """Count the failure and back off; at the last attempt, end the run. Commits.
+
+        Neither reads the run's state: the count touches only dispatch bookkeeping, and the end
+        works on the run's header.
+        """
+        failures = uow.runs.record_dispatch_failure(
+            claim.tenant_id, claim.run_id, self._not_before(claim)
+        )
+        run = uow.runs.lock_header(claim.tenant_id, claim.run_id)
+        if (
+            run is not None
+            and failures >= self._dispatch.max_attempts
+            and run.status in (RunStatus.PENDING, RunStatus.RUNNING)
+        ):
+            run = self._end_dispatch(uow, run, exc, failures)
+        uow.commit()
+        return run
+
+    def _end_dispatch(self, uow: UnitOfWork, run: Run, exc: Exception, failures: int) -> Run:
+        """End ``run`` (a header) FAILED with ``dispatch_error``, its record and ``run.failed``.
+
+        Nothing of the run's state goes into the failure, the record or the event: only the
+        error's type and the count.
+        """
+        error = type(exc).__name__
+        message = f"dispatch raised {error} on {failures} attempts in a row"
+        record = AttemptRecord(
+            node_id=run.next_node_id or "",
+            status=AttemptStatus.FAILED,
+            execution_metadata={"dispatch_attempts": failures},
+            error={"type": error, "message": message},
+        )
+        failed = self._engine.fail(uow, run, record, DISPATCH_ERROR, message)
+        uow.runs.save_header(failed)
+        return failed
 
     def _attempt(self, uow: UnitOfWork, run: Run) -> Run:
         if run.status is RunStatus.PENDING:
