@@ -13,12 +13,21 @@ import attrs
 from ecp_http import bills_cli
 from ecp_http.auth import mint_token
 from ecp_http.secrets import with_development_secrets
+from ecp_http.serve import StartupRefused, serve
 from ecp_http.settings import Settings, SettingsError
-from ecp_postgres import apply_migrations, database_url, migration_status, rollback_migrations
+from ecp_postgres import (
+    DatabaseUnavailable,
+    apply_migrations,
+    check_database,
+    database_url,
+    migration_status,
+    rollback_migrations,
+)
 
 
 def _migrate(args: argparse.Namespace) -> int:
     with database_url() as url:
+        check_database(url)
         if args.action == "apply":
             applied = apply_migrations(url)
             print(f"applied {len(applied)} migration(s)" + "".join(f"\n  {m}" for m in applied))
@@ -26,44 +35,20 @@ def _migrate(args: argparse.Namespace) -> int:
             undone = rollback_migrations(url, args.count)
             print(f"rolled back {len(undone)} migration(s)" + "".join(f"\n  {m}" for m in undone))
         else:
-            for migration, applied in migration_status(url):
-                print(f"{'applied' if applied else 'pending'}  {migration}")
+            for migration, done in migration_status(url):
+                print(f"{'applied' if done else 'pending'}  {migration}")
     return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn  # noqa: PLC0415 - only the server needs it
-
-    from ecp_http.app import create_app  # noqa: PLC0415
-
     settings = Settings.from_mapping()
-    settings = attrs.evolve(
-        settings, host=args.host or settings.host, port=args.port or settings.port
-    )
-    with database_url() as url:
-        settings, notes = with_development_secrets(attrs.evolve(settings, database_url=url))
-        for note in notes:
-            print(note)
-        applied = apply_migrations(url)
-        if applied:
-            print(f"applied {len(applied)} migration(s)")
-        app = create_app(settings)
-        base = f"http://{settings.host}:{settings.port}"
-        assert settings.jwt_secret is not None  # noqa: S101 - filled in above
-        embedded = not Settings.from_mapping().database_url
-        source = (
-            f"embedded PostgreSQL in {settings.data_dir / 'pg'}" if embedded else "ECP_DATABASE_URL"
+    return serve(
+        attrs.evolve(
+            settings,
+            host=args.host or settings.host,
+            port=settings.port if args.port is None else args.port,
         )
-        print(f"ECP is serving on {base} (database: {source})")
-        if not settings.hosted:
-            token = mint_token(
-                settings.jwt_secret, tenant="dev", roles=["admin"], ttl_seconds=86400
-            )
-            print("try it (a development admin token for tenant 'dev', valid for a day):")
-            print(f"  curl -s -H 'Authorization: Bearer {token}' {base}/admin/runs")
-            print(f"  open {base}/docs for the API")
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
-    return 0
+    )
 
 
 def _token(args: argparse.Namespace) -> int:
@@ -119,6 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args))
     except SettingsError as exc:
         print(f"ecp: invalid settings: {exc}", file=sys.stderr)
+        return 2
+    except (DatabaseUnavailable, StartupRefused) as exc:
+        print(f"ecp: {exc}", file=sys.stderr)
         return 2
 
 

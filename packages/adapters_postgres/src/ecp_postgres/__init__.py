@@ -12,16 +12,19 @@ from ecp_postgres.database import (
     with_database,
 )
 from ecp_postgres.embedded import EmbeddedPostgres
+from ecp_postgres.errors import DatabaseUnavailable
 from ecp_postgres.migrations import apply as apply_migrations
 from ecp_postgres.migrations import rollback as rollback_migrations
 from ecp_postgres.migrations import status as migration_status
-from ecp_postgres.runtime import database_url
+from ecp_postgres.runtime import check_database, database_url
 
 __all__ = [
+    "DatabaseUnavailable",
     "EmbeddedPostgres",
     "PostgresStore",
     "PostgresUnitOfWork",
     "apply_migrations",
+    "check_database",
     "create_database",
     "database_url",
     "drop_database",
