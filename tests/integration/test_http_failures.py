@@ -22,7 +22,8 @@ def test_a_lost_database_is_a_500_problem_without_a_traceback(fresh_database, ca
         assert response.headers["content-type"] == "application/problem+json"
         body = response.json()
         assert body["code"] == "internal_error"
-        assert set(body) == {"type", "title", "status", "detail", "code"}
+        assert set(body) == {"type", "title", "status", "detail", "code", "instance"}
+        assert body["instance"] == f"urn:ecp:request:{response.headers['x-request-id']}"
         assert "Traceback" not in response.text
         assert "pool" not in response.text.lower()
         assert "unhandled error" in caplog.text

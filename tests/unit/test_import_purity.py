@@ -11,6 +11,8 @@ FORBIDDEN = (
     "psycopg_pool",
     "httpx",
     "statsmodels",
+    "prometheus_client",
+    "opentelemetry",
     "scipy",
     "numpy",
     "yoyo",

@@ -9,8 +9,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ecp_core.runs.service import RunService
+
+if TYPE_CHECKING:
+    from ecp_core.runs.model import Run
+    from ecp_http.tracing import Tracing
 
 log = logging.getLogger("ecp_http.dispatch")
 
@@ -25,8 +30,13 @@ class Dispatcher:
         workers: int,
         poll_seconds: float,
         sweeps: Sequence[tuple[str, Callable[[], object], float]] = (),
+        tracing: "Tracing | None" = None,
     ) -> None:
-        """Prepare, not start. ``sweeps`` are (name, action, interval seconds) run periodically."""
+        """Prepare, not start. ``sweeps`` are (name, action, interval seconds) run periodically.
+
+        With ``tracing``, each attempt that claims a run is a span (ADR 0018).
+        """
+        self._tracing = tracing
         self._sweeps = tuple(sweeps)
         self._runs = runs
         self._workers = workers
@@ -68,14 +78,27 @@ class Dispatcher:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            try:
-                advanced = self._runs.advance_next()
-            except Exception:  # a failing run must not kill the worker
-                log.exception("run dispatch failed")
-                advanced = None
+            tracing = self._tracing
+            advanced = self._advance() if tracing is None else tracing.attempt(self._advance)
+            if advanced is not None:
+                log.info(
+                    "run dispatched",
+                    extra={
+                        "run_id": advanced.run_id,
+                        "tenant_id": advanced.tenant_id,
+                        "status": advanced.public_status.value,
+                    },
+                )
             if advanced is None:
                 self._work.wait(self._poll)
                 self._work.clear()
+
+    def _advance(self) -> "Run | None":
+        try:
+            return self._runs.advance_next()
+        except Exception:  # a failing run must not kill the worker
+            log.exception("run dispatch failed")
+            return None
 
     def _sweep_loop(self) -> None:
         due = dict.fromkeys([name for name, _, _ in self._sweeps], 0.0)
@@ -87,5 +110,5 @@ class Dispatcher:
                     try:
                         action()
                     except Exception:  # one failing sweep must not stop the others
-                        log.exception("sweep %s failed", name)
+                        log.exception("sweep failed", extra={"sweep": name})
             self._stop.wait(min(interval for _, _, interval in self._sweeps))

@@ -1,6 +1,7 @@
 """Use cases for version decisions: compare, retained history, schedules."""
 
 import hashlib
+import logging
 from datetime import datetime, timedelta
 
 from ecp_core.canonical import canonical_json
@@ -27,6 +28,8 @@ from ecp_core.evidence.service import digest_of
 from ecp_core.identity import ActorIdentity, system_actor
 from ecp_core.pages import decode_cursor, encode_cursor
 from ecp_core.ports import Clock, IdFactory, UnitOfWork, UnitOfWorkFactory
+
+log = logging.getLogger("ecp_core.decisions")
 
 MAX_DECISION_EVENTS = 50_000
 """Execution events one comparison may select per version."""
@@ -298,6 +301,15 @@ class DecisionService:
         with self._uow() as uow:
             uow.decisions.record_run(schedule.schedule_id, now, decision_id, error)
             uow.commit()
+        log.info(
+            "schedule fired",
+            extra={
+                "tenant_id": schedule.tenant_id,
+                "schedule_id": schedule.schedule_id,
+                "decision_id": decision_id,
+                "error": error,
+            },
+        )
 
 
 def _text(value: object) -> str | None:

@@ -219,7 +219,9 @@ class RetentionService:
                 try:
                     count = sweep(policy)
                 except Exception as exc:
-                    log.exception("retention %s sweep failed for tenant %s", name, tenant_id)
+                    log.exception(
+                        "retention sweep failed", extra={"sweep": name, "tenant_id": tenant_id}
+                    )
                     report = attrs.evolve(
                         report,
                         failures=(*report.failures, f"{tenant_id}:{name}:{type(exc).__name__}"),
@@ -227,6 +229,15 @@ class RetentionService:
                     continue
                 field = "records_tombstoned" if name == "audit_ttl" else "runs_erased"
                 report = attrs.evolve(report, **{field: getattr(report, field) + count})
+        log.info(
+            "purge sweep",
+            extra={
+                "tenants": len(tenants),
+                "records_tombstoned": report.records_tombstoned,
+                "runs_erased": report.runs_erased,
+                "failures": len(report.failures),
+            },
+        )
         return report
 
     def _sweep_audit(self, policy: ResolvedPolicy) -> int:

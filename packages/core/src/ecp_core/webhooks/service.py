@@ -1,6 +1,7 @@
 """Use cases for webhooks: subscriptions, emitting events into the outbox, delivery, dead letters."""
 
 import json
+import logging
 import secrets
 from collections.abc import Callable, Mapping
 from datetime import timedelta
@@ -31,6 +32,8 @@ from ecp_core.webhooks.signing import (
     sign_body,
 )
 from ecp_core.wire import unstructure
+
+log = logging.getLogger("ecp_core.webhooks")
 
 
 @attrs.frozen(kw_only=True)
@@ -209,13 +212,24 @@ class WebhookService:
                 error=answer.error,
             )
         )
+        facts: dict[str, Any] = {
+            "tenant_id": delivery.tenant_id,
+            "delivery_id": delivery.delivery_id,
+            "event_type": str(delivery.event_type),
+            "attempt": number,
+            "status_code": answer.status_code,
+            "error": answer.error,
+        }
         if answer.delivered:
             status, next_at = DeliveryStatus.DELIVERED, delivery.next_attempt_at
+            log.info("webhook delivered", extra=facts)
         elif subscription is None or number >= self._policy.max_attempts:
             status, next_at = DeliveryStatus.DEAD, delivery.next_attempt_at
+            log.warning("webhook dead letter", extra=facts)
         else:
             wait = next_delay(self._policy, number, retry_after=answer.retry_after)
             status, next_at = DeliveryStatus.PENDING, now + timedelta(seconds=wait)
+            log.info("webhook retry", extra={**facts, "retry_in_seconds": wait})
         uow.webhooks.save_delivery(
             attrs.evolve(
                 delivery,
