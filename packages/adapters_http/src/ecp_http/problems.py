@@ -8,7 +8,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from ecp_core.errors import EcpError
+from ecp_core.errors import EcpError, NotFound
+from ecp_http.logs import request_id
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -47,6 +48,18 @@ STATUS_BY_CODE: dict[str, int] = {
 }
 """HTTP status of each error code; anything else is a 500."""
 
+METHOD_NOT_ALLOWED = "method_not_allowed"
+HTTP_ERROR = "http_error"
+INTERNAL_ERROR = "internal_error"
+
+TRANSPORT_CODES: dict[str, tuple[int | None, str]] = {
+    METHOD_NOT_ALLOWED: (405, "The path exists, but not with this method; `Allow` lists them."),
+    HTTP_ERROR: (None, "Any other refusal of the HTTP layer itself, with its own status."),
+    INTERNAL_ERROR: (500, "An unexpected failure, logged with the request id; no traceback."),
+}
+"""Codes the HTTP layer answers with itself, not from a core error: code → (status, or None
+when the refusal's own is kept; meaning). ``docs/api/errors.md`` is rendered from it."""
+
 _TITLES = {
     400: "Bad Request",
     401: "Unauthorized",
@@ -79,6 +92,9 @@ def problem(
         "detail": detail,
         "code": code,
     }
+    current = request_id.get()
+    if current is not None:
+        body["instance"] = f"urn:ecp:request:{current}"
     if errors:
         body["errors"] = errors
     return ProblemResponse(body, status_code=status, headers=headers)
@@ -101,11 +117,15 @@ async def handle_ecp_error(_: Request, exc: Exception) -> ProblemResponse:
 async def handle_http_error(_: Request, exc: Exception) -> ProblemResponse:
     """Starlette's own HTTP errors (unknown route, wrong method) as problems."""
     assert isinstance(exc, HTTPException)  # noqa: S101
-    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    code = {404: NotFound.code, 405: METHOD_NOT_ALLOWED}.get(exc.status_code, HTTP_ERROR)
     return problem(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}) or None)
 
 
-async def handle_unexpected(_: Request, exc: Exception) -> ProblemResponse:
-    """Anything unforeseen: logged with its traceback, answered without one."""
+def log_unexpected(exc: BaseException) -> None:
+    """Log an unforeseen error once, with its traceback (the line carries the request id)."""
     log.error("unhandled error", exc_info=exc)
-    return problem(500, "internal_error", "The server failed to handle the request.")
+
+
+def unexpected() -> ProblemResponse:
+    """The answer to an unforeseen error: a 500 problem without a traceback."""
+    return problem(500, INTERNAL_ERROR, "The server failed to handle the request.")
