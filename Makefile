@@ -6,7 +6,7 @@ PACKAGES := packages/core packages/adapters_postgres packages/adapters_http pack
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint bench fuzz clean
 
 install: $(STAMP)
 
@@ -29,6 +29,9 @@ lint: install
 bench: install
 	$(BIN)/python -m pip install --quiet -r bench/requirements.txt
 	@for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+fuzz: install
+	$(BIN)/python scripts/fuzz.py $(FUZZ_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

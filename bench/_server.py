@@ -23,11 +23,14 @@ STARTUP_SECONDS = 60.0
 
 
 def ecp_app() -> Any:
-    """The ECP app with its settings from the environment (in the child; the parent needs none)."""
-    from ecp_http.app import create_app  # noqa: PLC0415 - the child needs it, the parent not
+    """The ECP app with its settings and logging from the environment (in the child only)."""
+    from ecp_http import logs  # noqa: PLC0415 - the child needs it, the parent not
+    from ecp_http.app import create_app  # noqa: PLC0415
     from ecp_http.settings import Settings  # noqa: PLC0415
 
-    return create_app(Settings.from_mapping(os.environ))
+    settings = Settings.from_mapping(os.environ)
+    logs.configure(settings.log_format, settings.log_level)  # as `ecp serve` does
+    return create_app(settings)
 
 
 def serve(app: Any) -> None:

@@ -17,6 +17,9 @@ server has a core and an interpreter of its own instead of sharing the client's.
    (keep-alive), ``--requests`` requests per contender in interleaved rounds. The ratio (target
    ECP / bare >= 0.35) is the median over rounds. Server CPU per request (from /proc) is printed
    too: when the client is the bottleneck, throughput hides the server's cost and CPU shows it.
+   The same figures for ECP with logging and metrics off (``ECP_LOG_LEVEL=WARNING``,
+   ``ECP_METRICS_ENABLED=false``) give the cost of observability: ECP (JSON log line per request
+   to a file, Prometheus metrics) / ECP quiet, target >= 0.9.
 2. Started-to-completed runs per second of the CONTRACT.md example graph (classify -> review ->
    notify -> done) with automatic approval: a client loop of ``POST /runs`` with ``Prefer:
    wait=10`` (answers once the run waits for approval), then ``POST .../resolve`` with approve
@@ -60,6 +63,8 @@ DEPLOYMENT = "refunds"
 JWT_SECRET = "bench-" + "j" * 40
 SIGNING_KEY = base64.b64encode(bytes(range(7, 39))).decode("ascii")
 RATIO_TARGET = 0.35
+OBSERVED_TARGET = 0.9
+QUIET = {"ECP_LOG_LEVEL": "WARNING", "ECP_METRICS_ENABLED": "false"}
 WARMUP = 50
 
 
@@ -226,6 +231,21 @@ def bench_reads(
     return results
 
 
+def report_observed(reads: dict[str, Rounds]) -> float:
+    """Print and return ECP (logs and metrics on) / ECP quiet (both off)."""
+    ratio = paired_ratio(reads["ECP"], reads["ECP quiet"])
+    met = "met" if ratio >= OBSERVED_TARGET else "NOT met"
+    print(
+        f"  ECP / ECP quiet (logging and metrics on / off): {ratio:.2f} "
+        f"(median of per-round ratios; target >= {OBSERVED_TARGET}: {met})"
+    )
+    on, off = reads["ECP"].server_cpu, reads["ECP quiet"].server_cpu
+    if on and off:
+        extra = on / reads["ECP"].count - off / reads["ECP quiet"].count
+        print(f"  server CPU that logging and metrics add per request: {extra * 1e6:.0f} µs")
+    return ratio
+
+
 def report_reads(reads: dict[str, Rounds]) -> float:
     """Print part 1's figures; return the ECP / bare ratio."""
     for name, result in reads.items():
@@ -369,6 +389,30 @@ def prepare(client: httpx.Client) -> str:
     return run["run_id"]
 
 
+def print_summary(
+    reads: dict[str, Rounds],
+    *,
+    ratio: float,
+    observed: float,
+    single_rate: float,
+    many_rate: float,
+    threads: int,
+) -> None:
+    met = "met" if ratio >= RATIO_TARGET else "NOT met"
+    print("\nsummary")
+    print(f"  GET /runs/{{id}} ECP          {reads['ECP'].rate:10,.0f} requests/s")
+    print(f"  GET /runs/{{id}} bare         {reads['bare Starlette'].rate:10,.0f} requests/s")
+    print(f"  ECP / bare                   {ratio:10.2f}   (target >= {RATIO_TARGET}: {met})")
+    observed_met = "met" if observed >= OBSERVED_TARGET else "NOT met"
+    print(
+        f"  ECP / ECP quiet              {observed:10.2f}   "
+        f"(logging and metrics on / off; target >= {OBSERVED_TARGET}: {observed_met})"
+    )
+    print(f"  completed runs, 1 client     {single_rate:10.1f} runs/s")
+    print(f"  completed runs, {threads} clients    {many_rate:10.1f} runs/s")
+    print(f"  ({load_note()} at the end: other processes' load makes the figures noisy)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -394,14 +438,15 @@ def main() -> None:
     headers = {"Authorization": f"Bearer {token}"}
     print(f"HTTP benchmark; {load_note()}")
     with database() as url:
-        ecp = start_child(
-            "ecp",
-            {
-                "ECP_DATABASE_URL": url,
-                "ECP_JWT_SECRET": JWT_SECRET,
-                "ECP_AUDIT_SIGNING_KEY": SIGNING_KEY,
-            },
-        )
+        ecp_env = {
+            "ECP_DATABASE_URL": url,
+            "ECP_JWT_SECRET": JWT_SECRET,
+            "ECP_AUDIT_SIGNING_KEY": SIGNING_KEY,
+            "ECP_LOG_FORMAT": "json",
+            "ECP_LOG_LEVEL": "INFO",
+            "ECP_METRICS_ENABLED": "true",
+        }
+        ecp = start_child("ecp", ecp_env)
         children = [ecp]
         try:
             with httpx.Client(base_url=ecp.base_url, headers=headers, timeout=30.0) as client:
@@ -414,16 +459,23 @@ def main() -> None:
                 )
             bare = start_child("bare", {"ECP_BENCH_BARE_BODY": body.text})
             children.append(bare)
+            quiet = start_child("ecp", {**ecp_env, **QUIET})
+            children.append(quiet)
 
             print(
                 f"\n1. GET /runs/{{id}}: {args.threads} client threads (httpx, keep-alive), "
                 f"~{args.requests:,} requests per contender in {args.rounds} interleaved rounds"
             )
             reads = bench_reads(
-                {"ECP": ecp, "bare Starlette": bare}, f"/runs/{run_id}", headers, args
+                {"ECP": ecp, "ECP quiet": quiet, "bare Starlette": bare},
+                f"/runs/{run_id}",
+                headers,
+                args,
             )
             ratio = report_reads(reads)
-            met = "met" if ratio >= RATIO_TARGET else "NOT met"
+            observed = report_observed(reads)
+            quiet.stop()
+            children.remove(quiet)
 
             print(f"\n2. completed runs (example graph, approve each): {load_note()}")
             budget = args.budget / 2
@@ -443,17 +495,14 @@ def main() -> None:
             if not verification["verified"] or verification["record_count"] < expected:
                 raise RuntimeError(f"the audit trail does not verify: {verification}")
 
-            print("\nsummary")
-            print(f"  GET /runs/{{id}} ECP          {reads['ECP'].rate:10,.0f} requests/s")
-            print(
-                f"  GET /runs/{{id}} bare         {reads['bare Starlette'].rate:10,.0f} requests/s"
+            print_summary(
+                reads,
+                ratio=ratio,
+                observed=observed,
+                single_rate=single_rate,
+                many_rate=many_rate,
+                threads=args.threads,
             )
-            print(
-                f"  ECP / bare                   {ratio:10.2f}   (target >= {RATIO_TARGET}: {met})"
-            )
-            print(f"  completed runs, 1 client     {single_rate:10.1f} runs/s")
-            print(f"  completed runs, {args.threads} clients    {many_rate:10.1f} runs/s")
-            print(f"  ({load_note()} at the end: other processes' load makes the figures noisy)")
         finally:
             for child in reversed(children):
                 child.stop()

@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.routing import Route
 
 from ecp_core.errors import EcpError
 from ecp_http import problems
@@ -16,12 +17,14 @@ from ecp_http.handlers import (
     evidence,
     graphs,
     health,
+    metrics,
     reconciliation,
     retention,
     runs,
     webhooks,
 )
-from ecp_http.routing import Operation, routes
+from ecp_http.middleware import RequestMiddleware
+from ecp_http.routing import BodyLimits, Operation, routes
 from ecp_http.settings import Settings
 
 
@@ -38,6 +41,7 @@ def all_operations(runtime: Runtime) -> list[Operation]:
         *reconciliation.operations(runtime),
         *decisions.operations(runtime),
         *docs.operations(runtime),
+        *metrics.operations(runtime),
     ]
 
 
@@ -56,14 +60,23 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> Starlette:
             runtime.close()
 
     app = Starlette(
-        routes=routes(operations, runtime.authenticate),
+        routes=routes(
+            operations,
+            runtime.authenticate,
+            BodyLimits(default=settings.max_body_bytes, bulk=settings.max_evidence_body_bytes),
+        ),
         lifespan=lifespan,
         exception_handlers={
             EcpError: problems.handle_ecp_error,
             HTTPException: problems.handle_http_error,
-            Exception: problems.handle_unexpected,
         },
     )
+    templates = {r.endpoint: r.path for r in app.routes if isinstance(r, Route)}
+    # Outermost of ours: request ids, metrics, and the one answer to an unforeseen error.
+    app.add_middleware(RequestMiddleware, templates=templates, metrics=runtime.metrics)
+    if runtime.tracing is not None:
+        # Around it: the request's span covers everything, an unforeseen error's 500 included.
+        app.add_middleware(runtime.tracing.middleware, templates=templates)
     app.state.runtime = runtime
     app.state.operations = operations
     return app

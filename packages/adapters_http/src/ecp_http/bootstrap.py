@@ -1,22 +1,31 @@
 """The one composition root: settings in, adapters and services wired, nothing at import time."""
 
+import logging
 from typing import TYPE_CHECKING
 
 import attrs
 
 from ecp_core.audit.signing import Ed25519Signer
 from ecp_core.retention.model import ConfiguredDefaults
+from ecp_core.runs.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
 from ecp_core.service import Ecp, RetentionSettings
 from ecp_core.webhooks.schedule import RetryPolicy
 from ecp_http.artifacts import FilesystemArtifacts
 from ecp_http.auth import Authenticator
 from ecp_http.dispatch import Dispatcher
+from ecp_http.metrics import Metrics
+from ecp_http.observed import observed
 from ecp_http.settings import Settings, SettingsError
 from ecp_http.webhook_sender import HttpxSender
 from ecp_postgres import PostgresStore, migration_status
+from ecp_postgres.operations import queue_figures
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from ecp_http.tracing import Tracing
+
+log = logging.getLogger("ecp_http")
 
 
 _DELIVERY_BATCHES = 20
@@ -35,6 +44,10 @@ class Runtime:
     dispatcher: Dispatcher
     scheduler: Dispatcher | None = None
     """The decision-schedule task (a sweep thread of its own), when enabled."""
+    metrics: Metrics | None = None
+    """The application's Prometheus registry, unless ``ECP_METRICS_ENABLED`` is false."""
+    tracing: "Tracing | None" = None
+    """OpenTelemetry traces, when an OTLP endpoint is set and the ``otel`` extra installed."""
 
     def schema_current(self) -> bool:
         """Whether every migration is applied."""
@@ -53,6 +66,28 @@ class Runtime:
             self.scheduler.stop()
         self.dispatcher.stop()
         self.store.close()
+        if self.tracing is not None:
+            self.tracing.shutdown()  # after the workers: their last spans are exported too
+
+
+def start_tracing(settings: Settings) -> "Tracing | None":
+    """Traces when an OTLP endpoint is set; None (and nothing imported) otherwise.
+
+    Without the ``otel`` extra installed, a warning says so and the server runs untraced.
+    """
+    if settings.otel_traces_endpoint is None:
+        return None
+    try:
+        from ecp_http.tracing import Tracing  # noqa: PLC0415 - the optional extra, only when on
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("opentelemetry"):
+            raise
+        log.warning(
+            "an OTLP endpoint is set but ecp-http[otel] is not installed: tracing is off",
+            extra={"missing": exc.name},
+        )
+        return None
+    return Tracing(settings.otel_traces_endpoint)
 
 
 def build(settings: Settings) -> Runtime:
@@ -83,7 +118,21 @@ def build(settings: Settings) -> Runtime:
         base_seconds=settings.webhook_backoff_base_seconds,
         max_seconds=settings.webhook_backoff_max_seconds,
     )
-    ecp = Ecp.build(store.unit_of_work, signer=signer, retention=retention, webhook_policy=policy)
+    metrics = Metrics() if settings.metrics_enabled else None
+    if metrics is not None:
+        metrics.watch_queues(lambda: queue_figures(store))
+    tracing = start_tracing(settings)
+    ecp = Ecp.build(
+        observed(store.unit_of_work, metrics, tracing),
+        signer=signer,
+        retention=retention,
+        webhook_policy=policy,
+        dispatch_policy=RetryPolicy(
+            max_attempts=settings.dispatch_max_attempts,
+            base_seconds=settings.dispatch_backoff_seconds,
+            max_seconds=DISPATCH_BACKOFF_CAP_SECONDS,
+        ),
+    )
     sender = HttpxSender(
         timeout_seconds=settings.webhook_timeout_seconds,
         allow_private=settings.webhook_allow_private_targets,
@@ -109,6 +158,7 @@ def build(settings: Settings) -> Runtime:
         workers=settings.dispatch_workers,
         poll_seconds=settings.dispatch_poll_seconds,
         sweeps=sweeps,
+        tracing=tracing,
     )
     scheduler = (
         Dispatcher(
@@ -130,4 +180,6 @@ def build(settings: Settings) -> Runtime:
         authenticate=Authenticator(settings.jwt_secret, api_keys=ecp.api_keys.lookup),
         dispatcher=dispatcher,
         scheduler=scheduler,
+        metrics=metrics,
+        tracing=tracing,
     )

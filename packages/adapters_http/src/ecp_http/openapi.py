@@ -435,7 +435,7 @@ def problem_statuses(operation: Operation) -> list[int]:
     """Error statuses ``operation`` can answer with, as problem+json."""
     statuses = []
     if operation.body is not None:
-        statuses.append(400)
+        statuses += [400, 413, 415]  # not JSON; over the body cap; not application/json in UTF-8
     if not operation.public:
         statuses.append(401)
         if operation.permission is not None:
@@ -445,9 +445,8 @@ def problem_statuses(operation: Operation) -> list[int]:
         statuses.append(404)
     if operation.body is not None:
         statuses.append(409)  # a write may conflict with what is stored
-    if operation.body is not None or operation.query:
-        statuses.append(422)
-    return statuses
+    statuses.append(422)  # an invalid body or parameter, or one the operation does not declare
+    return sorted(statuses)
 
 
 def _parameters(operation: Operation) -> list[dict[str, Any]]:

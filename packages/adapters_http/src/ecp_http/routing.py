@@ -162,8 +162,22 @@ def _render(value: Any, status: int, headers: Mapping[str, str] | None = None) -
     return JSONResponse(unstructure(value), status_code=status, headers=headers)
 
 
+def _declared_rule_errors(
+    query: Mapping[str, str], declared: Mapping[str, QueryParam]
+) -> list[FieldError]:
+    """Text parameters against their declared ``minLength``.
+
+    Handlers check the rest (integers, timestamps, patterns, choices) with messages of their own.
+    """
+    return [
+        FieldError(loc=("query", name), msg="must not be empty")
+        for name, value in query.items()
+        if len(value) < declared[name].schema.get("minLength", 0)
+    ]
+
+
 def _checked_parameters(
-    request: Request, declared: frozenset[str]
+    request: Request, declared: Mapping[str, QueryParam]
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Path and query parameters; text no database can hold names nothing (404) or is invalid (422).
 
@@ -188,6 +202,7 @@ def _checked_parameters(
         for name, value in query.items()
         if not storable_text(value)
     ]
+    errors += _declared_rule_errors(query, declared)
     if len(query) < len(items):
         repeated = sorted({name for name, _ in items if sum(n == name for n, _ in items) > 1})
         errors += [FieldError(loc=("query", name), msg="given more than once") for name in repeated]
@@ -200,7 +215,7 @@ def endpoint(
     operation: Operation, authenticate: Authenticate, limits: BodyLimits
 ) -> Callable[[Request], Any]:
     """The Starlette endpoint that authenticates, checks the permission, parses and calls."""
-    declared = frozenset(param.name for param in operation.query)
+    declared = {param.name: param for param in operation.query}
     cap = limits.of(operation)
 
     def serve(request: Request, raw_body: bytes | EcpError | None) -> Any:  # noqa: ANN401

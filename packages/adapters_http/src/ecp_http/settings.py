@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import attrs
 
 from ecp_core.retention.model import MAX_TTL_SECONDS
+from ecp_http.logs import FORMATS, LEVELS
 
 
 class SettingsError(ValueError):
@@ -42,6 +43,16 @@ def _number(
     return value
 
 
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str | None:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return None
+    for choice in choices:
+        if raw.lower() == choice.lower():
+            return choice
+    raise SettingsError(f"{name} must be one of {', '.join(choices)}, not {raw!r}")
+
+
 def _ttl(env: Mapping[str, str], name: str) -> int | None:
     raw = env.get(name)
     if raw is None or raw == "":
@@ -51,6 +62,22 @@ def _ttl(env: Mapping[str, str], name: str) -> int | None:
             f"{name} must be whole seconds from 1 to {MAX_TTL_SECONDS}, not {raw!r}"
         )
     return int(raw)
+
+
+def _otlp_traces_endpoint(env: Mapping[str, str]) -> str | None:
+    """The OpenTelemetry variables' traces URL: the traces one as is, else the base + v1/traces."""
+    if (env.get("OTEL_SDK_DISABLED") or "").strip().lower() == "true":
+        return None
+    for name, path in (
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", ""),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "/v1/traces"),
+    ):
+        url = (env.get(name) or "").strip()
+        if url:
+            if not url.startswith(("http://", "https://")):
+                raise SettingsError(f"{name} must be an http:// or https:// URL, not {url!r}")
+            return url.rstrip("/") + path if path else url
+    return None
 
 
 @attrs.frozen(kw_only=True)
@@ -67,7 +94,11 @@ class Settings:
     hosted: bool = False
     dispatch_workers: int = 2
     dispatch_poll_seconds: float = 0.2
+    dispatch_max_attempts: int = 3
+    dispatch_backoff_seconds: float = 1.0
     max_wait_seconds: float = 60.0
+    max_body_bytes: int = 1024 * 1024
+    max_evidence_body_bytes: int = 16 * 1024 * 1024
     escalation_interval_seconds: float = 30.0
     artifacts_dir: pathlib.Path | None = None
     retention_enabled: bool = False
@@ -83,6 +114,14 @@ class Settings:
     webhook_poll_seconds: float = 0.1
     scheduler_enabled: bool = True
     scheduler_interval_seconds: float = 60.0
+    log_format: str | None = None
+    """``json`` or ``console``; None: console on a terminal, JSON otherwise."""
+    log_level: str = "INFO"
+    metrics_enabled: bool = True
+    metrics_token: str | None = None
+    """When set, ``GET /metrics`` needs ``Authorization: Bearer <token>``."""
+    otel_traces_endpoint: str | None = None
+    """The OTLP/HTTP traces URL; set, traces are exported (the ``otel`` extra, ADR 0018)."""
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -105,7 +144,19 @@ class Settings:
             hosted=_flag(env, "ECP_HOSTED", default=False),
             dispatch_workers=int(_number(env, "ECP_DISPATCH_WORKERS", 2, minimum=1, integer=True)),
             dispatch_poll_seconds=_number(env, "ECP_DISPATCH_POLL_SECONDS", 0.2, minimum=0.01),
+            dispatch_max_attempts=int(
+                _number(env, "ECP_DISPATCH_MAX_ATTEMPTS", 3, minimum=1, integer=True)
+            ),
+            dispatch_backoff_seconds=_number(env, "ECP_DISPATCH_BACKOFF_SECONDS", 1.0, minimum=0),
             max_wait_seconds=_number(env, "ECP_MAX_WAIT_SECONDS", 60.0, minimum=0),
+            max_body_bytes=int(
+                _number(env, "ECP_MAX_BODY_BYTES", 1024 * 1024, minimum=1024, integer=True)
+            ),
+            max_evidence_body_bytes=int(
+                _number(
+                    env, "ECP_MAX_EVIDENCE_BODY_BYTES", 16 * 1024 * 1024, minimum=1024, integer=True
+                )
+            ),
             artifacts_dir=pathlib.Path(env["ECP_ARTIFACTS_DIR"])
             if env.get("ECP_ARTIFACTS_DIR")
             else None,
@@ -143,4 +194,9 @@ class Settings:
             escalation_interval_seconds=_number(
                 env, "ECP_ESCALATION_INTERVAL_SECONDS", 30.0, minimum=0.1
             ),
+            log_format=_choice(env, "ECP_LOG_FORMAT", FORMATS),
+            log_level=_choice(env, "ECP_LOG_LEVEL", LEVELS) or "INFO",
+            metrics_enabled=_flag(env, "ECP_METRICS_ENABLED", default=True),
+            metrics_token=env.get("ECP_METRICS_TOKEN") or None,
+            otel_traces_endpoint=_otlp_traces_endpoint(env),
         )
