@@ -289,3 +289,46 @@ def test_declared_text_parameters_may_not_be_empty(client):
     found = problem(client.get("/v1/decisions?workflow_id="), 422, "validation_failed")
     assert found["errors"] == [{"loc": ["query", "workflow_id"], "msg": "must not be empty"}]
     assert client.get("/v1/decisions?workflow_id=w").status_code == 200
+
+
+# -- Idempotency-Key and Link ---------------------------------------------------------------------
+
+
+def test_the_idempotency_key_header_means_the_body_field(client):
+    body = {"deployment_ref": "copy", "input": {"v": 1}}
+    first = client.post("/runs", json=body, headers={"Idempotency-Key": "order-77"})
+    again = client.post("/runs", json=body, headers={"Idempotency-Key": "order-77"})
+    same = client.post("/runs", json={**body, "idempotency_key": "order-77"})
+    assert (first.status_code, again.status_code, same.status_code) == (201, 200, 200)
+    assert first.json()["run_id"] == again.json()["run_id"] == same.json()["run_id"]
+    agreeing = client.post(
+        "/runs", json={**body, "idempotency_key": "order-77"}, headers={"Idempotency-Key": "order-77"}
+    )
+    assert agreeing.status_code == 200
+    before = run_count(client)
+    differing = client.post(
+        "/runs", json={**body, "idempotency_key": "a"}, headers={"Idempotency-Key": "b"}
+    )
+    found = problem(differing, 422, "validation_failed")
+    assert found["errors"] == [{"loc": ["header", "Idempotency-Key"], "msg": "differs from the body"}]
+    too_long = client.post("/runs", json=body, headers={"Idempotency-Key": "k" * 257})
+    assert problem(too_long, 422, "validation_failed")["errors"][0]["loc"] == ["header", "Idempotency-Key"]
+    assert run_count(client) == before
+
+
+def test_every_list_with_a_next_page_links_to_it(client):
+    for name in ("one", "two", "three"):
+        assert client.post("/v1/api-keys", json={"name": name, "role": "viewer"}).status_code == 201
+    seen = []
+    url = "/v1/api-keys?limit=2"
+    while url:
+        page = client.get(url)
+        assert page.status_code == 200, page.text
+        body = page.json()
+        seen += [key["key_id"] for key in body["api_keys"]]
+        link = page.headers.get("link")
+        assert (link is None) == (body["next_cursor"] is None)
+        url = link and link.split(">")[0].lstrip("<")
+        if url:
+            assert "limit=2" in url and "cursor=" in url
+    assert len(seen) == len(set(seen)) >= 3

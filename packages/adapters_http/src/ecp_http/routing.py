@@ -1,5 +1,6 @@
 """Operations: one declaration per route, used by the app and by the OpenAPI document alike."""
 
+import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -156,6 +157,24 @@ def _has_body(request: Request) -> bool:
     )
 
 
+def next_link(path: str, query: Mapping[str, str], cursor: str | None) -> dict[str, str]:
+    """An RFC 8288 ``Link`` header to the next page (the same query, the new cursor), or none."""
+    if cursor is None:
+        return {}
+    params = urllib.parse.urlencode(
+        {**{k: v for k, v in query.items() if k != "cursor"}, "cursor": cursor}
+    )
+    return {"Link": f'<{path}?{params}>; rel="next"'}
+
+
+def _with_next_link(request: Request, body: Any, headers: Mapping[str, str]) -> Mapping[str, str]:  # noqa: ANN401
+    """``headers`` plus a ``Link`` to the next page when ``body`` names one in ``next_cursor``."""
+    cursor = getattr(body, "next_cursor", None)
+    if not isinstance(cursor, str) or "Link" in headers:
+        return headers
+    return {**headers, **next_link(request.url.path, request.query_params, cursor)}
+
+
 def _render(value: Any, status: int, headers: Mapping[str, str] | None = None) -> Response:  # noqa: ANN401
     if value is None and status == 204:  # noqa: PLR2004
         return Response(status_code=204, headers=headers)
@@ -248,8 +267,9 @@ def endpoint(
         if isinstance(result, Response):  # HTML and other non-JSON answers pass through
             return result
         if isinstance(result, Reply):
-            return _render(result.body, result.status, result.headers)
-        return _render(result, operation.status)
+            headers = _with_next_link(request, result.body, result.headers)
+            return _render(result.body, result.status, headers)
+        return _render(result, operation.status, _with_next_link(request, result, {}))
 
     handle.__name__ = operation.operation_id
     return handle

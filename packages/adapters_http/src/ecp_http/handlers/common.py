@@ -2,7 +2,6 @@
 
 import re
 import time
-import urllib.parse
 from collections.abc import Mapping
 
 from ecp_core.errors import FieldError, ValidationFailed
@@ -44,13 +43,3 @@ def wait_until_settled(runs: RunService, run: Run, seconds: float, poll: float =
         time.sleep(poll)
         run = runs.get(run.tenant_id, run.run_id)
     return run
-
-
-def next_link(path: str, query: Mapping[str, str], cursor: str | None) -> dict[str, str]:
-    """An RFC 8288 ``Link`` header to the next page (the same query, the new cursor), or none."""
-    if cursor is None:
-        return {}
-    params = urllib.parse.urlencode(
-        {**{k: v for k, v in query.items() if k != "cursor"}, "cursor": cursor}
-    )
-    return {"Link": f'<{path}?{params}>; rel="next"'}

@@ -12,8 +12,8 @@ from ecp_core.decisions.model import (
 )
 from ecp_core.pages import DEFAULT_PAGE, MAX_PAGE
 from ecp_core.permissions import Permission
-from ecp_http.handlers.common import int_query, next_link
-from ecp_http.routing import Call, Operation, QueryParam, Reply
+from ecp_http.handlers.common import int_query
+from ecp_http.routing import Call, Operation, QueryParam, Reply, next_link
 
 if TYPE_CHECKING:
     from ecp_http.bootstrap import Runtime

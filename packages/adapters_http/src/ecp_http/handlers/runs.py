@@ -2,30 +2,55 @@
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from ecp_core.approvals.model import ApprovalResolutionRequest, ApprovalResolutionResponse
 from ecp_core.audit.record import (
     AuditRecordListResponse,
     AuditTimelineResponse,
     AuditVerificationResponse,
 )
+from ecp_core.errors import FieldError, ValidationFailed
 from ecp_core.pages import MAX_PAGE
 from ecp_core.permissions import Permission
 from ecp_core.runs.model import AdminRunListResponse, RunStatusResponse, StartRunRequest
 from ecp_core.types import ApprovalStatus
 from ecp_core.wire import structure
-from ecp_http.handlers.common import int_query, next_link, preferred_wait, wait_until_settled
+from ecp_http.handlers.common import int_query, preferred_wait, wait_until_settled
 from ecp_http.models import (
     ApprovalListResponse,
     ApprovalStatusQuery,
     ResumeRequest,
     SigningKeysResponse,
 )
-from ecp_http.routing import Call, Operation, QueryParam, Reply
+from ecp_http.routing import Call, Operation, QueryParam, Reply, next_link
 
 if TYPE_CHECKING:
     from ecp_http.bootstrap import Runtime
 
 TAG = "runs"
+
+
+def with_idempotency_header(call: Call) -> StartRunRequest:
+    """The body, with an ``Idempotency-Key`` header as its ``idempotency_key`` (they must agree)."""
+    body: StartRunRequest = call.body
+    key = call.headers.get("idempotency-key")
+    if key is None or key == body.idempotency_key:
+        return body
+    if body.idempotency_key is not None:
+        raise ValidationFailed(
+            "the Idempotency-Key header and the body's idempotency_key differ",
+            errors=[FieldError(loc=("header", "Idempotency-Key"), msg="differs from the body")],
+        )
+    fields = {"deployment_ref": body.deployment_ref, "idempotency_key": key}
+    try:
+        structure(fields, StartRunRequest, what="the request")
+    except ValidationFailed as exc:
+        raise ValidationFailed(
+            "invalid Idempotency-Key header",
+            errors=[FieldError(loc=("header", "Idempotency-Key"), msg=e.msg) for e in exc.errors],
+        ) from None
+    return attrs.evolve(body, idempotency_key=key)
 
 
 def operations(runtime: "Runtime") -> list[Operation]:
@@ -42,7 +67,7 @@ def operations(runtime: "Runtime") -> list[Operation]:
         return RunStatusResponse.of(run)
 
     def start_run(call: Call) -> Reply:
-        run, created = ecp.runs.start(call.tenant, call.body)
+        run, created = ecp.runs.start(call.tenant, with_idempotency_header(call))
         if created:
             runtime.dispatcher.wake()
         return Reply(body=settle(call, run.run_id), status=201 if created else 200)
