@@ -60,8 +60,9 @@ from ecp_core.types import AttemptStatus, RunStatus
 from ecp_postgres import (
     PostgresStore,
 )
-from ecp_postgres.repositories import AUDIT, RUNS
+from ecp_postgres.repositories import AUDIT
 from ecp_postgres.retention import RETENTION_LOG
+from ecp_postgres.runs import RUNS
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -21,10 +21,10 @@ from ecp_postgres.repositories import (
     PostgresDeployments,
     PostgresGraphs,
     PostgresPolicies,
-    PostgresRuns,
 )
 from ecp_postgres.retention import PostgresRetention
 from ecp_postgres.rows import load_json
+from ecp_postgres.runs import PostgresRuns
 from ecp_postgres.webhooks import PostgresWebhooks
 
 

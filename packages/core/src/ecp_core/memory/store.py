@@ -18,8 +18,8 @@ from ecp_core.memory.repositories import (
     MemoryGraphs,
     MemoryPolicies,
     MemoryRetention,
-    MemoryRuns,
 )
+from ecp_core.memory.runs import MemoryRuns
 from ecp_core.memory.webhooks import MemoryWebhooks
 from ecp_core.retention.model import SYSTEM_TENANT, RetentionPolicy
 

@@ -1,0 +1,197 @@
+"""The run repository in memory: runs, their headers, and the fair dispatch claim."""
+
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from ecp_core.errors import Conflict, NotFound
+from ecp_core.memory.repositories import _Repository, detached
+from ecp_core.runs.dispatch import candidates_per_tenant
+from ecp_core.runs.model import Run, RunClaim
+from ecp_core.types import RunStatus
+
+
+@attrs.frozen
+class _Dispatch:
+    """A run's dispatch bookkeeping: failures in a row, backoff end, latest claim number."""
+
+    failures: int = 0
+    not_before: datetime | None = None
+    claim: int | None = None
+
+
+_PAYLOAD_KEPT = ("state", "output", "metadata", "artifacts", "error")
+_PAYLOAD_EMPTY: dict[str, Any] = {
+    "state": {},
+    "output": None,
+    "paused": None,
+    "approved_action": None,
+    "metadata": None,
+    "artifacts": None,
+    "error": None,
+}
+
+
+class MemoryRuns(_Repository):
+    """RunRepository in memory."""
+
+    _claimed_at: int | None = None
+    """Length of the unit of work's undo log right after its last claim."""
+
+    def add(self, run: Run) -> None:
+        """Store a new run."""
+        if run.run_id in self._t.table("runs"):
+            raise Conflict(f"run {run.run_id} exists")
+        self._t.put("runs", run.run_id, run)
+        if run.idempotency_key is not None:
+            key = (run.tenant_id, run.deployment_ref, run.idempotency_key)
+            self._t.put("run_keys", key, run.run_id)
+
+    @detached
+    def get(self, tenant_id: str, run_id: str) -> Run | None:
+        """One run of the tenant, or None."""
+        run: Run | None = self._t.table("runs").get(run_id)
+        return run if run is not None and run.tenant_id == tenant_id else None
+
+    @detached
+    def lock(self, tenant_id: str, run_id: str) -> Run | None:
+        """The run (the unit of work already holds the store lock)."""
+        return self.get(tenant_id, run_id)
+
+    def save(self, run: Run) -> None:
+        """Replace a stored run."""
+        if self.get(run.tenant_id, run.run_id) is None:
+            raise NotFound(f"run {run.run_id} not found")
+        self._t.put("runs", run.run_id, run)
+
+    @detached
+    def by_idempotency_key(self, tenant_id: str, deployment_ref: str, key: str) -> Run | None:
+        """The run started with this key, or None."""
+        run_id = self._t.table("run_keys").get((tenant_id, deployment_ref, key))
+        return None if run_id is None else self.get(tenant_id, run_id)
+
+    def _of(self, tenant_id: str) -> list[Run]:
+        return [run for run in self._t.table("runs").values() if run.tenant_id == tenant_id]
+
+    @detached
+    def page(self, tenant_id: str, *, limit: int, before: str | None = None) -> list[Run]:
+        """Newest first, older than ``before``."""
+        runs = sorted(self._of(tenant_id), key=lambda run: run.run_id, reverse=True)
+        if before is not None:
+            runs = [run for run in runs if run.run_id < before]
+        return runs[:limit]
+
+    def count(self, tenant_id: str) -> int:
+        """How many runs the tenant has."""
+        return len(self._of(tenant_id))
+
+    @detached
+    def runnable(self, limit: int) -> list[Run]:
+        """PENDING or RUNNING runs, oldest first."""
+        active = (RunStatus.PENDING, RunStatus.RUNNING)
+        runs = [run for run in self._t.table("runs").values() if run.status in active]
+        return sorted(runs, key=lambda run: run.run_id)[:limit]
+
+    def _dispatch(self, run_id: str) -> _Dispatch:
+        found: _Dispatch | None = self._t.table("run_dispatch").get(run_id)
+        return found or _Dispatch()
+
+    def _stamp(self) -> int:
+        """A claim number above every earlier one."""
+        stamps = [d.claim for d in self._t.table("run_dispatch").values() if d.claim is not None]
+        return max(stamps, default=0) + 1
+
+    def claim_runnable(self, now: datetime | None = None) -> RunClaim | None:
+        """The next run by (rank in its tenant, tenant's last service, id); stamped as claimed.
+
+        The unit of work holds the store lock, so no run is held by another transaction.
+        """
+        active = (RunStatus.PENDING, RunStatus.RUNNING)
+        by_tenant: dict[str, list[str]] = {}
+        served: dict[str, int] = {}
+        for run in sorted(self._t.table("runs").values(), key=lambda run: run.run_id):
+            dispatch = self._dispatch(run.run_id)
+            if dispatch.claim is not None:
+                served[run.tenant_id] = max(served.get(run.tenant_id, 0), dispatch.claim)
+            backing_off = (
+                now is not None and dispatch.not_before is not None and dispatch.not_before > now
+            )
+            if run.status in active and not backing_off:
+                by_tenant.setdefault(run.tenant_id, []).append(run.run_id)
+        offered = candidates_per_tenant(len(by_tenant))
+        candidates = [
+            (rank, served.get(tenant, 0), run_id, tenant)
+            for tenant, run_ids in by_tenant.items()
+            for rank, run_id in enumerate(run_ids[:offered], start=1)
+        ]
+        if not candidates:
+            return None
+        _, _, run_id, tenant = min(candidates)
+        dispatch = attrs.evolve(self._dispatch(run_id), claim=self._stamp())
+        self._t.put("run_dispatch", run_id, dispatch)
+        self._claimed_at = None if self._t.undo is None else len(self._t.undo)
+        return RunClaim(run_id=run_id, tenant_id=tenant, dispatch_failures=dispatch.failures)
+
+    def undo_to_claim(self) -> None:
+        """Undo the writes logged since the claim."""
+        undo = self._t.undo
+        mark = self._claimed_at
+        if undo is None or mark is None:
+            msg = "no claim to go back to"
+            raise RuntimeError(msg)
+        while len(undo) > mark:
+            undo.pop()()
+
+    def record_dispatch_failure(self, tenant_id: str, run_id: str, not_before: datetime) -> int:
+        """Count the failure and back off; stamped as a claim."""
+        if self.get(tenant_id, run_id) is None:
+            raise NotFound(f"run {run_id} not found")
+        before = self._dispatch(run_id)
+        after = _Dispatch(failures=before.failures + 1, not_before=not_before, claim=self._stamp())
+        self._t.put("run_dispatch", run_id, after)
+        return after.failures
+
+    def clear_dispatch_failures(self, tenant_id: str, run_id: str) -> None:
+        """Reset the count and the backoff."""
+        if self.get(tenant_id, run_id) is not None:
+            before = self._dispatch(run_id)
+            self._t.put("run_dispatch", run_id, _Dispatch(claim=before.claim))
+
+    @detached
+    def lock_header(self, tenant_id: str, run_id: str) -> Run | None:
+        """The run without its JSON payloads."""
+        run: Run | None = self._t.table("runs").get(run_id)
+        if run is None or run.tenant_id != tenant_id:
+            return None
+        return attrs.evolve(run, **_PAYLOAD_EMPTY)
+
+    def save_header(self, run: Run) -> None:
+        """Replace all but the stored payloads."""
+        stored: Run | None = self._t.table("runs").get(run.run_id)
+        if stored is None or stored.tenant_id != run.tenant_id:
+            raise NotFound(f"run {run.run_id} not found")
+        kept = {name: getattr(stored, name) for name in _PAYLOAD_KEPT}
+        self._t.put("runs", run.run_id, attrs.evolve(run, **kept))
+
+    @detached
+    def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
+        """Terminal runs last updated before the instant, oldest first."""
+        terminal = (RunStatus.COMPLETED, RunStatus.FAILED)
+        found = [
+            run
+            for run in self._of(tenant_id)
+            if run.status in terminal
+            and run.updated_at < updated_before
+            and run.erased_at is None
+            and not self._held(tenant_id, run.run_id)
+        ]
+        return sorted(found, key=lambda run: (run.updated_at, run.run_id))[:limit]
+
+    def ids_of(self, tenant_id: str) -> list[str]:
+        """Every run id of the tenant, oldest first."""
+        return sorted(run.run_id for run in self._of(tenant_id))
+
+    def tenants(self) -> list[str]:
+        """Every tenant that has runs."""
+        return sorted({run.tenant_id for run in self._t.table("runs").values()})
