@@ -4,8 +4,9 @@ import time
 
 import psycopg
 from psycopg.rows import dict_row
+from tests.support.runs import deploy_three_steps
 
-from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, StartRunRequest
+from ecp_core import Ecp, Ed25519Signer, StartRunRequest
 from ecp_http.dispatch import Dispatcher
 from ecp_postgres import PostgresStore
 
@@ -15,17 +16,7 @@ SIGNER = Ed25519Signer(bytes(range(11, 43)), key_id="fair")
 def test_a_new_run_completes_while_another_tenants_backlog_waits(fresh_database):
     with PostgresStore(fresh_database) as store:
         ecp = Ecp.build(store.unit_of_work, signer=SIGNER)
-        graph = (
-            GraphBuilder("g")
-            .action("a", "set", arguments={"values": {"a": 1}})
-            .action("b", "echo")
-            .end("c")
-            .chain("a", "b", "c")
-            .build()
-        )
-        for tenant in ("a", "b"):
-            ecp.graphs.register(tenant, graph)
-            ecp.graphs.deploy(tenant, CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
+        deploy_three_steps(ecp, "a", "b")
         for _ in range(200):
             ecp.runs.start("a", StartRunRequest(deployment_ref="d"))
         newcomer, _ = ecp.runs.start("b", StartRunRequest(deployment_ref="d"))

@@ -10,14 +10,13 @@ import time
 
 import psycopg
 from psycopg.rows import dict_row
+from tests.support.runs import deploy_three_steps
 
 from ecp_core import (
     ActorIdentity,
     AuthMethod,
-    CreateDeploymentRequest,
     Ecp,
     Ed25519Signer,
-    GraphBuilder,
     StartRunRequest,
 )
 from ecp_core.webhooks import CreateSubscriptionRequest, RetryPolicy
@@ -34,17 +33,8 @@ TENANTS = ("t1", "t2")
 
 def deployed(store):
     ecp = Ecp.build(store.unit_of_work, signer=SIGNER, dispatch_policy=POLICY)
-    graph = (
-        GraphBuilder("g")
-        .action("a", "set", arguments={"values": {"a": 1}})
-        .action("b", "echo")
-        .end("c")
-        .chain("a", "b", "c")
-        .build()
-    )
+    deploy_three_steps(ecp, *TENANTS)
     for tenant in TENANTS:
-        ecp.graphs.register(tenant, graph)
-        ecp.graphs.deploy(tenant, CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
         admin = ActorIdentity(subject="ops", auth_method=AuthMethod.BEARER, tenant_id=tenant)
         ecp.webhooks.subscribe(
             admin,

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
+from tests.support.json_values import depth_of
 
 from ecp_core.canonical import MAX_SAFE_INTEGER, canonical_json
 from ecp_core.json_text import MAX_DEPTH
@@ -130,13 +131,6 @@ values = st.tuples(st.recursive(leaf_texts, _combine, max_leaves=8), st.integers
     lambda pair: _wrap(*pair)
 )
 
-
-def depth_of(value):
-    if isinstance(value, dict):
-        return 1 + max(map(depth_of, value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max(map(depth_of, value), default=0)
-    return 0
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -6,6 +6,7 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.support.json_values import depth_of
 
 from ecp_core.canonical import MAX_SAFE_INTEGER, canonical_json
 from ecp_core.errors import InvalidJsonValue, MalformedRequest
@@ -19,13 +20,6 @@ json_values = st.recursive(
     max_leaves=20,
 )
 
-
-def depth_of(value):
-    if isinstance(value, dict):
-        return 1 + max(map(depth_of, value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max(map(depth_of, value), default=0)
-    return 0
 
 
 def refusal(text):

@@ -5,10 +5,8 @@ error code, a status or a run failure reason; a test fails while the committed f
 this rendering.
 """
 
-import argparse
 import importlib
 import inspect
-import pathlib
 import pkgutil
 import sys
 from collections.abc import Iterator, Sequence
@@ -16,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from ecp_core.errors import EcpError
 from ecp_core.markdown import table_cell
 from ecp_core.runs.model import FAILURE_REASONS
+from ecp_http.generated_docs import document_main
 from ecp_http.problems import STATUS_BY_CODE, TRANSPORT_CODES
 
 PACKAGES = ("ecp_core", "ecp_http", "ecp_postgres", "ecp_idp", "ecp_billing")
@@ -117,15 +116,7 @@ def render() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the document, or write it to ``--output``."""
-    parser = argparse.ArgumentParser(prog="python -m ecp_http.errors_doc")
-    parser.add_argument("--output", type=pathlib.Path, help="write here instead of stdout")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        args.output.write_text(text, encoding="utf-8")
-    return 0
+    return document_main("python -m ecp_http.errors_doc", render, argv)
 
 
 if __name__ == "__main__":

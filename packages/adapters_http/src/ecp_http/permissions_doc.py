@@ -4,14 +4,13 @@ Run ``python -m ecp_http.permissions_doc --output docs/api/permissions.md`` afte
 a permission or a route; a test fails while the committed file differs from this rendering.
 """
 
-import argparse
-import pathlib
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from ecp_core.permissions import ROLE_PERMISSIONS, Permission
 from ecp_core.types import ServiceRole
+from ecp_http.generated_docs import document_main
 from ecp_http.routing import Operation
 
 if TYPE_CHECKING:
@@ -74,15 +73,7 @@ def render(operations: Sequence[Operation] | None = None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the document, or write it to ``--output``."""
-    parser = argparse.ArgumentParser(prog="python -m ecp_http.permissions_doc")
-    parser.add_argument("--output", type=pathlib.Path, help="write here instead of stdout")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        args.output.write_text(text, encoding="utf-8")
-    return 0
+    return document_main("python -m ecp_http.permissions_doc", render, argv)
 
 
 if __name__ == "__main__":

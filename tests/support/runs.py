@@ -1,0 +1,24 @@
+"""A small graph and its deployment, shared by the dispatch tests."""
+
+from ecp_core import CreateDeploymentRequest, Ecp, GraphBuilder
+from ecp_core.graphs.definition import GraphDefinition
+
+
+def three_steps() -> GraphDefinition:
+    """``a`` (set) → ``b`` (echo) → ``c`` (end): two attempts and an end per run."""
+    return (
+        GraphBuilder("g")
+        .action("a", "set", arguments={"values": {"a": 1}})
+        .action("b", "echo")
+        .end("c")
+        .chain("a", "b", "c")
+        .build()
+    )
+
+
+def deploy_three_steps(ecp: Ecp, *tenants: str, ref: str = "d") -> None:
+    """Register :func:`three_steps` and deploy it as ``ref`` for each tenant."""
+    graph = three_steps()
+    for tenant in tenants:
+        ecp.graphs.register(tenant, graph)
+        ecp.graphs.deploy(tenant, CreateDeploymentRequest(deployment_ref=ref, graph_id="g"))
