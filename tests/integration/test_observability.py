@@ -172,6 +172,14 @@ def test_console_format_on_a_terminal_json_otherwise():
     assert logs.default_format(io.StringIO()) == "json"
 
 
+def test_uvicorns_colour_copy_of_a_message_stays_out_of_json_lines():
+    record = logging.LogRecord("uvicorn.error", logging.INFO, "", 0, "Finished %d", (7,), None)
+    record.color_message = "Finished \x1b[36m%d\x1b[0m"
+    line = json.loads(logs.JsonFormatter().format(record))
+    assert line["event"] == "Finished 7"
+    assert "color_message" not in line
+
+
 def test_lines_below_the_level_are_not_written(fresh_database):
     stream = io.StringIO()
     root = logging.getLogger()

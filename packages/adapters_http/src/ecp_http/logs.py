@@ -23,11 +23,13 @@ request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 FORMATS = ("json", "console")
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
-# Attributes every LogRecord has; anything else on a record came from ``extra=``.
+# Attributes every LogRecord has; anything else on a record came from ``extra=`` (except
+# uvicorn's ``color_message``, the same message with terminal colour codes).
 _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
     "message",
     "asctime",
     "taskName",
+    "color_message",
 }
 _MARK = "_ecp_handler"
 
