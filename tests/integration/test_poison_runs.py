@@ -13,10 +13,13 @@ from psycopg.rows import dict_row
 from tests.support.runs import deploy_three_steps
 
 from ecp_core import (
+    ActionRegistry,
     ActorIdentity,
     AuthMethod,
+    CreateDeploymentRequest,
     Ecp,
     Ed25519Signer,
+    GraphBuilder,
     StartRunRequest,
 )
 from ecp_core.webhooks import CreateSubscriptionRequest, RetryPolicy
@@ -164,3 +167,41 @@ def test_failure_counts_survive_a_restart_and_a_success_resets_them(fresh_databa
             None,
         )
         assert ecp.runs.drive("t1", run.run_id).status.value == "COMPLETED"
+
+
+def test_a_connection_lost_mid_attempt_backs_off_without_counting(fresh_database):
+    """The database failing under an attempt is not the run's fault: no dispatch_error, ever."""
+    killed = []
+
+    def cut_the_line(context):
+        if not killed:  # once: every other session of the database is terminated mid-attempt
+            with psycopg.connect(fresh_database, autocommit=True) as conn:
+                killed.extend(
+                    conn.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    ).fetchall()
+                )
+        return {"done": True}
+
+    actions = ActionRegistry()
+    actions.register("cut", cut_the_line)
+    with PostgresStore(fresh_database) as store:
+        ecp = Ecp.build(store.unit_of_work, signer=SIGNER, dispatch_policy=POLICY, actions=actions)
+        graph = GraphBuilder("cut").action("a", "cut").end("z").chain("a", "z").build()
+        ecp.graphs.register("t1", graph)
+        ecp.graphs.deploy("t1", CreateDeploymentRequest(deployment_ref="cut", graph_id="cut"))
+        run, _ = ecp.runs.start("t1", StartRunRequest(deployment_ref="cut"))
+        header = ecp.runs.advance_next()
+        assert killed and header is not None and header.run_id == run.run_id
+        [row] = rows(
+            fresh_database,
+            "SELECT dispatch_failures, dispatch_not_before FROM ecp_runs WHERE run_id = %s",
+            (run.run_id,),
+        )
+        assert row["dispatch_failures"] == 0 and row["dispatch_not_before"] is not None
+        deadline = time.monotonic() + 30
+        while ecp.runs.get("t1", run.run_id).status.value != "COMPLETED":
+            assert time.monotonic() < deadline, "the run never completed after the outage"
+            ecp.runs.advance_next() or time.sleep(0.02)
+        assert ecp.audit.verify_run("t1", run.run_id).verified

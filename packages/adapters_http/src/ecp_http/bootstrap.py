@@ -1,6 +1,8 @@
 """The one composition root: settings in, adapters and services wired, nothing at import time."""
 
 import logging
+import threading
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 import attrs
@@ -12,7 +14,7 @@ from ecp_core.service import Ecp, RetentionSettings
 from ecp_core.webhooks.schedule import RetryPolicy
 from ecp_http.artifacts import FilesystemArtifacts
 from ecp_http.auth import Authenticator
-from ecp_http.dispatch import Dispatcher
+from ecp_http.dispatch import Dispatcher, Outage
 from ecp_http.metrics import Metrics
 from ecp_http.observed import observed
 from ecp_http.settings import Settings, SettingsError
@@ -31,6 +33,9 @@ log = logging.getLogger("ecp_http")
 _DELIVERY_BATCHES = 20
 """At most this many batches of due deliveries per pass, so other sweeps get their turn."""
 
+SCHEMA_CHECK_SECONDS = 5.0
+"""Readiness waits at most this long for the schema state, whatever the database does (ADR 0022)."""
+
 
 @attrs.define
 class Runtime:
@@ -48,11 +53,31 @@ class Runtime:
     """The application's Prometheus registry, unless ``ECP_METRICS_ENABLED`` is false."""
     tracing: "Tracing | None" = None
     """OpenTelemetry traces, when an OTLP endpoint is set and the ``otel`` extra installed."""
+    _schema_read: "Future[list[tuple[str, bool]]] | None" = attrs.field(
+        init=False, default=None, repr=False
+    )
+    """The schema read in flight: checks arriving meanwhile wait for it instead of starting one."""
+    _schema_guard: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def schema_current(self) -> bool:
-        """Whether every migration is applied."""
+        """Whether every migration is applied; takes no lock (ADR 0022).
+
+        Raises TimeoutError after :data:`SCHEMA_CHECK_SECONDS`, or the driver's error. The read
+        runs on a daemon thread, one at a time, so a read stuck on a frozen database holds one
+        thread and never holds up the process's exit.
+        """
         assert self.settings.database_url is not None  # noqa: S101 - checked in build()
-        return all(applied for _, applied in migration_status(self.settings.database_url))
+        with self._schema_guard:
+            read = self._schema_read
+            if read is None or read.done():
+                read = self._schema_read = Future()
+                threading.Thread(
+                    target=_read_schema,
+                    args=(read, self.settings.database_url),
+                    name="ecp-schema-check",
+                    daemon=True,
+                ).start()
+        return all(applied for _, applied in read.result(timeout=SCHEMA_CHECK_SECONDS))
 
     def start(self) -> None:
         """Start the run workers and, when enabled, the scheduler."""
@@ -68,6 +93,14 @@ class Runtime:
         self.store.close()
         if self.tracing is not None:
             self.tracing.shutdown()  # after the workers: their last spans are exported too
+
+
+def _read_schema(into: "Future[list[tuple[str, bool]]]", url: str) -> None:
+    """Read the migration state into ``into``."""
+    try:
+        into.set_result(migration_status(url))
+    except Exception as exc:  # noqa: BLE001 - handed to the checks waiting for it
+        into.set_exception(exc)
 
 
 def start_tracing(settings: Settings) -> "Tracing | None":
@@ -104,7 +137,11 @@ def build(settings: Settings) -> Runtime:
         )
     except ValueError as exc:
         raise SettingsError(f"ECP_AUDIT_SIGNING_KEY: {exc}") from exc
-    store = PostgresStore(settings.database_url, max_size=max(4, settings.dispatch_workers + 8))
+    store = PostgresStore(
+        settings.database_url,
+        max_size=max(4, settings.dispatch_workers + 8),
+        timeout=settings.database_pool_timeout_seconds,
+    )
     retention = RetentionSettings(
         artifacts=FilesystemArtifacts(settings.artifacts_dir or settings.data_dir / "artifacts"),
         econ_erase_enabled=settings.retention_econ_erase_enabled,
@@ -153,12 +190,14 @@ def build(settings: Settings) -> Runtime:
     ]
     if settings.retention_enabled:
         sweeps.append(("retention_purge", ecp.retention.sweep, settings.retention_poll_seconds))
+    outage = Outage()  # one outage, logged once, whichever thread finds it
     dispatcher = Dispatcher(
         ecp.runs,
         workers=settings.dispatch_workers,
         poll_seconds=settings.dispatch_poll_seconds,
         sweeps=sweeps,
         tracing=tracing,
+        outage=outage,
     )
     scheduler = (
         Dispatcher(
@@ -168,6 +207,7 @@ def build(settings: Settings) -> Runtime:
             sweeps=[
                 ("decision_schedules", ecp.decisions.run_due, settings.scheduler_interval_seconds)
             ],
+            outage=outage,
         )
         if settings.scheduler_enabled
         else None

@@ -3,6 +3,10 @@
 Claims use ``FOR UPDATE SKIP LOCKED``, so several server processes can share one database.
 Stopping lets each thread finish the attempt it is in (drain) before it exits. One more thread
 runs periodic sweeps (escalating overdue approvals) at their own interval.
+
+While the database is away (:class:`~ecp_core.errors.DatabaseUnavailable`), the threads log it
+once through a shared :class:`Outage` (``database unavailable``, then ``database available
+again``) and back off, up to :data:`OUTAGE_BACKOFF_CAP_SECONDS`, instead of a traceback per poll.
 """
 
 import logging
@@ -11,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ecp_core.errors import DatabaseUnavailable
 from ecp_core.runs.service import RunService
 
 if TYPE_CHECKING:
@@ -18,6 +23,46 @@ if TYPE_CHECKING:
     from ecp_http.tracing import Tracing
 
 log = logging.getLogger("ecp_http.dispatch")
+
+OUTAGE_BACKOFF_SECONDS = 0.5
+"""A thread's first wait after the database was found away; it doubles with each failure."""
+OUTAGE_BACKOFF_CAP_SECONDS = 4.0
+"""The longest a thread waits between two tries while the database is away."""
+
+
+def outage_backoff(failures: int) -> float:
+    """Seconds to wait after the ``failures``-th failure in a row (from 1): doubling, capped."""
+    return min(OUTAGE_BACKOFF_CAP_SECONDS, OUTAGE_BACKOFF_SECONDS * 2.0 ** min(failures - 1, 16))
+
+
+class Outage:
+    """Whether background work finds the database away; each change is logged once.
+
+    Shared by every thread of the server's dispatchers, so one outage is one pair of lines.
+    """
+
+    def __init__(self) -> None:
+        """Start as available."""
+        self._lock = threading.Lock()
+        self._since: float | None = None
+
+    def failed(self, error: DatabaseUnavailable) -> None:
+        """A try found the database away: log ``database unavailable`` if it was not already."""
+        with self._lock:
+            if self._since is not None:
+                return
+            self._since = time.monotonic()
+        log.warning("database unavailable", extra={"error": error.detail})
+
+    def succeeded(self) -> None:
+        """A try reached the database: log ``database available again`` after an outage."""
+        if self._since is None:  # the usual case, without taking the lock
+            return
+        with self._lock:
+            since, self._since = self._since, None
+        if since is not None:
+            seconds = round(time.monotonic() - since, 3)
+            log.info("database available again", extra={"outage_seconds": seconds})
 
 
 class Dispatcher:
@@ -31,12 +76,15 @@ class Dispatcher:
         poll_seconds: float,
         sweeps: Sequence[tuple[str, Callable[[], object], float]] = (),
         tracing: "Tracing | None" = None,
+        outage: Outage | None = None,
     ) -> None:
         """Prepare, not start. ``sweeps`` are (name, action, interval seconds) run periodically.
 
-        With ``tracing``, each attempt that claims a run is a span (ADR 0018).
+        With ``tracing``, each attempt that claims a run is a span (ADR 0018). ``outage`` is
+        shared with the server's other dispatchers (one of its own by default).
         """
         self._tracing = tracing
+        self._outage = outage or Outage()
         self._sweeps = tuple(sweeps)
         self._runs = runs
         self._workers = workers
@@ -77,9 +125,18 @@ class Dispatcher:
         self._threads = []
 
     def _loop(self) -> None:
+        failures = 0
         while not self._stop.is_set():
             tracing = self._tracing
-            advanced = self._advance() if tracing is None else tracing.attempt(self._advance)
+            try:
+                advanced = self._advance() if tracing is None else tracing.attempt(self._advance)
+            except DatabaseUnavailable as exc:
+                failures += 1
+                self._outage.failed(exc)
+                self._stop.wait(outage_backoff(failures))
+                continue
+            failures = 0
+            self._outage.succeeded()
             if advanced is not None:
                 log.info(
                     "run dispatched",
@@ -96,12 +153,15 @@ class Dispatcher:
     def _advance(self) -> "Run | None":
         try:
             return self._runs.advance_next()
+        except DatabaseUnavailable:
+            raise  # the loop logs the outage once and backs off
         except Exception:  # a failing run must not kill the worker
             log.exception("run dispatch failed")
             return None
 
     def _sweep_loop(self) -> None:
         due = dict.fromkeys([name for name, _, _ in self._sweeps], 0.0)
+        failures = dict.fromkeys(due, 0)
         while not self._stop.is_set():
             now = time.monotonic()
             for name, action, interval in self._sweeps:
@@ -109,6 +169,15 @@ class Dispatcher:
                     due[name] = now + interval
                     try:
                         action()
+                    except DatabaseUnavailable as exc:
+                        failures[name] += 1
+                        self._outage.failed(exc)
+                        backoff = outage_backoff(failures[name])
+                        due[name] = time.monotonic() + max(interval, backoff)
+                        continue
                     except Exception:  # one failing sweep must not stop the others
                         log.exception("sweep failed", extra={"sweep": name})
+                    else:
+                        self._outage.succeeded()
+                    failures[name] = 0
             self._stop.wait(min(interval for _, _, interval in self._sweeps))

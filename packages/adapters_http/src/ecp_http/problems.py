@@ -45,8 +45,18 @@ STATUS_BY_CODE: dict[str, int] = {
     "not_canonical_json": 422,
     "evidence_window_too_large": 422,
     "not_ready": 503,
+    "database_unavailable": 503,
 }
 """HTTP status of each error code; anything else is a 500."""
+
+RETRY_AFTER_SECONDS = 5
+"""``Retry-After`` of every 503 problem: about the pool's wait, and the database's usual return."""
+
+_HEADERS_BY_STATUS: dict[int, dict[str, str]] = {
+    401: {"WWW-Authenticate": 'Bearer realm="ecp"'},
+    503: {"Retry-After": str(RETRY_AFTER_SECONDS)},
+}
+"""Headers a problem of that status carries."""
 
 METHOD_NOT_ALLOWED = "method_not_allowed"
 HTTP_ERROR = "http_error"
@@ -104,7 +114,7 @@ def from_error(error: EcpError) -> ProblemResponse:
     """The problem response for a core error."""
     status = STATUS_BY_CODE.get(error.code, 500)
     errors = [{"loc": list(e.loc), "msg": e.msg} for e in error.errors]
-    headers = {"WWW-Authenticate": 'Bearer realm="ecp"'} if status == 401 else None  # noqa: PLR2004
+    headers = _HEADERS_BY_STATUS.get(status)
     return problem(status, error.code, error.detail, errors or None, headers)
 
 

@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from ecp_core.canonical import storable_text
 from ecp_core.errors import (
+    DatabaseUnavailable,
     EcpError,
     FieldError,
     Forbidden,
@@ -230,6 +231,28 @@ def _checked_parameters(
     return path, query
 
 
+_Serve = Callable[[Request, bytes | EcpError | None], Any]
+"""A worker-thread call that serves one request (the body as read, or why it was not)."""
+
+
+def _retried_on_lost_connection(serve: _Serve) -> _Serve:
+    """``serve`` for a read (GET handlers never write): a connection lost under it, tried again.
+
+    Once, on the fresh, checked connection the pool hands out; a wait for a connection that ran
+    out is not tried again (ADR 0021).
+    """
+
+    def serve_read(request: Request, raw_body: bytes | EcpError | None) -> Any:  # noqa: ANN401
+        try:
+            return serve(request, raw_body)
+        except DatabaseUnavailable as exc:
+            if not exc.connection_lost:
+                raise
+            return serve(request, raw_body)
+
+    return serve_read
+
+
 def endpoint(
     operation: Operation, authenticate: Authenticate, limits: BodyLimits
 ) -> Callable[[Request], Any]:
@@ -261,9 +284,11 @@ def endpoint(
         call = Call(actor=actor, path=path, query=query, body=body, headers=headers)
         return operation.handler(call)
 
+    attempt = _retried_on_lost_connection(serve) if operation.method == "GET" else serve
+
     async def handle(request: Request) -> Response:
         raw_body = None if operation.body is None else await _receive(request, cap)
-        result = await run_in_threadpool(serve, request, raw_body)
+        result = await run_in_threadpool(attempt, request, raw_body)
         if isinstance(result, Response):  # HTML and other non-JSON answers pass through
             return result
         if isinstance(result, Reply):

@@ -85,6 +85,8 @@ class Settings:
     """Everything the server is configured with."""
 
     database_url: str | None = None
+    database_pool_timeout_seconds: float = 5.0
+    """How long a request or worker waits for a database connection before a 503 (ADR 0021)."""
     data_dir: pathlib.Path = pathlib.Path(".ecp")
     host: str = "127.0.0.1"
     port: int = 8000
@@ -135,6 +137,9 @@ class Settings:
             raise SettingsError(f"ECP_PORT must be at most 65535, not {port}")
         return cls(
             database_url=env.get("ECP_DATABASE_URL") or None,
+            database_pool_timeout_seconds=_number(
+                env, "ECP_DATABASE_POOL_TIMEOUT_SECONDS", 5.0, minimum=0.1
+            ),
             data_dir=pathlib.Path(env.get("ECP_DATA_DIR") or ".ecp"),
             host=env.get("ECP_HOST") or "127.0.0.1",
             port=port,

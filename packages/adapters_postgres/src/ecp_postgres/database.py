@@ -1,4 +1,10 @@
-"""The connection pool and the PostgreSQL unit of work."""
+"""The connection pool and the PostgreSQL unit of work.
+
+The pool checks each connection before handing it out and drops broken ones, and a request for a
+connection waits at most ``timeout`` seconds. A unit of work translates driver errors that mean
+the database is away into :class:`~ecp_core.errors.DatabaseUnavailable` (see
+:func:`ecp_postgres.errors.unavailable`), on entry, at commit and on exit, whatever port raised.
+"""
 
 import urllib.parse
 from types import TracebackType
@@ -12,6 +18,7 @@ from psycopg_pool import ConnectionPool
 
 from ecp_postgres.api_keys import PostgresApiKeys
 from ecp_postgres.decisions import PostgresDecisions, PostgresReconciliation
+from ecp_postgres.errors import unavailable
 from ecp_postgres.evidence import PostgresEvidence
 from ecp_postgres.repositories import (
     GraphCache,
@@ -27,6 +34,16 @@ from ecp_postgres.rows import load_json
 from ecp_postgres.runs import PostgresRuns
 from ecp_postgres.webhooks import PostgresWebhooks
 
+POOL_TIMEOUT_SECONDS = 5.0
+"""How long a unit of work waits for a connection by default (the pool's own default is 30)."""
+
+RECONNECT_SECONDS = 5.0
+"""How long one chain of reconnection attempts lasts (1 s, 2 s, 4 s … apart) before it gives up.
+
+Kept short so that the next demand starts a new chain from a 1 s delay: the pool finds a returned
+database within about 2 s, however long it was away (psycopg_pool's default is 300 s).
+"""
+
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
     """Per connection: JSON read by :func:`load_json`, which keeps accepted numbers' values."""
@@ -36,19 +53,51 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
 class PostgresStore:
     """A pool of connections to one database; :meth:`unit_of_work` is the UnitOfWorkFactory."""
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
-        """Open a pool to ``url`` (a libpq connection string or URL)."""
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = POOL_TIMEOUT_SECONDS,
+    ) -> None:
+        """Open a pool to ``url`` (a libpq connection string or URL).
+
+        ``timeout``: seconds a unit of work waits for a connection before DatabaseUnavailable.
+        """
         self.url = url
         self.pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
             url,
             min_size=min_size,
             max_size=max_size,
-            # Sessions in UTC: timestamps read back as UTC, as the models require.
-            kwargs={"row_factory": dict_row, "autocommit": False, "options": "-c TimeZone=UTC"},
+            kwargs={
+                "row_factory": dict_row,
+                "autocommit": False,
+                # Sessions in UTC: timestamps read back as UTC, as the models require.
+                "options": "-c TimeZone=UTC",
+                # An unreachable host fails a connection attempt instead of hanging it.
+                "connect_timeout": max(2, round(timeout)),
+            },
             configure=_configure,
+            check=self._check,
+            timeout=timeout,
+            reconnect_timeout=RECONNECT_SECONDS,
             open=True,
         )
         self.graph_cache = GraphCache()
+
+    def _check(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        """Before a connection is handed out: an empty statement; a broken one is dropped.
+
+        One broken connection means the server went away (stopped, restarted, sessions killed):
+        every idle one is checked at once, so that the next try takes a fresh connection instead
+        of backing off past each stale one in turn.
+        """
+        try:
+            ConnectionPool.check_connection(conn)
+        except psycopg.Error:
+            self.pool.check()
+            raise
 
     def unit_of_work(self) -> "PostgresUnitOfWork":
         """A fresh unit of work: one connection, one transaction."""
@@ -73,7 +122,12 @@ class PostgresStore:
 
 
 class PostgresUnitOfWork:
-    """One transaction on one pooled connection; leaving without commit rolls back."""
+    """One transaction on one pooled connection; leaving without commit rolls back.
+
+    A driver error meaning the database is away leaves it as DatabaseUnavailable: raised by the
+    body (any port), the commit or the rollback. A rollback on a lost connection is skipped: the
+    server dropped the transaction with the session.
+    """
 
     def __init__(
         self, pool: ConnectionPool[psycopg.Connection[dict[str, Any]]], graph_cache: GraphCache
@@ -84,7 +138,13 @@ class PostgresUnitOfWork:
 
     def __enter__(self) -> Self:
         """Take a connection and bind the repositories to it."""
-        self._conn = self._pool.getconn()
+        try:
+            self._conn = self._pool.getconn()
+        except psycopg.OperationalError as exc:  # PoolTimeout, PoolClosed
+            translated = unavailable(exc)
+            if translated is None:
+                raise
+            raise translated from exc
         conn = self._conn
         self.graphs = PostgresGraphs(conn, self._graph_cache)
         self.deployments = PostgresDeployments(conn)
@@ -107,11 +167,19 @@ class PostgresUnitOfWork:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        """Roll back what was not committed and return the connection."""
+        """Roll back what was not committed and return the connection (a broken one is dropped)."""
+        conn = self._conn
         try:
-            self._conn.rollback()
+            conn.rollback()
+        except psycopg.Error as failed:
+            if unavailable(failed, conn) is None:
+                raise
         finally:
-            self._pool.putconn(self._conn)
+            self._pool.putconn(conn)
+        if exc is not None:
+            translated = unavailable(exc, conn)
+            if translated is not None:
+                raise translated from exc
 
     def commit(self) -> None:
         """Commit the transaction (the next statement starts a new one)."""

@@ -1,8 +1,39 @@
-"""Errors of the PostgreSQL adapter that are not errors of the core (start-up only)."""
+"""Driver errors that mean the database is away, as the core's :class:`DatabaseUnavailable`.
+
+One class for the whole story: start-up refusals (``ecp serve``'s one line) raise it, and so
+does a unit of work whose connection broke or could not be had in time (a 503 over HTTP).
+"""
+
+from typing import Any
+
+import psycopg
+from psycopg_pool import PoolClosed, PoolTimeout
+
+from ecp_core.errors import DatabaseUnavailable
+
+__all__ = ["DETAIL", "DatabaseUnavailable", "unavailable"]
+
+DETAIL = "the database is unavailable; try again shortly"
+
+_SQLSTATES = ("08", "53", "57P01", "57P02", "57P03")
+"""Connection exceptions, insufficient resources, and the server shutting down or starting."""
 
 
-class DatabaseUnavailable(Exception):
-    """The database cannot be reached, or the embedded server did not start.
+def unavailable(
+    exc: BaseException, conn: psycopg.Connection[Any] | None = None
+) -> DatabaseUnavailable | None:
+    """The core error for ``exc`` when it means the database is away; None for any other error.
 
-    The message is one line for an operator and never holds a password.
+    Away: no connection within the pool's wait (or the pool closed); ``conn`` closed under the
+    statement (the session was killed, the server stopped or crashed); or a server error of the
+    classes above. Anything else (a bug, a constraint) stays what it is.
     """
+    if isinstance(exc, PoolTimeout | PoolClosed):
+        return DatabaseUnavailable(DETAIL)
+    if not isinstance(exc, psycopg.Error):
+        return None
+    lost = conn is not None and conn.closed
+    sqlstate = getattr(exc, "sqlstate", None) or ""
+    if lost or (isinstance(exc, psycopg.OperationalError) and sqlstate.startswith(_SQLSTATES)):
+        return DatabaseUnavailable(DETAIL, connection_lost=lost)
+    return None

@@ -144,13 +144,15 @@ class PostgresRuns(_Repository):
         """Roll back to the savepoint the claim set (its row lock and stamp stay)."""
         self._conn.execute("ROLLBACK TO SAVEPOINT ecp_run_claim")
 
-    def record_dispatch_failure(self, tenant_id: str, run_id: str, not_before: datetime) -> int:
-        """Count the failure and back off, touching only the dispatch columns."""
+    def record_dispatch_failure(
+        self, tenant_id: str, run_id: str, not_before: datetime, *, counted: bool = True
+    ) -> int:
+        """Count the failure (unless not ``counted``) and back off, touching only dispatch columns."""
         row = self._conn.execute(
-            "UPDATE ecp_runs SET dispatch_failures = dispatch_failures + 1,"
+            "UPDATE ecp_runs SET dispatch_failures = dispatch_failures + %s,"
             " dispatch_not_before = %s, dispatch_claim = nextval('ecp_run_dispatch_claims')"
             " WHERE run_id = %s AND tenant_id = %s RETURNING dispatch_failures",
-            (not_before, run_id, tenant_id),
+            (int(counted), not_before, run_id, tenant_id),
         ).fetchone()
         if row is None:
             raise NotFound(f"run {run_id} not found")

@@ -148,3 +148,18 @@ class UnsupportedMediaType(EcpError):
     """The request body is not ``application/json`` in UTF-8."""
 
     code = "unsupported_media_type"
+
+
+class DatabaseUnavailable(EcpError):
+    """The database cannot be reached now (stopped, restarting, no free connection in time).
+
+    ``connection_lost`` is true when a connection broke while in use (as opposed to none being
+    had within the wait): nothing that connection sent was kept, unless a commit was under way.
+    """
+
+    code = "database_unavailable"
+
+    def __init__(self, detail: str, *, connection_lost: bool = False) -> None:
+        """Keep the one-line ``detail`` (never a password) and how the database was lost."""
+        super().__init__(detail)
+        self.connection_lost = connection_lost

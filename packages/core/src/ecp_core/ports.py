@@ -172,9 +172,12 @@ class RunRepository(Protocol):
         """
         ...
 
-    def record_dispatch_failure(self, tenant_id: str, run_id: str, not_before: datetime) -> int:
+    def record_dispatch_failure(
+        self, tenant_id: str, run_id: str, not_before: datetime, *, counted: bool = True
+    ) -> int:
         """Count one more failed dispatch in a row, back off until ``not_before``; the new count.
 
+        ``counted=False`` backs off without counting (the database, not the run, failed).
         Touches only the run's dispatch bookkeeping (never reads its state) and counts as a
         claim for fairness. NotFound when there is no such run.
         """

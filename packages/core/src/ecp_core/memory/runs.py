@@ -143,12 +143,15 @@ class MemoryRuns(_Repository):
         while len(undo) > mark:
             undo.pop()()
 
-    def record_dispatch_failure(self, tenant_id: str, run_id: str, not_before: datetime) -> int:
-        """Count the failure and back off; stamped as a claim."""
+    def record_dispatch_failure(
+        self, tenant_id: str, run_id: str, not_before: datetime, *, counted: bool = True
+    ) -> int:
+        """Count the failure (unless not ``counted``) and back off; stamped as a claim."""
         if self.get(tenant_id, run_id) is None:
             raise NotFound(f"run {run_id} not found")
         before = self._dispatch(run_id)
-        after = _Dispatch(failures=before.failures + 1, not_before=not_before, claim=self._stamp())
+        failures = before.failures + int(counted)
+        after = _Dispatch(failures=failures, not_before=not_before, claim=self._stamp())
         self._t.put("run_dispatch", run_id, after)
         return after.failures
 

@@ -134,12 +134,22 @@ class RunService:
                 try:
                     # Still holding the claim, so no other worker retries before the backoff.
                     uow.runs.undo_to_claim()
-                    return self._count_failure(uow, claim, exc)
-                except Exception:  # the fallback below still backs the run off
-                    log.exception("counting a failed dispatch failed; counting afresh", extra=facts)
-        # The claim's unit of work is unusable: count the failure (and back off) in a fresh one.
+                except Exception:  # noqa: BLE001 - the transaction itself is gone
+                    # The connection broke, not the run (the database went away): back off
+                    # without counting, so an outage never ends a run with dispatch_error.
+                    log.warning("run dispatch lost its transaction", extra=facts)
+                    counted = False
+                else:
+                    try:
+                        return self._count_failure(uow, claim, exc)
+                    except Exception:  # the fallback below still counts and backs off
+                        log.exception("counting a failed dispatch failed; counting afresh", extra=facts)
+                        counted = True
+        # The claim's unit of work is unusable: back the run off (and count) in a fresh one.
         with self._uow() as uow:
-            uow.runs.record_dispatch_failure(claim.tenant_id, claim.run_id, self._not_before(claim))
+            uow.runs.record_dispatch_failure(
+                claim.tenant_id, claim.run_id, self._not_before(claim), counted=counted
+            )
             uow.commit()
             return uow.runs.lock_header(claim.tenant_id, claim.run_id)
 
