@@ -1,45 +1,127 @@
-"""Yoyo migration chains, one folder per area, applied in dependency order."""
+"""Yoyo migration chains, one folder per area, applied in dependency order.
+
+Applying and rolling back hold a PostgreSQL session-level advisory lock on the connection that
+migrates, so the lock ends with that connection however it ends; reading the state takes no lock
+and is bounded in time (ADR 0022).
+"""
 
 import contextlib
+import logging
 import pathlib
 from collections.abc import Iterator
-from typing import Any
 
-from yoyo import get_backend, read_migrations
+import psycopg
+from psycopg import sql
+from yoyo import read_migrations  # type: ignore[import-untyped]
+from yoyo.backends import PostgresqlPsycopgBackend  # type: ignore[import-untyped]
+from yoyo.connections import default_migration_table, parse_uri  # type: ignore[import-untyped]
+from yoyo.migrations import Migration, MigrationList  # type: ignore[import-untyped]
 
 AREAS = ("core", "audit", "approvals", "identity", "retention", "webhooks", "econ")
 """Folders of migration chains; later areas (retention, webhooks, evidence …) append here."""
 
+LOCK_KEY = 0x6563_705F_6D69_6772
+"""Key of the migration advisory lock (the ASCII bytes of ``ecp_migr``); advisory locks are per database."""
+
+STATUS_TIMEOUT_SECONDS = 2
+"""Bound on connecting, and on each statement, when reading which migrations are applied."""
+
 _HERE = pathlib.Path(__file__).parent
+log = logging.getLogger("ecp_postgres.migrations")
+
+
+class _Backend(PostgresqlPsycopgBackend):  # type: ignore[misc]
+    """Yoyo's psycopg 3 backend with an advisory lock instead of yoyo's committed lock row.
+
+    Each migration's steps, its log line and its mark share one transaction on the connection that
+    holds the lock (yoyo runs the steps on a second connection and marks them afterwards, so a
+    connection lost in between left a migration applied but unmarked, failing every later apply).
+    """
+
+    _is_locked = False
+
+    def create_lock_table(self) -> None:
+        """Create no lock table: nothing here reads or writes it any more."""
+
+    @contextlib.contextmanager
+    def lock(self, timeout: int = 0) -> Iterator[None]:  # noqa: ARG002 - yoyo's signature
+        """Hold the advisory lock, waiting while another connection holds it; re-entrant."""
+        if self._is_locked:  # yoyo's internal-schema upgrade takes the lock again
+            yield
+            return
+        key = {"key": LOCK_KEY}
+        if not self.execute("SELECT pg_try_advisory_lock(:key)", key).fetchone()[0]:
+            log.info("waiting for the migration lock: another connection is migrating")
+            self.execute("SELECT pg_advisory_lock(:key)", key)
+        self._is_locked = True
+        try:
+            yield
+        finally:
+            self._is_locked = False
+            with contextlib.suppress(psycopg.Error):  # a lost connection has released it already
+                self.execute("SELECT pg_advisory_unlock(:key)", key)
+
+    def apply_one(self, migration: Migration, force: bool = False, mark: bool = True) -> None:  # noqa: FBT001, FBT002 - yoyo's signature
+        """Apply one migration, log and mark it, in one transaction."""
+        if not migration.use_transactions:
+            super().apply_one(migration, force=force, mark=mark)
+            return
+        log.info("applying %s", migration.id)
+        self.ensure_internal_schema_updated()
+        with self.transaction():
+            migration.process_steps(self, "apply", force=force)
+            self.log_migration(migration, "apply")
+            if mark:
+                self.mark_one(migration, log=False)
+
+    def rollback_one(self, migration: Migration, force: bool = False) -> None:  # noqa: FBT001, FBT002 - yoyo's signature
+        """Roll back one migration, log and unmark it, in one transaction."""
+        if not migration.use_transactions:
+            super().rollback_one(migration, force=force)
+            return
+        log.info("rolling back %s", migration.id)
+        self.ensure_internal_schema_updated()
+        with self.transaction():
+            migration.process_steps(self, "rollback", force=force)
+            self.log_migration(migration, "rollback")
+            self.unmark_one(migration, log=False)
 
 
 @contextlib.contextmanager
-def _backend(url: str) -> Iterator[Any]:
-    """A yoyo backend holding the migration lock, closed afterwards."""
-    backend = get_backend(_yoyo_url(url))
+def _locked(url: str) -> Iterator[_Backend]:
+    """A yoyo backend whose connection holds the migration lock, closed afterwards."""
+    backend = _Backend(parse_uri(url), default_migration_table)
     try:
+        backend.init_database()
         with backend.lock():
+            _clear_lock_rows(backend)
             yield backend
     finally:
         backend.connection.close()
 
 
-def _yoyo_url(url: str) -> str:
-    """Yoyo names the psycopg 3 driver ``postgresql+psycopg``."""
-    for prefix in ("postgresql://", "postgres://"):
-        if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    return url
+def _clear_lock_rows(backend: _Backend) -> None:
+    """Delete the row a release before ADR 0022 may have left in yoyo's lock table.
+
+    Nothing here waits on that row; clearing it keeps an older release (a rolled-back deployment)
+    or the ``yoyo`` command from waiting for ever on a lock whose holder is gone.
+    """
+    exists = backend.execute("SELECT to_regclass(:table)", {"table": backend.lock_table})
+    if exists.fetchone()[0] is None:
+        return
+    delete = "DELETE FROM {0.lock_table_quoted} RETURNING {quoted.pid}, {quoted.ctime}"
+    for pid, taken in backend.execute(backend.format_sql(delete)).fetchall():
+        log.warning("cleared yoyo's migration lock row of process %s, taken at %s UTC", pid, taken)
 
 
-def migrations():  # noqa: ANN201
+def migrations() -> MigrationList:
     """Every migration of every area."""
     return read_migrations(*(str(_HERE / area) for area in AREAS))
 
 
 def apply(url: str) -> list[str]:
     """Apply what is not yet applied; return the ids applied now."""
-    with _backend(url) as backend:
+    with _locked(url) as backend:
         pending = backend.to_apply(migrations())
         backend.apply_migrations(pending)
     return [migration.id for migration in pending]
@@ -47,15 +129,32 @@ def apply(url: str) -> list[str]:
 
 def rollback(url: str, count: int = 1) -> list[str]:
     """Roll back the last ``count`` applied migrations; return their ids."""
-    with _backend(url) as backend:
+    with _locked(url) as backend:
         applied = backend.to_rollback(migrations())[:count]
         backend.rollback_migrations(applied)
     return [migration.id for migration in applied]
 
 
-def status(url: str) -> list[tuple[str, bool]]:
-    """Every migration id with whether it is applied, in application order."""
+def status(url: str, timeout_seconds: int = STATUS_TIMEOUT_SECONDS) -> list[tuple[str, bool]]:
+    """Every migration id with whether it is applied, in application order.
+
+    Takes no lock and writes nothing: one connection (``timeout_seconds`` to connect) and one read
+    of yoyo's migration table (``timeout_seconds`` of statement time), so a database that is away
+    raises :class:`psycopg.Error` within a bounded time instead of making the caller wait.
+    """
     every = migrations()
-    with _backend(url) as backend:
-        pending = {migration.id for migration in backend.to_apply(every)}
-    return [(migration.id, migration.id not in pending) for migration in every]
+    timeout_ms = str(timeout_seconds * 1000)
+    with psycopg.connect(url, connect_timeout=timeout_seconds, autocommit=True) as conn:
+        conn.execute(
+            "SELECT set_config('statement_timeout', %(ms)s, false),"
+            " set_config('lock_timeout', %(ms)s, false)",
+            {"ms": timeout_ms},
+        )
+        read = sql.SQL("SELECT migration_hash FROM {}").format(
+            sql.Identifier(default_migration_table)
+        )
+        try:
+            applied = {row[0] for row in conn.execute(read)}
+        except psycopg.errors.UndefinedTable:  # nothing ever applied
+            applied = set()
+    return [(migration.id, migration.hash in applied) for migration in every]
