@@ -1,5 +1,6 @@
 """Operations: one declaration per route, used by the app and by the OpenAPI document alike."""
 
+import collections
 import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -224,8 +225,11 @@ def _checked_parameters(
     ]
     errors += _declared_rule_errors(query, declared)
     if len(query) < len(items):
-        repeated = sorted({name for name, _ in items if sum(n == name for n, _ in items) > 1})
-        errors += [FieldError(loc=("query", name), msg="given more than once") for name in repeated]
+        counts = collections.Counter(name for name, _ in items)
+        errors += [
+            FieldError(loc=("query", name), msg="given more than once")
+            for name in sorted(name for name, count in counts.items() if count > 1)
+        ]
     if errors:
         raise ValidationFailed("invalid query parameters", errors=errors)
     return path, query
