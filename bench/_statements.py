@@ -43,6 +43,8 @@ def spying(cls: type, **methods: str | None) -> Iterator[list[str]]:
 def statement_kind(sql: str) -> str:
     """``SELECT|INSERT|UPDATE <table>`` (with ``FOR UPDATE``), or the statement's first word."""
     words = sql.split()
+    if not words:
+        return "(empty: the pool's connection check)"
     verb = words[0].upper()
     if verb == "SELECT" and "FROM" in words:
         table = words[words.index("FROM") + 1]
