@@ -97,7 +97,7 @@ def test_every_operation_appears_with_its_method_status_and_security(client, doc
         params = {(p["name"], p["in"]) for p in entry.get("parameters", [])}
         assert params == {(name, "path") for name in path_params} | {
             (q.name, "query") for q in op.query
-        }
+        } | {(h.name, "header") for h in op.headers}
     schemes = document["components"]["securitySchemes"]
     assert schemes["bearerAuth"] == {**schemes["bearerAuth"], "type": "http", "scheme": "bearer"}
     assert schemes["apiKey"] == {**schemes["apiKey"], "type": "apiKey", "in": "header",

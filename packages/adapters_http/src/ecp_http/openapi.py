@@ -454,10 +454,12 @@ def _parameters(operation: Operation) -> list[dict[str, Any]]:
         {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
         for name in _PATH_PARAM.findall(operation.path)
     ]
-    for param in operation.query:
+    declared = [("query", param) for param in operation.query]
+    declared += [("header", param) for param in operation.headers]
+    for place, param in declared:
         entry: dict[str, Any] = {
             "name": param.name,
-            "in": "query",
+            "in": place,
             "required": param.required,
             "schema": dict(param.schema),
         }

@@ -88,6 +88,8 @@ class Operation:
     """Further media types of the success answer (text bodies), chosen by a query parameter."""
     bulk: bool = False
     """Takes batches: the larger body cap (``ECP_MAX_EVIDENCE_BODY_BYTES``) applies."""
+    headers: tuple[QueryParam, ...] = ()
+    """Request headers the operation reads (documented; the handler checks them)."""
 
     @property
     def operation_id(self) -> str:

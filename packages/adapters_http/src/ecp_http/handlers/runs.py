@@ -144,6 +144,18 @@ def operations(runtime: "Runtime") -> list[Operation]:
             response=RunStatusResponse,
             status=201,
             extra_statuses=(200,),
+            headers=(
+                QueryParam(
+                    name="Idempotency-Key",
+                    schema={"type": "string", "minLength": 1, "maxLength": 256},
+                    description="Means the same as the body's `idempotency_key` (they must agree).",
+                ),
+                QueryParam(
+                    name="Prefer",
+                    schema={"type": "string"},
+                    description="`wait=N` (RFC 7240): answer once the run waits or ends, or after N s.",
+                ),
+            ),
         ),
         Operation(
             method="GET",
