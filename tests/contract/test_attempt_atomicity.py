@@ -1,23 +1,12 @@
 """A node attempt's state change, audit record and chain head commit together or not at all."""
 
 import pytest
+from tests.support.signers import FailingSigner
 
 from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, StartRunRequest
-from ecp_core.audit.signing import PublicSigningKey
 
 GOOD = Ed25519Signer(bytes(range(3, 35)), key_id="good")
 
-
-class FailingSigner:
-    """A signer whose key store is unreachable."""
-
-    key_id = "good"
-
-    def sign_text(self, text: str) -> str:
-        raise RuntimeError("key store unreachable")
-
-    def published(self) -> PublicSigningKey:
-        return GOOD.published()
 
 
 def prepare(uow):
@@ -31,7 +20,7 @@ def prepare(uow):
 
 def test_a_failed_audit_write_leaves_the_run_untouched(uow):
     run = prepare(uow)
-    broken = Ecp.build(uow, signer=FailingSigner())
+    broken = Ecp.build(uow, signer=FailingSigner(GOOD))
     with pytest.raises(RuntimeError, match="key store"):
         broken.runs.advance("t", run.run_id)
     assert broken.runs.get("t", run.run_id) == run
@@ -60,7 +49,7 @@ def test_no_event_is_queued_for_a_change_that_did_not_commit(uow):
         event_types=(WebhookEventType.RUN_STARTED, WebhookEventType.RUN_COMPLETED)))
     later = datetime.now(UTC) + timedelta(days=1)
     with pytest.raises(RuntimeError):
-        Ecp.build(uow, signer=FailingSigner()).runs.advance("t", run.run_id)
+        Ecp.build(uow, signer=FailingSigner(GOOD)).runs.advance("t", run.run_id)
     with uow() as tx:
         assert tx.webhooks.claim_due(later, 10) == []
     healthy.runs.drive("t", run.run_id)

@@ -6,6 +6,7 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.support.signers import FailingSigner
 
 from ecp_core import (
     ActorIdentity,
@@ -16,7 +17,6 @@ from ecp_core import (
     GraphBuilder,
     StartRunRequest,
 )
-from ecp_core.audit.signing import PublicSigningKey
 from ecp_core.memory import MemoryStore
 from ecp_core.runs.dispatch import DISPATCH_POLICY, dispatch_backoff
 from ecp_core.system import FixedClock
@@ -48,17 +48,6 @@ def test_the_default_schedule():
     waits = [dispatch_backoff(DISPATCH_POLICY, n).total_seconds() for n in range(1, 12)]
     assert waits == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300]
 
-
-class FailingSigner:
-    """A signer whose key store is unreachable: every audit write raises."""
-
-    key_id = "good"
-
-    def sign_text(self, text: str) -> str:
-        raise RuntimeError("key store unreachable")
-
-    def published(self) -> PublicSigningKey:
-        return GOOD.published()
 
 
 def world(signer=GOOD, actions=None):
@@ -147,7 +136,7 @@ def test_an_interrupt_is_not_counted():
 
 
 def test_a_run_that_cannot_even_be_ended_stays_backed_off():
-    store, clock, broken = world(signer=FailingSigner())
+    store, clock, broken = world(signer=FailingSigner(GOOD))
     run, _ = broken.runs.start("t1", StartRunRequest(deployment_ref="d"))
     for wait in (10, 20, 40):
         assert broken.runs.advance_next().status is RunStatus.PENDING

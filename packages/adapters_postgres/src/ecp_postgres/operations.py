@@ -7,7 +7,7 @@ import attrs
 
 from ecp_postgres.database import PostgresStore
 
-# Each count uses a partial index (ecp_runs_runnable, ecp_webhook_deliveries_due); the statuses
+# Each count uses a partial index (ecp_runs_runnable_by_tenant, ecp_webhook_deliveries_due); the statuses
 # are literals so the planner can match them.
 _FIGURES = """
 SELECT

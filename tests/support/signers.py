@@ -1,0 +1,20 @@
+"""Signers for tests of audit writes that fail."""
+
+from ecp_core.audit.signing import Ed25519Signer, PublicSigningKey
+
+
+class FailingSigner:
+    """A signer whose key store is unreachable: every audit write raises.
+
+    It publishes ``good``'s public key, so chains it failed to extend still verify under it.
+    """
+
+    def __init__(self, good: Ed25519Signer) -> None:
+        self._good = good
+        self.key_id = good.key_id
+
+    def sign_text(self, text: str) -> str:
+        raise RuntimeError("key store unreachable")
+
+    def published(self) -> PublicSigningKey:
+        return self._good.published()
