@@ -37,9 +37,9 @@ from ecp_core.audit import (
 )
 from ecp_core.audit.chain import compute_digest, hashed_bytes
 from ecp_core.audit.record import NodeAuditRecord
-from ecp_core.audit.writer import AttemptRecord, AuditWriter
 from ecp_core.canonical import canonical_json
 from ecp_core.memory import MemoryStore
+from ecp_core.runs.audit_writer import AttemptRecord, AuditWriter
 from ecp_core.runs.model import Run
 from ecp_core.system import SystemClock, UuidV7Factory
 from ecp_core.types import AttemptStatus, RunStatus

@@ -78,8 +78,9 @@ from ecp_core.evidence.model import (
     OutcomeMaturity,
     OutcomeMeasurement,
     SuccessPredicate,
+    digest_of,
 )
-from ecp_core.evidence.service import digest_of, execution_problems
+from ecp_core.evidence.service import execution_problems
 from ecp_core.system import SystemClock
 from ecp_core.wire import format_timestamp, structure, unstructure
 from ecp_http.auth import mint_token

@@ -70,8 +70,8 @@ from ecp_core.evidence.model import (
     OutcomeEvent,
     PredicateKind,
     SuccessPredicate,
+    digest_of,
 )
-from ecp_core.evidence.service import digest_of
 from ecp_core.reconciliation.matching import ProviderWindow, provider_events
 from ecp_core.reconciliation.model import (
     METHOD_VERSION,

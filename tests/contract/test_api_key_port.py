@@ -112,4 +112,3 @@ def test_reads_are_detached(uow):
         tx.commit()
     with uow() as tx:
         assert tx.api_keys.get("t1", "abcdefgh") is not tx.api_keys.get("t1", "abcdefgh")
-

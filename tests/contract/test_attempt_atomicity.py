@@ -8,10 +8,15 @@ from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, 
 GOOD = Ed25519Signer(bytes(range(3, 35)), key_id="good")
 
 
-
 def prepare(uow):
     ecp = Ecp.build(uow, signer=GOOD)
-    graph = GraphBuilder("g").action("a", "set", arguments={"values": {"x": 1}}).end("b").chain("a", "b").build()
+    graph = (
+        GraphBuilder("g")
+        .action("a", "set", arguments={"values": {"x": 1}})
+        .end("b")
+        .chain("a", "b")
+        .build()
+    )
     ecp.graphs.register("t", graph)
     ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
     run, _ = ecp.runs.start("t", StartRunRequest(deployment_ref="d"))
@@ -44,9 +49,14 @@ def test_no_event_is_queued_for_a_change_that_did_not_commit(uow):
     run = prepare(uow)
     healthy = Ecp.build(uow, signer=GOOD)
     admin = ActorIdentity(subject="ops", auth_method=AuthMethod.BEARER, tenant_id="t")
-    healthy.webhooks.subscribe(admin, CreateSubscriptionRequest(
-        deployment_ref="d", target_url="https://hooks.example.com/x",
-        event_types=(WebhookEventType.RUN_STARTED, WebhookEventType.RUN_COMPLETED)))
+    healthy.webhooks.subscribe(
+        admin,
+        CreateSubscriptionRequest(
+            deployment_ref="d",
+            target_url="https://hooks.example.com/x",
+            event_types=(WebhookEventType.RUN_STARTED, WebhookEventType.RUN_COMPLETED),
+        ),
+    )
     later = datetime.now(UTC) + timedelta(days=1)
     with pytest.raises(RuntimeError):
         Ecp.build(uow, signer=FailingSigner(GOOD)).runs.advance("t", run.run_id)

@@ -62,8 +62,8 @@ from ecp_core.evidence.model import (
     SourceInventory,
     SourceWindow,
     SuccessPredicate,
+    digest_of,
 )
-from ecp_core.evidence.service import digest_of
 from ecp_core.memory import MemoryStore
 from ecp_core.system import FixedClock, SequentialIds
 from ecp_core.wire import structure, unstructure
@@ -87,9 +87,19 @@ def exact(value):
 # --- artifacts -------------------------------------------------------------------------------
 
 
-def artifact(decision_id="d1", *, tenant="t1", created_at=NOW, workflow_id="wf", baseline="v1",
-             candidate="v2", start=START, end=END, request_digest="sha256:request-1",
-             schedule_id=None):
+def artifact(
+    decision_id="d1",
+    *,
+    tenant="t1",
+    created_at=NOW,
+    workflow_id="wf",
+    baseline="v1",
+    candidate="v2",
+    start=START,
+    end=END,
+    request_digest="sha256:request-1",
+    schedule_id=None,
+):
     """A retained artifact whose fields are hard to keep exactly: floats at the edges of the
     double range, negative zero, exponent-notation and long cost strings, unicode text."""
     return DecisionArtifact(
@@ -108,51 +118,119 @@ def artifact(decision_id="d1", *, tenant="t1", created_at=NOW, workflow_id="wf",
         abstain_reasons=(f"unresolved:{COST_RATIO}",),
         limitations=(*STANDING_LIMITATIONS, "capture window fenêtre-1: 3 events, 4 expected"),
         constraints=(
-            ConstraintResult(name="candidate_success_rate", method="wilson", estimate=0.1 + 0.2,
-                             interval=(1 / 3, 2 / 3), limit=0.5, status=ConstraintStatus.PASS),
-            ConstraintResult(name="success_rate_change", method="newcombe_hybrid_score",
-                             estimate=-0.0, interval=(-1.0, 1.0), limit=0.0,
-                             status=ConstraintStatus.UNRESOLVED, additional_runs_required=12_345),
-            ConstraintResult(name=COST_RATIO, method="log_ratio_delta",
-                             estimate=1.7976931348623157e308, interval=(5e-324, 1e300),
-                             limit=1.1, status=ConstraintStatus.UNRESOLVED,
-                             additional_runs_required=2**40),
-            ConstraintResult(name="empty", method="log_ratio_delta", estimate=None, interval=None,
-                             limit=None, status=ConstraintStatus.UNRESOLVED),
+            ConstraintResult(
+                name="candidate_success_rate",
+                method="wilson",
+                estimate=0.1 + 0.2,
+                interval=(1 / 3, 2 / 3),
+                limit=0.5,
+                status=ConstraintStatus.PASS,
+            ),
+            ConstraintResult(
+                name="success_rate_change",
+                method="newcombe_hybrid_score",
+                estimate=-0.0,
+                interval=(-1.0, 1.0),
+                limit=0.0,
+                status=ConstraintStatus.UNRESOLVED,
+                additional_runs_required=12_345,
+            ),
+            ConstraintResult(
+                name=COST_RATIO,
+                method="log_ratio_delta",
+                estimate=1.7976931348623157e308,
+                interval=(5e-324, 1e300),
+                limit=1.1,
+                status=ConstraintStatus.UNRESOLVED,
+                additional_runs_required=2**40,
+            ),
+            ConstraintResult(
+                name="empty",
+                method="log_ratio_delta",
+                estimate=None,
+                interval=None,
+                limit=None,
+                status=ConstraintStatus.UNRESOLVED,
+            ),
         ),
         additional_runs_required=2**40,
-        source_evidence=SourceEvidence(binding=SOURCE_BINDING, tags=SOURCE_TAGS,
-                                       fingerprint="sha256:" + "f" * 64),
+        source_evidence=SourceEvidence(
+            binding=SOURCE_BINDING, tags=SOURCE_TAGS, fingerprint="sha256:" + "f" * 64
+        ),
         source_delivery=SourceDelivery(
-            baseline=Delivery(runs=40, execution_events=41, unattributed_events=0,
-                              outcome_assertions=40, provisional_outcomes=1, charge_revisions=2,
-                              source_windows=2, missing_runs=0),
-            candidate=Delivery(runs=0, execution_events=0, unattributed_events=0,
-                               outcome_assertions=0, provisional_outcomes=0, charge_revisions=0,
-                               source_windows=0, missing_runs=3),
+            baseline=Delivery(
+                runs=40,
+                execution_events=41,
+                unattributed_events=0,
+                outcome_assertions=40,
+                provisional_outcomes=1,
+                charge_revisions=2,
+                source_windows=2,
+                missing_runs=0,
+            ),
+            candidate=Delivery(
+                runs=0,
+                execution_events=0,
+                unattributed_events=0,
+                outcome_assertions=0,
+                provisional_outcomes=0,
+                charge_revisions=0,
+                source_windows=0,
+                missing_runs=3,
+            ),
         ),
         outcome_semantics=OutcomeSemantics(baseline="sha256:" + "a" * 64, candidate=None),
         calculation_inputs=CalculationInputs(
             version=INPUTS_VERSION,
             baseline=(
-                CalculationRow(cost_usd="1E-8", cost_measurement="measured", accepted=True,
-                               outcome_measurement="measured", runs=1),
-                CalculationRow(cost_usd="1.5E+3", cost_measurement="estimated", accepted=False,
-                               outcome_measurement="inferred", runs=2),
-                CalculationRow(cost_usd="0.000", cost_measurement="measured", accepted=None,
-                               outcome_measurement=None, runs=3),
-                CalculationRow(cost_usd="123456789012345.123456789012345678",
-                               cost_measurement="measured", accepted=True,
-                               outcome_measurement="measured", runs=34),
+                CalculationRow(
+                    cost_usd="1E-8",
+                    cost_measurement="measured",
+                    accepted=True,
+                    outcome_measurement="measured",
+                    runs=1,
+                ),
+                CalculationRow(
+                    cost_usd="1.5E+3",
+                    cost_measurement="estimated",
+                    accepted=False,
+                    outcome_measurement="inferred",
+                    runs=2,
+                ),
+                CalculationRow(
+                    cost_usd="0.000",
+                    cost_measurement="measured",
+                    accepted=None,
+                    outcome_measurement=None,
+                    runs=3,
+                ),
+                CalculationRow(
+                    cost_usd="123456789012345.123456789012345678",
+                    cost_measurement="measured",
+                    accepted=True,
+                    outcome_measurement="measured",
+                    runs=34,
+                ),
             ),
             candidate=(
-                CalculationRow(cost_usd=None, cost_measurement="unmeasured", accepted=None,
-                               outcome_measurement=None, runs=3),
+                CalculationRow(
+                    cost_usd=None,
+                    cost_measurement="unmeasured",
+                    accepted=None,
+                    outcome_measurement=None,
+                    runs=3,
+                ),
             ),
         ),
-        policy=ComparisonPolicy(min_success_rate=0.0, confidence_level=1 - 2**-53,
-                                max_cost_growth=1e-9, max_success_rate_drop=0.25, min_runs=2,
-                                min_outcome_coverage=1.0, allow_estimated_cost=True),
+        policy=ComparisonPolicy(
+            min_success_rate=0.0,
+            confidence_level=1 - 2**-53,
+            max_cost_growth=1e-9,
+            max_success_rate_drop=0.25,
+            min_runs=2,
+            min_outcome_coverage=1.0,
+            allow_estimated_cost=True,
+        ),
         request_digest=request_digest,
         as_of=created_at,
         created_at=created_at,
@@ -162,8 +240,13 @@ def artifact(decision_id="d1", *, tenant="t1", created_at=NOW, workflow_id="wf",
 
 
 def compare_request(**fields):
-    values = {"workflow_id": "wf", "baseline_version": "v1", "candidate_version": "v2",
-              "start": START, "end": END} | fields
+    values = {
+        "workflow_id": "wf",
+        "baseline_version": "v1",
+        "candidate_version": "v2",
+        "start": START,
+        "end": END,
+    } | fields
     return CompareRequest(**values)
 
 
@@ -179,7 +262,11 @@ def test_an_artifact_is_found_by_its_request_and_evidence_and_read_back_exactly(
         assert repr(found.constraints[1].estimate) == "-0.0"
         assert found.constraints[2].interval == (5e-324, 1e300)
         assert [row.cost_usd for row in found.calculation_inputs.baseline] == [
-            "1E-8", "1.5E+3", "0.000", "123456789012345.123456789012345678"]
+            "1E-8",
+            "1.5E+3",
+            "0.000",
+            "123456789012345.123456789012345678",
+        ]
         assert found.policy.confidence_level == 1 - 2**-53
         (read,) = tx.decisions.page("t1", limit=10)
         assert exact(read) == exact(kept)
@@ -220,12 +307,19 @@ def test_one_request_over_one_evidence_is_retained_once(uow, request):
 def test_revisions_count_the_artifacts_of_one_compared_subject(uow):
     later = START + MICRO
     with uow() as tx:
-        for index, fields in enumerate([
-            {}, {"request_digest": "sha256:request-2"},  # the subject: two artifacts
-            {"start": later}, {"end": END - MICRO}, {"workflow_id": "wf2"},
-            {"baseline": "v2", "candidate": "v1"}, {"baseline": "v0"}, {"candidate": "v3"},
-            {"tenant": "t2"},
-        ]):
+        for index, fields in enumerate(
+            [
+                {},
+                {"request_digest": "sha256:request-2"},  # the subject: two artifacts
+                {"start": later},
+                {"end": END - MICRO},
+                {"workflow_id": "wf2"},
+                {"baseline": "v2", "candidate": "v1"},
+                {"baseline": "v0"},
+                {"candidate": "v3"},
+                {"tenant": "t2"},
+            ]
+        ):
             tx.decisions.add(artifact(f"d{index}", **fields), f"sha256:evidence-{index}")
         tx.commit()
     with uow() as tx:
@@ -234,8 +328,12 @@ def test_revisions_count_the_artifacts_of_one_compared_subject(uow):
         stricter = compare_request(policy=ComparisonPolicy(min_success_rate=0.9))
         assert tx.decisions.revisions("t1", stricter) == 2
         assert tx.decisions.revisions("t1", compare_request(start=later)) == 1
-        assert tx.decisions.revisions("t1", compare_request(baseline_version="v2",
-                                                    candidate_version="v1")) == 1
+        assert (
+            tx.decisions.revisions(
+                "t1", compare_request(baseline_version="v2", candidate_version="v1")
+            )
+            == 1
+        )
         assert tx.decisions.revisions("t1", compare_request(candidate_version="v1")) == 0
         assert tx.decisions.revisions("t2", compare_request()) == 1
         assert tx.decisions.revisions("t3", compare_request()) == 0
@@ -244,10 +342,16 @@ def test_revisions_count_the_artifacts_of_one_compared_subject(uow):
 def test_history_pages_newest_first_by_time_then_id(uow):
     second = timedelta(seconds=1)
     # Four at one instant, ordered among themselves by id in code-point order ("1" < "B" < "a").
-    made = [artifact("d-a"), artifact("d-B"), artifact("d-b"), artifact("d-1"),
-            artifact("d-0", created_at=NOW + MICRO), artifact("d-z", created_at=NOW - second),
-            artifact("d-w", created_at=NOW + second, workflow_id="wf2"),
-            artifact("d-x", created_at=NOW + 2 * second, tenant="t2")]
+    made = [
+        artifact("d-a"),
+        artifact("d-B"),
+        artifact("d-b"),
+        artifact("d-1"),
+        artifact("d-0", created_at=NOW + MICRO),
+        artifact("d-z", created_at=NOW - second),
+        artifact("d-w", created_at=NOW + second, workflow_id="wf2"),
+        artifact("d-x", created_at=NOW + 2 * second, tenant="t2"),
+    ]
     with uow() as tx:
         for index, item in enumerate(made):
             tx.decisions.add(attrs.evolve(item, request_digest=f"sha256:r{index}"), "sha256:e")
@@ -266,11 +370,22 @@ def test_history_pages_newest_first_by_time_then_id(uow):
         assert walked == newest
         # The cursor is exclusive and works from the middle of one instant.
         assert [a.decision_id for a in tx.decisions.page("t1", limit=100, before=(NOW, "d-a"))] == [
-            "d-B", "d-1", "d-z"]
+            "d-B",
+            "d-1",
+            "d-z",
+        ]
         assert [a.decision_id for a in tx.decisions.page("t1", limit=100, workflow_id="wf")] == [
-            "d-0", "d-b", "d-a", "d-B", "d-1", "d-z"]
-        assert [a.decision_id for a in tx.decisions.page(
-            "t1", limit=2, workflow_id="wf", before=(NOW, "d-b"))] == ["d-a", "d-B"]
+            "d-0",
+            "d-b",
+            "d-a",
+            "d-B",
+            "d-1",
+            "d-z",
+        ]
+        assert [
+            a.decision_id
+            for a in tx.decisions.page("t1", limit=2, workflow_id="wf", before=(NOW, "d-b"))
+        ] == ["d-a", "d-B"]
         assert tx.decisions.page("t1", limit=10, workflow_id="other") == []
         assert [a.decision_id for a in tx.decisions.page("t2", limit=10)] == ["d-x"]
         assert tx.decisions.page("t3", limit=10) == []
@@ -302,8 +417,13 @@ def stored(uow, tenant="t1"):
 
 
 def test_schedules_are_stored_once_and_listed_per_tenant_oldest_first(uow):
-    made = [schedule("s-b"), schedule("s-B", name=None), schedule("s-a", created_at=NOW - MICRO),
-            schedule("s-c", created_at=NOW + MICRO), schedule("s-x", tenant="t2")]
+    made = [
+        schedule("s-b"),
+        schedule("s-B", name=None),
+        schedule("s-a", created_at=NOW - MICRO),
+        schedule("s-c", created_at=NOW + MICRO),
+        schedule("s-x", tenant="t2"),
+    ]
     with uow() as tx:
         for item in made:
             tx.decisions.add_schedule(item)
@@ -321,15 +441,22 @@ def test_schedules_are_stored_once_and_listed_per_tenant_oldest_first(uow):
 
 def test_due_schedules_of_every_tenant_oldest_occurrence_first(uow):
     with uow() as tx:
-        for item in [schedule("s-late", next_run_at=NOW + MICRO),
-                     schedule("s-b", next_run_at=NOW), schedule("s-B", next_run_at=NOW, tenant="t2"),
-                     schedule("s-early", next_run_at=NOW - timedelta(days=3)),
-                     schedule("s-a", next_run_at=NOW - MICRO, tenant="t3")]:
+        for item in [
+            schedule("s-late", next_run_at=NOW + MICRO),
+            schedule("s-b", next_run_at=NOW),
+            schedule("s-B", next_run_at=NOW, tenant="t2"),
+            schedule("s-early", next_run_at=NOW - timedelta(days=3)),
+            schedule("s-a", next_run_at=NOW - MICRO, tenant="t3"),
+        ]:
             tx.decisions.add_schedule(item)
         tx.commit()
     with uow() as tx:
         assert [s.schedule_id for s in tx.decisions.due(NOW, limit=10)] == [
-            "s-early", "s-a", "s-B", "s-b"]  # due at next_run_at itself; ties by id
+            "s-early",
+            "s-a",
+            "s-B",
+            "s-b",
+        ]  # due at next_run_at itself; ties by id
         assert [s.schedule_id for s in tx.decisions.due(NOW, limit=2)] == ["s-early", "s-a"]
         assert [s.schedule_id for s in tx.decisions.due(NOW + MICRO, limit=10)][-1] == "s-late"
         assert tx.decisions.due(NOW - timedelta(days=4), limit=10) == []
@@ -378,14 +505,19 @@ def test_a_run_is_recorded_on_its_schedule(uow):
         tx.decisions.record_run("missing", ran_at, "d-9", None)
         tx.commit()
     claimed = attrs.evolve(first, next_run_at=NOW + timedelta(days=1))
-    assert stored(uow) == {"s1": attrs.evolve(claimed, last_run_at=ran_at, last_decision_id="d-9"),
-                           "s2": other}
+    assert stored(uow) == {
+        "s1": attrs.evolve(claimed, last_run_at=ran_at, last_decision_id="d-9"),
+        "s2": other,
+    }
     with uow() as tx:  # a failed occurrence replaces the last result
         tx.decisions.record_run("s1", ran_at + MICRO, None, "unknown source inventory é")
         tx.commit()
     assert stored(uow)["s1"] == attrs.evolve(
-        claimed, last_run_at=ran_at + MICRO, last_decision_id=None,
-        last_error="unknown source inventory é")
+        claimed,
+        last_run_at=ran_at + MICRO,
+        last_decision_id=None,
+        last_error="unknown source inventory é",
+    )
 
 
 # --- source inventories ----------------------------------------------------------------------
@@ -393,13 +525,20 @@ def test_a_run_is_recorded_on_its_schedule(uow):
 
 def test_a_source_inventory_is_read_back_with_its_digest(uow):
     full = SourceInventory(
-        event_id="inv-1", workflow_id="wf", workflow_version="v1",
-        capture_start=NOW - timedelta(days=1), capture_end=NOW + MICRO,
+        event_id="inv-1",
+        workflow_id="wf",
+        workflow_version="v1",
+        capture_start=NOW - timedelta(days=1),
+        capture_end=NOW + MICRO,
         terminal_run_ids=("r2", "r10", "r1", "é"),
-        windows=(SourceWindow(source_window_id="w2", expected_events=0,
-                              event_ids_digest=ids_digest([])),
-                 SourceWindow(source_window_id="w1", expected_events=10_000_000,
-                              event_ids_digest="sha256:" + "0" * 64)),
+        windows=(
+            SourceWindow(source_window_id="w2", expected_events=0, event_ids_digest=ids_digest([])),
+            SourceWindow(
+                source_window_id="w1",
+                expected_events=10_000_000,
+                event_ids_digest="sha256:" + "0" * 64,
+            ),
+        ),
     )
     empty = attrs.evolve(full, event_id="inv-2", terminal_run_ids=(), windows=())
     with uow() as tx:
@@ -420,14 +559,23 @@ BASE = datetime(2026, 11, 1, 6, 0, 0, 250_000, tzinfo=UTC)  # microseconds on pu
 W_START, W_END = BASE, BASE + timedelta(hours=6)
 AS_OF = W_END + timedelta(days=1)
 moments = st.one_of(
-    st.sampled_from([W_START, W_END, W_START - MICRO, W_START + MICRO, W_END - MICRO,
-                     W_END + MICRO]),
+    st.sampled_from(
+        [W_START, W_END, W_START - MICRO, W_START + MICRO, W_END - MICRO, W_END + MICRO]
+    ),
     st.builds(lambda seconds: BASE + timedelta(seconds=seconds), st.integers(-3600, 8 * 3600)),
 )
 assertion_moments = st.one_of(moments, st.just(AS_OF), st.just(AS_OF + MICRO))
 money = st.one_of(
-    st.sampled_from([Decimal(0), Decimal("0.000"), Decimal("1E-8"), Decimal("0.25"),
-                     Decimal("1.00"), Decimal(999999999999999)]),
+    st.sampled_from(
+        [
+            Decimal(0),
+            Decimal("0.000"),
+            Decimal("1E-8"),
+            Decimal("0.25"),
+            Decimal("1.00"),
+            Decimal(999999999999999),
+        ]
+    ),
     st.builds(lambda n, s: Decimal(n).scaleb(-s), st.integers(0, 10**6), st.integers(0, 12)),
 )
 versions = st.sampled_from(["v1", "v1", "v1", "v2", "v2", "v2", "V1"])
@@ -468,8 +616,9 @@ def outcomes(draw, index):
         outcome_type=draw(st.sampled_from(["done", "done", "done", "other"])),
         asserted_at=draw(assertion_moments),
         value=draw(outcome_values),
-        outcome_measurement=draw(st.sampled_from([OutcomeMeasurement.MEASURED] * 3
-                                                 + list(OutcomeMeasurement))),
+        outcome_measurement=draw(
+            st.sampled_from([OutcomeMeasurement.MEASURED] * 3 + list(OutcomeMeasurement))
+        ),
         maturity=draw(st.sampled_from(OutcomeMaturity)),
     )
 
@@ -486,10 +635,12 @@ def revisions(draw, index, charges):
     )
 
 
-predicates = st.sampled_from([
-    SuccessPredicate(kind=PredicateKind.EQUALS, value=True),
-    SuccessPredicate(kind=PredicateKind.AT_LEAST, threshold=Decimal("0.5")),
-])
+predicates = st.sampled_from(
+    [
+        SuccessPredicate(kind=PredicateKind.EQUALS, value=True),
+        SuccessPredicate(kind=PredicateKind.AT_LEAST, threshold=Decimal("0.5")),
+    ]
+)
 
 
 @attrs.frozen
@@ -519,10 +670,13 @@ def evidence(draw):
 def comparisons(draw):
     """A comparison over the window, optionally with an inventory for both versions."""
     candidate = draw(st.sampled_from(["v2", "v2", "v1"]))
-    policy = {"min_success_rate": draw(st.sampled_from([0.5, 0.0, None])), "min_runs": 2,
-              "min_outcome_coverage": draw(st.sampled_from([0.0, 0.5, 0.9])),
-              "allow_estimated_cost": draw(st.booleans()),
-              "max_cost_growth": draw(st.sampled_from([0.1, 10.0]))}
+    policy = {
+        "min_success_rate": draw(st.sampled_from([0.5, 0.0, None])),
+        "min_runs": 2,
+        "min_outcome_coverage": draw(st.sampled_from([0.0, 0.5, 0.9])),
+        "allow_estimated_cost": draw(st.booleans()),
+        "max_cost_growth": draw(st.sampled_from([0.1, 10.0])),
+    }
     inventories = draw(st.sampled_from(["none", "none", "honest", "missing_run", "fewer_events"]))
     return candidate, policy, inventories
 
@@ -533,10 +687,18 @@ def load(unit_of_work, tenant, data):
         tx.evidence.add_outcomes(tenant, [digested(o) for o in data.outcomes])
         tx.evidence.add_revisions(tenant, [digested(r) for r in data.revisions])
         for workflow, version, outcome_type, predicate in data.definitions:
-            tx.evidence.add_definition(OutcomeDefinition(
-                tenant_id=tenant, workflow_id=workflow, workflow_version=version,
-                outcome_type=outcome_type, predicate=predicate, digest=digest_of(predicate),
-                created_at=BASE, created_by="admin"))
+            tx.evidence.add_definition(
+                OutcomeDefinition(
+                    tenant_id=tenant,
+                    workflow_id=workflow,
+                    workflow_version=version,
+                    outcome_type=outcome_type,
+                    predicate=predicate,
+                    digest=digest_of(predicate),
+                    created_at=BASE,
+                    created_by="admin",
+                )
+            )
         tx.commit()
 
 
@@ -544,8 +706,9 @@ def inventories_of(data, mode, compared):
     """Inventories of the window's events as declared by a source (honestly, or not)."""
     made = []
     for version in compared:
-        window = VersionWindow(workflow_id="wf", workflow_version=version, start=W_START,
-                               end=W_END, end_inclusive=True)
+        window = VersionWindow(
+            workflow_id="wf", workflow_version=version, start=W_START, end=W_END, end_inclusive=True
+        )
         chosen = [e for e in data.executions if window.holds(e)]
         by_window = defaultdict(list)
         for item in chosen:
@@ -554,15 +717,24 @@ def inventories_of(data, mode, compared):
         listed = sorted({e.run_id for e in chosen if e.run_id is not None})
         if mode == "missing_run":
             listed.append("r-lost")
-        made.append(SourceInventory(
-            event_id=f"inv-{version}", workflow_id="wf", workflow_version=version,
-            capture_start=W_START, capture_end=W_END, terminal_run_ids=tuple(listed),
-            windows=tuple(
-                SourceWindow(source_window_id=name,
-                             expected_events=len(ids) + (mode == "fewer_events"),
-                             event_ids_digest=ids_digest(ids))
-                for name, ids in sorted(by_window.items())),
-        ))
+        made.append(
+            SourceInventory(
+                event_id=f"inv-{version}",
+                workflow_id="wf",
+                workflow_version=version,
+                capture_start=W_START,
+                capture_end=W_END,
+                terminal_run_ids=tuple(listed),
+                windows=tuple(
+                    SourceWindow(
+                        source_window_id=name,
+                        expected_events=len(ids) + (mode == "fewer_events"),
+                        event_ids_digest=ids_digest(ids),
+                    )
+                    for name, ids in sorted(by_window.items())
+                ),
+            )
+        )
     return made
 
 
@@ -595,8 +767,13 @@ def test_the_postgres_selection_and_artifact_equal_the_reference(fresh_database,
         for unit_of_work in stores:
             load(unit_of_work, tenant, data)
         for version, end_inclusive in itertools.product(("v1", "v2", "V1"), (False, True)):
-            window = VersionWindow(workflow_id="wf", workflow_version=version, start=W_START,
-                                   end=W_END, end_inclusive=end_inclusive)
+            window = VersionWindow(
+                workflow_id="wf",
+                workflow_version=version,
+                start=W_START,
+                end=W_END,
+                end_inclusive=end_inclusive,
+            )
             reference, actual = (selected(unit_of_work, tenant, window) for unit_of_work in stores)
             assert multiset(actual.executions) == multiset(reference.executions)
             assert multiset(actual.outcomes) == multiset(reference.outcomes)
@@ -604,8 +781,10 @@ def test_the_postgres_selection_and_artifact_equal_the_reference(fresh_database,
             assert actual.definition == reference.definition
             # The rows read back price and judge each run as the reference does.
             assert economics(actual, AS_OF) == economics(reference, AS_OF)
-            event(f"{version} inclusive={end_inclusive} selects an event at the end: "
-                  f"{any(e.item.occurred_at == W_END for e in actual.executions)}")
+            event(
+                f"{version} inclusive={end_inclusive} selects an event at the end: "
+                f"{any(e.item.occurred_at == W_END for e in actual.executions)}"
+            )
         # A limit caps the executions read (the service asks for one more than it accepts).
         everything = selected(stores[1], tenant, window)
         with store.unit_of_work() as tx:
@@ -618,10 +797,17 @@ def test_the_postgres_selection_and_artifact_equal_the_reference(fresh_database,
 def _compare(unit_of_work, tenant, data, comparison):
     candidate, policy, mode = comparison
     # Decision ids are unique in the whole database, not per tenant.
-    ecp = Ecp.build(unit_of_work, signer=None, clock=FixedClock(AS_OF),
-                    ids=SequentialIds(f"{tenant}-d"))
-    body = {"workflow_id": "wf", "baseline_version": "v1", "candidate_version": candidate,
-            "start": W_START.isoformat(), "end": W_END.isoformat(), "policy": policy}
+    ecp = Ecp.build(
+        unit_of_work, signer=None, clock=FixedClock(AS_OF), ids=SequentialIds(f"{tenant}-d")
+    )
+    body = {
+        "workflow_id": "wf",
+        "baseline_version": "v1",
+        "candidate_version": candidate,
+        "start": W_START.isoformat(),
+        "end": W_END.isoformat(),
+        "policy": policy,
+    }
     if mode != "none":
         made = inventories_of(data, mode, sorted({"v1", candidate}))
         ecp.evidence.ingest_inventories(tenant, made)
@@ -656,54 +842,118 @@ def scenario_events():
         for i in range(RUNS):
             run = f"{version}-r{i:03d}"
             cost = "1E-8" if (version, i) == ("v1", 0) else price
-            events.append(ExecutionEvent(
-                event_id=f"{version}-e{i:03d}", workflow_id="w", workflow_version=version,
-                run_id=run, occurred_at=START + timedelta(minutes=i, microseconds=i),
-                cost_usd=Decimal(cost), cost_measurement=CostMeasurement.MEASURED,
-                charge_id=f"{version}-c{i:03d}", source_window_id=f"{version}-sw{i % 2}"))
-            assertions.append(OutcomeEvent(
-                event_id=f"{version}-o{i:03d}", workflow_id="w", workflow_version=version,
-                run_id=run, outcome_type="done", asserted_at=START + timedelta(days=1),
-                value=version == "v2" or i % 2 == 0))
-    events.append(ExecutionEvent(
-        event_id="v1-e001b", workflow_id="w", workflow_version="v1", run_id="v1-r001",
-        occurred_at=START, cost_usd=Decimal("0.2"), cost_measurement=CostMeasurement.MEASURED,
-        charge_id="v1-c001b", source_window_id="v1-sw1"))
-    events.append(ExecutionEvent(  # at the request window's exclusive end
-        event_id="v2-end", workflow_id="w", workflow_version="v2", run_id="v2-r999",
-        occurred_at=END, cost_usd=Decimal(1), cost_measurement=CostMeasurement.MEASURED,
-        charge_id="v2-end", source_window_id="v2-sw0"))
-    revised = [ChargeRevision(event_id=f"rev{n}", charge_id="v1-c002",
-                              revised_at=START + timedelta(days=2), cost_usd=Decimal(cost),
-                              cost_measurement=CostMeasurement.MEASURED)
-               for n, cost in ((1, "0.5"), (2, "123456789012345.123456789012345678"))]
+            events.append(
+                ExecutionEvent(
+                    event_id=f"{version}-e{i:03d}",
+                    workflow_id="w",
+                    workflow_version=version,
+                    run_id=run,
+                    occurred_at=START + timedelta(minutes=i, microseconds=i),
+                    cost_usd=Decimal(cost),
+                    cost_measurement=CostMeasurement.MEASURED,
+                    charge_id=f"{version}-c{i:03d}",
+                    source_window_id=f"{version}-sw{i % 2}",
+                )
+            )
+            assertions.append(
+                OutcomeEvent(
+                    event_id=f"{version}-o{i:03d}",
+                    workflow_id="w",
+                    workflow_version=version,
+                    run_id=run,
+                    outcome_type="done",
+                    asserted_at=START + timedelta(days=1),
+                    value=version == "v2" or i % 2 == 0,
+                )
+            )
+    events.append(
+        ExecutionEvent(
+            event_id="v1-e001b",
+            workflow_id="w",
+            workflow_version="v1",
+            run_id="v1-r001",
+            occurred_at=START,
+            cost_usd=Decimal("0.2"),
+            cost_measurement=CostMeasurement.MEASURED,
+            charge_id="v1-c001b",
+            source_window_id="v1-sw1",
+        )
+    )
+    events.append(
+        ExecutionEvent(  # at the request window's exclusive end
+            event_id="v2-end",
+            workflow_id="w",
+            workflow_version="v2",
+            run_id="v2-r999",
+            occurred_at=END,
+            cost_usd=Decimal(1),
+            cost_measurement=CostMeasurement.MEASURED,
+            charge_id="v2-end",
+            source_window_id="v2-sw0",
+        )
+    )
+    revised = [
+        ChargeRevision(
+            event_id=f"rev{n}",
+            charge_id="v1-c002",
+            revised_at=START + timedelta(days=2),
+            cost_usd=Decimal(cost),
+            cost_measurement=CostMeasurement.MEASURED,
+        )
+        for n, cost in ((1, "0.5"), (2, "123456789012345.123456789012345678"))
+    ]
     return events, assertions, revised
 
 
 def build_scenario(unit_of_work):
-    ecp = Ecp.build(unit_of_work, signer=None, clock=FixedClock(NOW + timedelta(days=1)),
-                    ids=SequentialIds("d"))
+    ecp = Ecp.build(
+        unit_of_work, signer=None, clock=FixedClock(NOW + timedelta(days=1)), ids=SequentialIds("d")
+    )
     events, assertions, revised = scenario_events()
     for version in ("v1", "v2"):
-        ecp.evidence.define_outcome(ACTOR, structure(
-            {"workflow_id": "w", "workflow_version": version, "outcome_type": "done",
-             "predicate": {"kind": "equals", "value": True}}, OutcomeDefinitionRequest))
+        ecp.evidence.define_outcome(
+            ACTOR,
+            structure(
+                {
+                    "workflow_id": "w",
+                    "workflow_version": version,
+                    "outcome_type": "done",
+                    "predicate": {"kind": "equals", "value": True},
+                },
+                OutcomeDefinitionRequest,
+            ),
+        )
     ecp.evidence.ingest_executions("t", events)
     ecp.evidence.ingest_outcomes("t", assertions)
     ecp.evidence.ingest_revisions("t", revised)
     by_window = defaultdict(list)
     for item in events:
         by_window[item.workflow_version, item.source_window_id].append(item.event_id)
-    ecp.evidence.ingest_inventories("t", [
-        SourceInventory(
-            event_id=f"inv-{version}", workflow_id="w", workflow_version=version,
-            capture_start=START, capture_end=END,
-            terminal_run_ids=tuple(sorted({e.run_id for e in events
-                                           if e.workflow_version == version})),
-            windows=tuple(SourceWindow(source_window_id=name, expected_events=len(ids),
-                                       event_ids_digest=ids_digest(ids))
-                          for (v, name), ids in sorted(by_window.items()) if v == version))
-        for version in ("v1", "v2")])
+    ecp.evidence.ingest_inventories(
+        "t",
+        [
+            SourceInventory(
+                event_id=f"inv-{version}",
+                workflow_id="w",
+                workflow_version=version,
+                capture_start=START,
+                capture_end=END,
+                terminal_run_ids=tuple(
+                    sorted({e.run_id for e in events if e.workflow_version == version})
+                ),
+                windows=tuple(
+                    SourceWindow(
+                        source_window_id=name,
+                        expected_events=len(ids),
+                        event_ids_digest=ids_digest(ids),
+                    )
+                    for (v, name), ids in sorted(by_window.items())
+                    if v == version
+                ),
+            )
+            for version in ("v1", "v2")
+        ],
+    )
     return ecp
 
 
@@ -711,8 +961,11 @@ def test_a_whole_comparison_is_the_same_on_both_stores(postgres_store):
     bodies = [
         {"policy": {"min_success_rate": 0.5}},
         {"policy": {"min_success_rate": 0.5, "confidence_level": 0.99}},
-        {"policy": {"min_success_rate": 0.5},
-         "baseline_inventory_id": "inv-v1", "candidate_inventory_id": "inv-v2"},
+        {
+            "policy": {"min_success_rate": 0.5},
+            "baseline_inventory_id": "inv-v1",
+            "candidate_inventory_id": "inv-v2",
+        },
         {"policy": {"min_success_rate": 0.5}, "baseline_inventory_id": "inv-v1"},
         {"policy": {"min_success_rate": 0.5}, "candidate_version": "v1"},
         {"policy": {"min_success_rate": 0.5}},  # the first again: the retained artifact
@@ -722,8 +975,13 @@ def test_a_whole_comparison_is_the_same_on_both_stores(postgres_store):
         ecp = build_scenario(unit_of_work)
         found = []
         for body in bodies:
-            full = {"workflow_id": "w", "baseline_version": "v1", "candidate_version": "v2",
-                    "start": START.isoformat(), "end": END.isoformat()} | body
+            full = {
+                "workflow_id": "w",
+                "baseline_version": "v1",
+                "candidate_version": "v2",
+                "start": START.isoformat(),
+                "end": END.isoformat(),
+            } | body
             made, created = ecp.decisions.compare(ACTOR, structure(full, CompareRequest))
             found.append((_comparable(made), made.revision, created))
         answers.append(found)

@@ -33,8 +33,8 @@ from ecp_core.evidence.model import (
     SourceInventory,
     SourceWindow,
     SuccessPredicate,
+    digest_of,
 )
-from ecp_core.evidence.service import digest_of
 from ecp_core.memory import MemoryStore
 from ecp_core.reconciliation.matching import ProviderWindow
 from ecp_postgres import PostgresStore

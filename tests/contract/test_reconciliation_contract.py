@@ -31,8 +31,8 @@ from ecp_core.evidence.model import (
     OutcomeEvent,
     PredicateKind,
     SuccessPredicate,
+    digest_of,
 )
-from ecp_core.evidence.service import digest_of
 from ecp_core.memory import MemoryStore
 from ecp_core.money import exact_sum, money_text
 from ecp_core.reconciliation.matching import ProviderWindow

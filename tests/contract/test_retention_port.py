@@ -406,12 +406,29 @@ def test_selection_skips_held_runs_so_they_cannot_starve_the_purge(uow):
 
     with uow() as tx:
         for name in ("held-1", "held-2", "free"):
-            tx.runs.add(run(name, status=RunStatus.COMPLETED, offset={"held-1": 0, "held-2": 1, "free": 2}[name]))
-        for record in [*build_chain([{}], run_id="held-1")[0], *build_chain([{}], run_id="free")[0]]:
+            tx.runs.add(
+                run(
+                    name,
+                    status=RunStatus.COMPLETED,
+                    offset={"held-1": 0, "held-2": 1, "free": 2}[name],
+                )
+            )
+        for record in [
+            *build_chain([{}], run_id="held-1")[0],
+            *build_chain([{}], run_id="free")[0],
+        ]:
             tx.audit.append(attrs.evolve(record, audit_id=f"{record.run_id}-{record.attempt}"))
         for index, held_run in enumerate(("held-1", "held-2")):
-            tx.retention.add_hold(LegalHold(hold_id=f"h{index}", tenant_id="t1", run_id=held_run, reason="r",
-                                            created_at=NOW, created_by="a"))
+            tx.retention.add_hold(
+                LegalHold(
+                    hold_id=f"h{index}",
+                    tenant_id="t1",
+                    run_id=held_run,
+                    reason="r",
+                    created_at=NOW,
+                    created_by="a",
+                )
+            )
         tx.commit()
     later = NOW + timedelta(days=1)
     with uow() as tx:

@@ -13,8 +13,10 @@ def test_health_and_signing_keys_are_public(ecp_server):
     live = check(client.get("/health/live"), 200)
     assert live["status"] == "live"
     ready = check(client.get("/health/ready"), 200)
-    assert ready == {"status": "ready", "checks": {
-        "schema": "current", "dispatcher": "running", "scheduler": "running"}}
+    assert ready == {
+        "status": "ready",
+        "checks": {"schema": "current", "dispatcher": "running", "scheduler": "running"},
+    }
     keys = check(client.get("/v1/audit/signing-keys"), 200)["keys"]
     assert len(keys) >= 1
     assert keys[-1]["algorithm"] == "ed25519"

@@ -16,8 +16,12 @@ def deployed(store, actions=None):
     for name, handler in (actions or {}).items():
         ecp.actions.register(name, handler)
     graph = (
-        GraphBuilder("g").action("a", "set", arguments={"values": {"a": 1}})
-        .action("b", "slow" if actions else "echo").end("c").chain("a", "b", "c").build()
+        GraphBuilder("g")
+        .action("a", "set", arguments={"values": {"a": 1}})
+        .action("b", "slow" if actions else "echo")
+        .end("c")
+        .chain("a", "b", "c")
+        .build()
     )
     ecp.graphs.register("t", graph)
     ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
@@ -35,9 +39,13 @@ def test_two_dispatchers_on_two_stores_share_the_work(fresh_database):
     with PostgresStore(fresh_database) as one, PostgresStore(fresh_database) as two:
         ecp = deployed(one)
         other = Ecp.build(two.unit_of_work, signer=SIGNER)
-        run_ids = [ecp.runs.start("t", StartRunRequest(deployment_ref="d"))[0].run_id for _ in range(12)]
-        workers = [Dispatcher(ecp.runs, workers=2, poll_seconds=0.02),
-                   Dispatcher(other.runs, workers=2, poll_seconds=0.02)]
+        run_ids = [
+            ecp.runs.start("t", StartRunRequest(deployment_ref="d"))[0].run_id for _ in range(12)
+        ]
+        workers = [
+            Dispatcher(ecp.runs, workers=2, poll_seconds=0.02),
+            Dispatcher(other.runs, workers=2, poll_seconds=0.02),
+        ]
         for worker in workers:
             worker.start()
         try:
@@ -82,13 +90,21 @@ def test_overdue_approvals_are_escalated_by_the_sweep(fresh_database):
     clock = FixedClock(datetime.now(UTC))
     with PostgresStore(fresh_database) as store:
         ecp = Ecp.build(store.unit_of_work, signer=SIGNER, clock=clock)
-        ecp.graphs.register("t", GraphBuilder("s").approval("r", summary="s", rationale="r", sla_seconds=5).build())
+        ecp.graphs.register(
+            "t", GraphBuilder("s").approval("r", summary="s", rationale="r", sla_seconds=5).build()
+        )
         ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="s", graph_id="s"))
-        run = ecp.runs.drive("t", ecp.runs.start("t", StartRunRequest(deployment_ref="s"))[0].run_id)
+        run = ecp.runs.drive(
+            "t", ecp.runs.start("t", StartRunRequest(deployment_ref="s"))[0].run_id
+        )
         first = run.pending_approval_ids[0]
         clock.advance(6)
-        dispatcher = Dispatcher(ecp.runs, workers=1, poll_seconds=0.02,
-                                sweeps=[("escalate", ecp.approvals.escalate_overdue, 0.05)])
+        dispatcher = Dispatcher(
+            ecp.runs,
+            workers=1,
+            poll_seconds=0.02,
+            sweeps=[("escalate", ecp.approvals.escalate_overdue, 0.05)],
+        )
         dispatcher.start()
         try:
             wait_for(lambda: ecp.runs.get("t", run.run_id).pending_approval_ids != (first,))

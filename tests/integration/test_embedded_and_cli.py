@@ -10,7 +10,10 @@ from ecp_postgres import EmbeddedPostgres, database_url
 
 
 def test_the_embedded_server_keeps_data_across_restarts(tmp_path):
-    with EmbeddedPostgres(tmp_path) as server, psycopg.connect(server.start(), autocommit=True) as conn:
+    with (
+        EmbeddedPostgres(tmp_path) as server,
+        psycopg.connect(server.start(), autocommit=True) as conn,
+    ):
         conn.execute("CREATE TABLE kept (value text)")
         conn.execute("INSERT INTO kept VALUES ('still here')")
     assert (tmp_path / "pg" / "PG_VERSION").exists()
@@ -19,15 +22,24 @@ def test_the_embedded_server_keeps_data_across_restarts(tmp_path):
 
 
 def test_a_configured_url_is_used_as_it_is(tmp_path):
-    with database_url({"ECP_DATABASE_URL": "postgresql://example/db", "ECP_DATA_DIR": str(tmp_path)}) as url:
+    with database_url(
+        {"ECP_DATABASE_URL": "postgresql://example/db", "ECP_DATA_DIR": str(tmp_path)}
+    ) as url:
         assert url == "postgresql://example/db"
     assert not (tmp_path / "pg").exists()
 
 
 def ecp(*args, url):
     env = {**os.environ, "ECP_DATABASE_URL": url}
-    cli = [sys.executable, "-c", "import sys; from ecp_http.cli import main; sys.exit(main())", *args]
-    return subprocess.run(cli, env=env, capture_output=True, text=True, check=True, timeout=120).stdout
+    cli = [
+        sys.executable,
+        "-c",
+        "import sys; from ecp_http.cli import main; sys.exit(main())",
+        *args,
+    ]
+    return subprocess.run(
+        cli, env=env, capture_output=True, text=True, check=True, timeout=120
+    ).stdout
 
 
 def test_migrate_list_apply_rollback(postgres_url):
@@ -36,13 +48,27 @@ def test_migrate_list_apply_rollback(postgres_url):
     url = create_database(postgres_url, "ecp_test_cli")
     try:
         assert ecp("migrate", "list", url=url).split() == [
-            "pending", "core_0001_graphs_deployments_runs", "pending", "core_0002_run_dispatch",
-            "pending", "audit_0001_records_and_heads",
-            "pending", "approvals_0001_approvals_and_actions", "pending", "identity_0001_api_keys",
-            "pending", "retention_0001_policies_holds_log",
-            "pending", "webhooks_0001_subscriptions_deliveries",
-            "pending", "20260830_12_evidence", "pending", "20260830_13_provider_bills",
-            "pending", "20260830_14_decisions"]
+            "pending",
+            "core_0001_graphs_deployments_runs",
+            "pending",
+            "core_0002_run_dispatch",
+            "pending",
+            "audit_0001_records_and_heads",
+            "pending",
+            "approvals_0001_approvals_and_actions",
+            "pending",
+            "identity_0001_api_keys",
+            "pending",
+            "retention_0001_policies_holds_log",
+            "pending",
+            "webhooks_0001_subscriptions_deliveries",
+            "pending",
+            "20260830_12_evidence",
+            "pending",
+            "20260830_13_provider_bills",
+            "pending",
+            "20260830_14_decisions",
+        ]
         assert "applied 10 migration(s)" in ecp("migrate", "apply", url=url)
         assert ecp("migrate", "list", url=url).count("applied") == 10
         assert "20260830_14_decisions" in ecp("migrate", "rollback", url=url)

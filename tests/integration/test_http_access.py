@@ -46,7 +46,13 @@ def raw_token(claims):
 
 def claims(**changes):
     now = int(time.time())
-    found = {"sub": "someone", "tenant_id": "acme", "roles": ["admin"], "iat": now, "exp": now + 600}
+    found = {
+        "sub": "someone",
+        "tenant_id": "acme",
+        "roles": ["admin"],
+        "iat": now,
+        "exp": now + 600,
+    }
     found.update(changes)
     return {name: value for name, value in found.items() if value is not ...}
 
@@ -145,7 +151,9 @@ def test_an_unsigned_token_is_401(client):
     ],
 )
 def test_tokens_with_bad_claims_are_401(client, bad):
-    assert_problem(client.get("/runs/r-1", headers=raw_token(claims(**bad))), 401, "unauthenticated")
+    assert_problem(
+        client.get("/runs/r-1", headers=raw_token(claims(**bad))), 401, "unauthenticated"
+    )
 
 
 # 403 ----------------------------------------------------------------------------------------
@@ -218,7 +226,9 @@ def test_another_tenants_resources_are_404(client):
 def test_an_api_key_authenticates_with_its_role_and_tenant_until_revoked(client):
     run_id, _ = waiting_run(client, "acme")
     admin = bearer("acme", subject="ana")
-    created = client.post("/v1/api-keys", json={"name": "dashboard", "role": "viewer"}, headers=admin)
+    created = client.post(
+        "/v1/api-keys", json={"name": "dashboard", "role": "viewer"}, headers=admin
+    )
     assert created.status_code == 201, created.text
     assert created.headers["cache-control"] == "no-store"
     body = created.json()
@@ -234,7 +244,9 @@ def test_an_api_key_authenticates_with_its_role_and_tenant_until_revoked(client)
     with_key = {"X-API-Key": key}
     assert client.get(f"/runs/{run_id}", headers=with_key).status_code == 200
     assert client.get(f"/runs/{run_id}/timeline", headers=with_key).status_code == 200
-    assert_problem(client.post("/v1/graphs", json=EXAMPLE_GRAPH, headers=with_key), 403, "forbidden")
+    assert_problem(
+        client.post("/v1/graphs", json=EXAMPLE_GRAPH, headers=with_key), 403, "forbidden"
+    )
     assert_problem(client.get("/v1/api-keys", headers=with_key), 403, "forbidden")
 
     listed = client.get("/v1/api-keys", headers=admin)
@@ -255,7 +267,9 @@ def test_an_api_key_authenticates_with_its_role_and_tenant_until_revoked(client)
     again = client.delete(f"/v1/api-keys/{body['key_id']}", headers=admin)
     assert again.status_code == 200
     assert again.json()["revoked_at"] == revoked_at
-    assert client.get("/v1/api-keys", headers=admin).json()["api_keys"][0]["revoked_at"] == revoked_at
+    assert (
+        client.get("/v1/api-keys", headers=admin).json()["api_keys"][0]["revoked_at"] == revoked_at
+    )
 
 
 def test_an_api_key_sees_only_its_own_tenant(client):
@@ -270,8 +284,12 @@ def test_an_api_key_sees_only_its_own_tenant(client):
     assert client.get("/v1/graphs/refund-triage", headers=bearer("globex")).status_code == 200
     assert client.get("/v1/api-keys", headers=bearer("acme")).json()["api_keys"] == []
     key_id = created.json()["key_id"]
-    assert_problem(client.delete(f"/v1/api-keys/{key_id}", headers=bearer("acme")), 404, "not_found")
-    assert_problem(client.delete("/v1/api-keys/nosuchid", headers=bearer("globex")), 404, "not_found")
+    assert_problem(
+        client.delete(f"/v1/api-keys/{key_id}", headers=bearer("acme")), 404, "not_found"
+    )
+    assert_problem(
+        client.delete("/v1/api-keys/nosuchid", headers=bearer("globex")), 404, "not_found"
+    )
 
 
 def test_an_admin_api_key_can_manage_keys_and_a_key_wins_over_a_token(client):
@@ -313,9 +331,7 @@ def test_api_key_listing_pages(client):
 # 400 and 422 --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "path", ["/v1/api-keys", "/v1/graphs", "/v1/deployments", "/runs"]
-)
+@pytest.mark.parametrize("path", ["/v1/api-keys", "/v1/graphs", "/v1/deployments", "/runs"])
 def test_a_malformed_json_body_is_400(client, path):
     response = client.post(
         path,
@@ -351,7 +367,12 @@ def test_a_body_that_is_not_an_object_is_422(client):
 
 def test_text_postgres_cannot_store_is_a_client_error(client):
     admin = {**bearer("acme"), "Content-Type": "application/json"}
-    for raw in (b'{"name": "c\\u0000i", "role": "viewer"}', b'{"name": "\\ud800", "role": "viewer"}'):
-        body = assert_problem(client.post("/v1/api-keys", content=raw, headers=admin), 422, "invalid_json_value")
+    for raw in (
+        b'{"name": "c\\u0000i", "role": "viewer"}',
+        b'{"name": "\\ud800", "role": "viewer"}',
+    ):
+        body = assert_problem(
+            client.post("/v1/api-keys", content=raw, headers=admin), 422, "invalid_json_value"
+        )
         assert [error["loc"] for error in body["errors"]] == [["name"]]
     assert_problem(client.delete("/v1/api-keys/abcd%00fgh", headers=admin), 404, "not_found")

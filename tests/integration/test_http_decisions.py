@@ -42,8 +42,13 @@ def parse(text):
 
 
 def make_client(database, tmp_path, *, start_workers=False, **extra):
-    settings = Settings(database_url=database, jwt_secret=SECRET, data_dir=tmp_path,
-                        audit_signing_key=base64.b64encode(bytes(range(7, 39))).decode(), **extra)
+    settings = Settings(
+        database_url=database,
+        jwt_secret=SECRET,
+        data_dir=tmp_path,
+        audit_signing_key=base64.b64encode(bytes(range(7, 39))).decode(),
+        **extra,
+    )
     return TestClient(create_app(settings, start_workers=start_workers))
 
 
@@ -59,8 +64,9 @@ def auth(role="analyst", tenant="acme"):
 
 
 def post_events(client, kind, events, tenant="acme"):
-    answer = client.post(f"/v1/evidence/{kind}", json={"events": events},
-                         headers=auth("operator", tenant))
+    answer = client.post(
+        f"/v1/evidence/{kind}", json={"events": events}, headers=auth("operator", tenant)
+    )
     assert answer.status_code == 200, answer.text
     return answer.json()
 
@@ -68,30 +74,55 @@ def post_events(client, kind, events, tenant="acme"):
 def load(client, *, at=START, tenant="acme"):
     """Both versions' runs from ``at``, one a minute, and one outcome rule for both versions."""
     for version in ("v1", "v2"):
-        rule = {"workflow_id": "claims", "workflow_version": version, "outcome_type": "done",
-                "predicate": {"kind": "equals", "value": True}}
-        answer = client.post("/v1/debugger/outcome-definitions", json=rule,
-                             headers=auth("admin", tenant))
+        rule = {
+            "workflow_id": "claims",
+            "workflow_version": version,
+            "outcome_type": "done",
+            "predicate": {"kind": "equals", "value": True},
+        }
+        answer = client.post(
+            "/v1/debugger/outcome-definitions", json=rule, headers=auth("admin", tenant)
+        )
         assert answer.status_code == 201, answer.text
         events, outcomes = [], []
         for i in range(RUNS):
             run = f"{version}-r{i:03d}"
-            events.append({"event_id": f"{version}-e{i:03d}", "workflow_id": "claims",
-                           "workflow_version": version, "run_id": run,
-                           "occurred_at": iso(at + timedelta(minutes=i)),
-                           "cost_usd": "1E-8" if (version, i) == ("v1", 0) else "1.00",
-                           "cost_measurement": "measured", "charge_id": f"{version}-c{i:03d}"})
-            outcomes.append({"event_id": f"{version}-o{i:03d}", "workflow_id": "claims",
-                             "workflow_version": version, "run_id": run, "outcome_type": "done",
-                             "asserted_at": iso(at + timedelta(hours=1)),
-                             "value": version == "v2" or i % 2 == 0})
+            events.append(
+                {
+                    "event_id": f"{version}-e{i:03d}",
+                    "workflow_id": "claims",
+                    "workflow_version": version,
+                    "run_id": run,
+                    "occurred_at": iso(at + timedelta(minutes=i)),
+                    "cost_usd": "1E-8" if (version, i) == ("v1", 0) else "1.00",
+                    "cost_measurement": "measured",
+                    "charge_id": f"{version}-c{i:03d}",
+                }
+            )
+            outcomes.append(
+                {
+                    "event_id": f"{version}-o{i:03d}",
+                    "workflow_id": "claims",
+                    "workflow_version": version,
+                    "run_id": run,
+                    "outcome_type": "done",
+                    "asserted_at": iso(at + timedelta(hours=1)),
+                    "value": version == "v2" or i % 2 == 0,
+                }
+            )
         post_events(client, "executions", events, tenant)
         post_events(client, "outcomes", outcomes, tenant)
 
 
 def body(**fields):
-    return {"workflow_id": "claims", "baseline_version": "v1", "candidate_version": "v2",
-            "start": iso(START), "end": iso(END), "policy": POLICY} | fields
+    return {
+        "workflow_id": "claims",
+        "baseline_version": "v1",
+        "candidate_version": "v2",
+        "start": iso(START),
+        "end": iso(END),
+        "policy": POLICY,
+    } | fields
 
 
 def compare(client, role="analyst", tenant="acme", **fields):
@@ -99,9 +130,15 @@ def compare(client, role="analyst", tenant="acme", **fields):
 
 
 def schedule_body(**fields):
-    return {"workflow_id": "claims", "baseline_version": "v1", "candidate_version": "v2",
-            "interval_seconds": DAY, "window_seconds": 7 * DAY, "policy": POLICY,
-            "name": "nightly"} | fields
+    return {
+        "workflow_id": "claims",
+        "baseline_version": "v1",
+        "candidate_version": "v2",
+        "interval_seconds": DAY,
+        "window_seconds": 7 * DAY,
+        "policy": POLICY,
+        "name": "nightly",
+    } | fields
 
 
 def history(client, role="analyst", tenant="acme", **query):
@@ -127,25 +164,36 @@ def test_a_comparison_is_retained_and_an_identical_request_returns_it(client):
     artifact = first.json()
     assert (artifact["verdict"], artifact["recommended_action"]) == ("pass", "review_candidate")
     assert (artifact["claim_class"], artifact["method_version"]) == (
-        "observed_comparison", "interval-policy/1")
-    assert (artifact["revision"], artifact["tenant_id"], artifact["requested_by"],
-            artifact["schedule_id"]) == (1, "acme", "analyst-1", None)
+        "observed_comparison",
+        "interval-policy/1",
+    )
+    assert (
+        artifact["revision"],
+        artifact["tenant_id"],
+        artifact["requested_by"],
+        artifact["schedule_id"],
+    ) == (1, "acme", "analyst-1", None)
     assert artifact["policy"]["confidence_level"] == 0.95
     assert artifact["source_evidence"]["fingerprint"].startswith("sha256:")
     inputs = artifact["calculation_inputs"]
     assert inputs["version"] == "run-economics/1"
     assert sum(row["runs"] for row in inputs["baseline"]) == RUNS
     assert [Decimal(row["cost_usd"]) for row in inputs["baseline"] if row["runs"] == 1] == [
-        Decimal("1E-8")]
+        Decimal("1E-8")
+    ]
     assert {(row["cost_usd"], row["accepted"], row["runs"]) for row in inputs["candidate"]} == {
-        ("1.00", True, RUNS)}
+        ("1.00", True, RUNS)
+    }
 
     again = compare(client)
     assert again.status_code == 200
     assert again.json() == artifact
     # The same request spelt another way: defaults written out, another UTC offset spelling.
-    spelt = compare(client, start="2026-11-01T00:00:00+00:00",
-                    policy={**POLICY, "confidence_level": 0.95, "max_cost_growth": 0.1})
+    spelt = compare(
+        client,
+        start="2026-11-01T00:00:00+00:00",
+        policy={**POLICY, "confidence_level": 0.95, "max_cost_growth": 0.1},
+    )
     assert (spelt.status_code, spelt.json()) == (200, artifact)
 
     stricter = compare(client, role="admin", policy={**POLICY, "confidence_level": 0.99})
@@ -157,10 +205,21 @@ def test_a_comparison_is_retained_and_an_identical_request_returns_it(client):
     assert revised["source_evidence"] == artifact["source_evidence"]
 
     # Changed evidence: an outcome assertion turning a failed baseline run into an accepted one.
-    post_events(client, "outcomes", [
-        {"event_id": "v1-late", "workflow_id": "claims", "workflow_version": "v1",
-         "run_id": "v1-r001", "outcome_type": "done", "asserted_at": iso(START + timedelta(days=2)),
-         "value": True}])
+    post_events(
+        client,
+        "outcomes",
+        [
+            {
+                "event_id": "v1-late",
+                "workflow_id": "claims",
+                "workflow_version": "v1",
+                "run_id": "v1-r001",
+                "outcome_type": "done",
+                "asserted_at": iso(START + timedelta(days=2)),
+                "value": True,
+            }
+        ],
+    )
     newer = compare(client)
     assert newer.status_code == 201
     assert newer.json()["revision"] == 3
@@ -171,12 +230,26 @@ def test_a_comparison_is_retained_and_an_identical_request_returns_it(client):
 
 def test_history_lists_newest_first_with_the_original_inputs_and_pages_with_link(client):
     load(client)
-    made = [compare(client, policy={**POLICY, "confidence_level": level}).json()
-            for level in (0.8, 0.9, 0.95)]
-    post_events(client, "executions", [
-        {"event_id": "v2-extra", "workflow_id": "claims", "workflow_version": "v2",
-         "run_id": "v2-r000", "occurred_at": iso(START + timedelta(hours=5)), "cost_usd": "9.00",
-         "cost_measurement": "measured", "charge_id": "v2-extra"}])
+    made = [
+        compare(client, policy={**POLICY, "confidence_level": level}).json()
+        for level in (0.8, 0.9, 0.95)
+    ]
+    post_events(
+        client,
+        "executions",
+        [
+            {
+                "event_id": "v2-extra",
+                "workflow_id": "claims",
+                "workflow_version": "v2",
+                "run_id": "v2-r000",
+                "occurred_at": iso(START + timedelta(hours=5)),
+                "cost_usd": "9.00",
+                "cost_measurement": "measured",
+                "charge_id": "v2-extra",
+            }
+        ],
+    )
     made.append(compare(client, policy={**POLICY, "confidence_level": 0.8}).json())
     assert [a["revision"] for a in made] == [1, 2, 3, 4]
     newest = list(reversed(made))
@@ -187,7 +260,7 @@ def test_history_lists_newest_first_with_the_original_inputs_and_pages_with_link
     assert page["next_cursor"]
     link = first.headers["Link"]
     assert link.endswith('>; rel="next"')
-    target = urllib.parse.urlsplit(link[1:link.index(">")])
+    target = urllib.parse.urlsplit(link[1 : link.index(">")])
     assert target.path == "/v1/decisions"
     query = dict(urllib.parse.parse_qsl(target.query))
     assert query == {"limit": "3", "cursor": page["next_cursor"]}
@@ -223,19 +296,31 @@ def test_another_tenant_compares_its_own_evidence(client):
 
 @pytest.mark.parametrize(
     ("fields", "loc"),
-    [({"end": iso(START)}, ["end"]),
-     ({"end": iso(START - timedelta(seconds=1))}, ["end"]),
-     ({"colour": "red"}, ["colour"]),
-     ({"policy": {**POLICY, "colour": "red"}}, ["policy", "colour"]),
-     ({"policy": {**POLICY, "confidence_level": 0}}, ["policy", "confidence_level"]),
-     ({"policy": {**POLICY, "confidence_level": 1}}, ["policy", "confidence_level"]),
-     ({"policy": {**POLICY, "confidence_level": 1.5}}, ["policy", "confidence_level"]),
-     ({"policy": {**POLICY, "confidence_level": "0.9"}}, ["policy", "confidence_level"]),
-     ({"baseline_inventory_id": "nope", "candidate_inventory_id": "nope"},
-      ["baseline_inventory_id"])],
-    ids=["end-equals-start", "end-before-start", "unknown-property", "unknown-policy-property",
-         "confidence-0", "confidence-1", "confidence-1.5", "confidence-string",
-         "unknown-inventory"],
+    [
+        ({"end": iso(START)}, ["end"]),
+        ({"end": iso(START - timedelta(seconds=1))}, ["end"]),
+        ({"colour": "red"}, ["colour"]),
+        ({"policy": {**POLICY, "colour": "red"}}, ["policy", "colour"]),
+        ({"policy": {**POLICY, "confidence_level": 0}}, ["policy", "confidence_level"]),
+        ({"policy": {**POLICY, "confidence_level": 1}}, ["policy", "confidence_level"]),
+        ({"policy": {**POLICY, "confidence_level": 1.5}}, ["policy", "confidence_level"]),
+        ({"policy": {**POLICY, "confidence_level": "0.9"}}, ["policy", "confidence_level"]),
+        (
+            {"baseline_inventory_id": "nope", "candidate_inventory_id": "nope"},
+            ["baseline_inventory_id"],
+        ),
+    ],
+    ids=[
+        "end-equals-start",
+        "end-before-start",
+        "unknown-property",
+        "unknown-policy-property",
+        "confidence-0",
+        "confidence-1",
+        "confidence-1.5",
+        "confidence-string",
+        "unknown-inventory",
+    ],
 )
 def test_invalid_comparisons_are_refused(client, fields, loc):
     load(client)
@@ -245,13 +330,20 @@ def test_invalid_comparisons_are_refused(client, fields, loc):
 
 @pytest.mark.parametrize(
     ("fields", "loc"),
-    [({"interval_seconds": DAY - 1}, ["interval_seconds"]),
-     ({"interval_seconds": 3600}, ["interval_seconds"]),
-     ({"window_seconds": 3599}, ["window_seconds"]),
-     ({"colour": "red"}, ["colour"]),
-     ({"policy": {**POLICY, "confidence_level": 1}}, ["policy", "confidence_level"])],
-    ids=["interval-a-second-short", "interval-hourly", "window-short", "unknown-property",
-         "confidence-1"],
+    [
+        ({"interval_seconds": DAY - 1}, ["interval_seconds"]),
+        ({"interval_seconds": 3600}, ["interval_seconds"]),
+        ({"window_seconds": 3599}, ["window_seconds"]),
+        ({"colour": "red"}, ["colour"]),
+        ({"policy": {**POLICY, "confidence_level": 1}}, ["policy", "confidence_level"]),
+    ],
+    ids=[
+        "interval-a-second-short",
+        "interval-hourly",
+        "window-short",
+        "unknown-property",
+        "confidence-1",
+    ],
 )
 def test_invalid_schedules_are_refused(client, fields, loc):
     answer = client.post("/v1/decision-schedules", json=schedule_body(**fields), headers=auth())
@@ -297,22 +389,31 @@ def test_schedules_are_created_and_listed_per_tenant_oldest_first(client):
     made = first.json()
     assert (made["tenant_id"], made["created_by"], made["name"]) == ("acme", "analyst-1", "nightly")
     assert (made["interval_seconds"], made["window_seconds"]) == (DAY, 7 * DAY)
-    assert made["policy"] == {"min_success_rate": 0.5, "confidence_level": 0.95,
-                              "max_cost_growth": 0.1, "max_success_rate_drop": 0.0,
-                              "min_runs": 30, "min_outcome_coverage": 0.9,
-                              "allow_estimated_cost": False}
+    assert made["policy"] == {
+        "min_success_rate": 0.5,
+        "confidence_level": 0.95,
+        "max_cost_growth": 0.1,
+        "max_success_rate_drop": 0.0,
+        "min_runs": 30,
+        "min_outcome_coverage": 0.9,
+        "allow_estimated_cost": False,
+    }
     # The first occurrence is due at once.
     assert before <= parse(made["next_run_at"]) == parse(made["created_at"]) <= datetime.now(UTC)
     assert (made["last_run_at"], made["last_decision_id"], made["last_error"]) == (None, None, None)
-    second = client.post("/v1/decision-schedules", headers=auth("admin"),
-                         json=schedule_body(name=None, candidate_version="v1",
-                                            interval_seconds=7 * DAY)).json()
+    second = client.post(
+        "/v1/decision-schedules",
+        headers=auth("admin"),
+        json=schedule_body(name=None, candidate_version="v1", interval_seconds=7 * DAY),
+    ).json()
     client.post("/v1/decision-schedules", json=schedule_body(), headers=auth(tenant="globex"))
     listed = client.get("/v1/decision-schedules", headers=auth("approver")).json()["schedules"]
     assert listed == [made, second]
     assert second["name"] is None
-    assert len(client.get("/v1/decision-schedules",
-                          headers=auth(tenant="globex")).json()["schedules"]) == 1
+    assert (
+        len(client.get("/v1/decision-schedules", headers=auth(tenant="globex")).json()["schedules"])
+        == 1
+    )
 
 
 def poll(read, done, *, seconds=30.0):
@@ -326,8 +427,9 @@ def poll(read, done, *, seconds=30.0):
 
 
 def test_the_running_servers_scheduler_runs_a_due_schedule_once(fresh_database, tmp_path):
-    with make_client(fresh_database, tmp_path, start_workers=True,
-                     scheduler_interval_seconds=0.1) as client:
+    with make_client(
+        fresh_database, tmp_path, start_workers=True, scheduler_interval_seconds=0.1
+    ) as client:
         ready = client.get("/health/ready")
         assert ready.status_code == 200, ready.text
         assert ready.json()["checks"]["scheduler"] == "running"
@@ -352,7 +454,8 @@ def test_the_running_servers_scheduler_runs_a_due_schedule_once(fresh_database, 
         # Further sweeps find nothing due: the occurrence ran once.
         time.sleep(1.0)
         assert [a["decision_id"] for a in history(client).json()["decisions"]] == [
-            artifact["decision_id"]]
+            artifact["decision_id"]
+        ]
         assert schedules() == [ran]
 
 
@@ -367,8 +470,9 @@ def test_readiness_reports_the_scheduler_task(fresh_database, tmp_path):
         assert degraded.json()["status"] == "degraded"
         assert degraded.json()["checks"]["scheduler"] == "stopped"
         assert degraded.json()["checks"]["schema"] == "current"
-    with make_client(fresh_database, tmp_path, start_workers=True,
-                     scheduler_enabled=False) as client:
+    with make_client(
+        fresh_database, tmp_path, start_workers=True, scheduler_enabled=False
+    ) as client:
         ready = client.get("/health/ready")
         assert ready.status_code == 200
         assert ready.json()["checks"]["scheduler"] == "disabled"
@@ -398,8 +502,10 @@ def racing(client, database, bodies):
     with psycopg.connect(database) as holder:
         holder.execute("LOCK TABLE ecp_decisions IN SHARE MODE")
         with ThreadPoolExecutor(len(bodies)) as pool:
-            futures = [pool.submit(client.post, "/v1/decisions/compare", json=item,
-                                   headers=auth()) for item in bodies]
+            futures = [
+                pool.submit(client.post, "/v1/decisions/compare", json=item, headers=auth())
+                for item in bodies
+            ]
             poll(lambda: _inserts_waiting(database), lambda count: count == len(bodies))
             holder.commit()
             return [future.result(timeout=60) for future in futures]
@@ -409,7 +515,8 @@ def test_identical_comparisons_at_once_answer_with_one_retained_artifact(client,
     load(client)
     answers = racing(client, fresh_database, [body(), body()])
     assert sorted(answer.status_code for answer in answers) == [200, 201], [
-        answer.text for answer in answers]
+        answer.text for answer in answers
+    ]
     assert answers[0].json() == answers[1].json()
     assert len(history(client).json()["decisions"]) == 1
 
@@ -417,8 +524,11 @@ def test_identical_comparisons_at_once_answer_with_one_retained_artifact(client,
 def test_concurrent_comparisons_of_one_subject_take_distinct_revisions(client, fresh_database):
     load(client)
     assert compare(client).status_code == 201
-    answers = racing(client, fresh_database, [
-        body(policy={**POLICY, "confidence_level": level}) for level in (0.9, 0.99)])
+    answers = racing(
+        client,
+        fresh_database,
+        [body(policy={**POLICY, "confidence_level": level}) for level in (0.9, 0.99)],
+    )
     assert [answer.status_code for answer in answers] == [201, 201]
     assert sorted(answer.json()["revision"] for answer in answers) == [2, 3]
 
@@ -437,12 +547,12 @@ def store_legacy(database, artifact, *without):
             " artifact) SELECT tenant_id, %s, workflow_id, baseline_version, candidate_version,"
             " start_at, end_at, 'legacy:' || request_digest, fingerprint,"
             " created_at - interval '1 day', %s FROM ecp_decisions WHERE decision_id = %s",
-            (payload["decision_id"], Json(payload), artifact["decision_id"]))
+            (payload["decision_id"], Json(payload), artifact["decision_id"]),
+        )
     return payload["decision_id"]
 
 
-def test_a_retained_payload_without_calculation_inputs_reads_them_as_null(client,
-                                                                        fresh_database):
+def test_a_retained_payload_without_calculation_inputs_reads_them_as_null(client, fresh_database):
     load(client)
     artifact = compare(client).json()
     legacy = store_legacy(fresh_database, artifact, "calculation_inputs")
@@ -463,4 +573,6 @@ def test_retained_payloads_without_claim_or_method_read_as_legacy(client, fresh_
     assert current == artifact
     assert old["decision_id"] == legacy
     assert (old["claim_class"], old["method_version"]) == (
-        "legacy_unclassified", "legacy_unversioned")
+        "legacy_unclassified",
+        "legacy_unversioned",
+    )

@@ -14,10 +14,15 @@ SECRET = "f" * 40
 
 def test_an_unexpected_failure_is_a_500_problem_without_a_traceback(fresh_database, caplog):
     # A database that is away is a 503 (test_database_outage.py); a table gone is unexpected.
-    settings = Settings(database_url=fresh_database, jwt_secret=SECRET,
-                        audit_signing_key=base64.b64encode(bytes(32)).decode())
+    settings = Settings(
+        database_url=fresh_database,
+        jwt_secret=SECRET,
+        audit_signing_key=base64.b64encode(bytes(32)).decode(),
+    )
     token = mint_token(SECRET, tenant="t", roles=["admin"])
-    with TestClient(create_app(settings, start_workers=False), raise_server_exceptions=False) as client:
+    with TestClient(
+        create_app(settings, start_workers=False), raise_server_exceptions=False
+    ) as client:
         with psycopg.connect(fresh_database, autocommit=True) as conn:
             conn.execute("DROP TABLE ecp_runs CASCADE")
         response = client.get("/runs/some-run", headers={"Authorization": f"Bearer {token}"})
@@ -35,22 +40,30 @@ def test_an_unexpected_failure_is_a_500_problem_without_a_traceback(fresh_databa
 def test_readiness_is_503_while_the_schema_is_outdated(fresh_database):
     from ecp_postgres import apply_migrations, rollback_migrations
 
-    settings = Settings(database_url=fresh_database, jwt_secret=SECRET,
-                        audit_signing_key=base64.b64encode(bytes(32)).decode())
+    settings = Settings(
+        database_url=fresh_database,
+        jwt_secret=SECRET,
+        audit_signing_key=base64.b64encode(bytes(32)).decode(),
+    )
     with TestClient(create_app(settings)) as client:
         assert client.get("/health/ready").status_code == 200
         rollback_migrations(fresh_database, 1)
         degraded = client.get("/health/ready")
         assert degraded.status_code == 503
-        assert degraded.json() == {"status": "degraded", "checks": {
-            "schema": "outdated", "dispatcher": "running", "scheduler": "running"}}
+        assert degraded.json() == {
+            "status": "degraded",
+            "checks": {"schema": "outdated", "dispatcher": "running", "scheduler": "running"},
+        }
         apply_migrations(fresh_database)
         assert client.get("/health/ready").status_code == 200
 
 
 def test_readiness_is_503_while_the_enabled_scheduler_task_is_stopped(fresh_database):
-    settings = Settings(database_url=fresh_database, jwt_secret=SECRET,
-                        audit_signing_key=base64.b64encode(bytes(32)).decode())
+    settings = Settings(
+        database_url=fresh_database,
+        jwt_secret=SECRET,
+        audit_signing_key=base64.b64encode(bytes(32)).decode(),
+    )
     with TestClient(create_app(settings)) as client:
         ready = client.get("/health/ready")
         assert ready.status_code == 200
@@ -59,12 +72,19 @@ def test_readiness_is_503_while_the_enabled_scheduler_task_is_stopped(fresh_data
         degraded = client.get("/health/ready")
         assert degraded.status_code == 503
         assert degraded.json()["checks"] == {
-            "schema": "current", "dispatcher": "running", "scheduler": "stopped"}
+            "schema": "current",
+            "dispatcher": "running",
+            "scheduler": "stopped",
+        }
 
 
 def test_a_disabled_scheduler_does_not_make_the_service_unready(fresh_database):
-    settings = Settings(database_url=fresh_database, jwt_secret=SECRET, scheduler_enabled=False,
-                        audit_signing_key=base64.b64encode(bytes(32)).decode())
+    settings = Settings(
+        database_url=fresh_database,
+        jwt_secret=SECRET,
+        scheduler_enabled=False,
+        audit_signing_key=base64.b64encode(bytes(32)).decode(),
+    )
     with TestClient(create_app(settings)) as client:
         ready = client.get("/health/ready")
         assert ready.status_code == 200

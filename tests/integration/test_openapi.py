@@ -100,8 +100,12 @@ def test_every_operation_appears_with_its_method_status_and_security(client, doc
         } | {(h.name, "header") for h in op.headers}
     schemes = document["components"]["securitySchemes"]
     assert schemes["bearerAuth"] == {**schemes["bearerAuth"], "type": "http", "scheme": "bearer"}
-    assert schemes["apiKey"] == {**schemes["apiKey"], "type": "apiKey", "in": "header",
-                                 "name": "X-API-Key"}
+    assert schemes["apiKey"] == {
+        **schemes["apiKey"],
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+    }
 
 
 def test_problem_responses_refer_to_the_problem_schema(document):
@@ -111,7 +115,9 @@ def test_problem_responses_refer_to_the_problem_schema(document):
     resolve = document["paths"]["/deployments/{ref}/approvals/{approval_id}/resolve"]["post"]
     for status in ("400", "401", "403", "404", "409", "422"):
         content = resolve["responses"][status]["content"]
-        assert content == {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+        assert content == {
+            "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}
+        }
 
 
 def test_constraints_are_rendered(document):
@@ -125,7 +131,9 @@ def test_constraints_are_rendered(document):
     assert tool_call_id["pattern"] == TRIMMED_PATTERN
     assert tool_call_id["default"] is None
     assert action["properties"]["side_effect"] == {
-        "$ref": "#/components/schemas/SideEffectClass", "default": "unknown"}
+        "$ref": "#/components/schemas/SideEffectClass",
+        "default": "unknown",
+    }
     assert action["properties"]["arguments"] == {"type": "object", "default": {}}
 
     reason = _schema(document, "ApprovalResolutionRequest")["properties"]["reason"]
@@ -174,12 +182,17 @@ def test_extras_allowed_models_are_open_and_unions_are_discriminated(document):
     }
     constant = _schema(document, "ConstantMappingOperation")
     assert constant["properties"]["operation"] == {
-        "type": "string", "enum": ["constant"], "default": "constant"}
+        "type": "string",
+        "enum": ["constant"],
+        "default": "constant",
+    }
     assert constant["properties"]["value"] == {}
     assert set(constant["required"]) == {"target_path", "value"}
     action = _schema(document, "NodeDefinition")["properties"]["action"]
-    assert action == {"anyOf": [{"$ref": "#/components/schemas/ActionDescriptorV1"},
-                                {"type": "null"}], "default": None}
+    assert action == {
+        "anyOf": [{"$ref": "#/components/schemas/ActionDescriptorV1"}, {"type": "null"}],
+        "default": None,
+    }
 
 
 def _ecma_search(pattern: str, text: str) -> bool:
@@ -188,7 +201,9 @@ def _ecma_search(pattern: str, text: str) -> bool:
     return re.search(pattern[:-1] + r"\Z", text) is not None
 
 
-_TRICKY = st.sampled_from([" ", "\t", "\n", "\x1c", "\x85", "\xa0", "\u2028", "\u3000", "\ufeff", "a", "é"])
+_TRICKY = st.sampled_from(
+    [" ", "\t", "\n", "\x1c", "\x85", "\xa0", "\u2028", "\u3000", "\ufeff", "a", "é"]
+)
 
 
 @given(st.text(st.one_of(_TRICKY, st.characters()), max_size=8))
@@ -257,17 +272,42 @@ def test_real_responses_match_the_document(client, document):
         seen.add((template.split("?")[0], method))
         return response.json()
 
-    graph = {"graph_id": "refunds", "entry": "classify", "nodes": [
-        {"id": "classify", "kind": "action",
-         "action": {"name": "set", "fingerprint": "set/1", "arguments": {"values": {"ok": True}}}},
-        {"id": "review", "kind": "approval", "summary": "Approve", "rationale": "A person decides"},
-        {"id": "done", "kind": "end"}],
-        "edges": [{"source": "classify", "target": "review"}, {"source": "review", "target": "done"}]}
+    graph = {
+        "graph_id": "refunds",
+        "entry": "classify",
+        "nodes": [
+            {
+                "id": "classify",
+                "kind": "action",
+                "action": {
+                    "name": "set",
+                    "fingerprint": "set/1",
+                    "arguments": {"values": {"ok": True}},
+                },
+            },
+            {
+                "id": "review",
+                "kind": "approval",
+                "summary": "Approve",
+                "rationale": "A person decides",
+            },
+            {"id": "done", "kind": "end"},
+        ],
+        "edges": [
+            {"source": "classify", "target": "review"},
+            {"source": "review", "target": "done"},
+        ],
+    }
     call("POST", "/v1/graphs", graph)
     call("GET", "/v1/graphs/{graph_id}?version=1", graph_id="refunds")
     call("POST", "/v1/deployments", {"deployment_ref": "refunds", "graph_id": "refunds"})
     call("GET", "/v1/deployments/{ref}/policy", ref="refunds")  # 404: no policy yet
-    call("PUT", "/v1/deployments/{ref}/policy", {"deny_capabilities": ["process_spawn"]}, ref="refunds")
+    call(
+        "PUT",
+        "/v1/deployments/{ref}/policy",
+        {"deny_capabilities": ["process_spawn"]},
+        ref="refunds",
+    )
     call("GET", "/v1/deployments/{ref}/policy", ref="refunds")
     call("GET", "/v1/deployments/{ref}", ref="refunds")
     call("POST", "/v1/contracts", {"name": "refund", "json_schema": {"type": "object"}})
@@ -278,11 +318,21 @@ def test_real_responses_match_the_document(client, document):
     assert run["status"] == "waiting_approval"
     approvals = call("GET", "/runs/{run_id}/approvals?status=pending", run_id=run["run_id"])
     approval_id = approvals["approvals"][0]["approval_id"]
-    resolved = call("POST", "/deployments/{ref}/approvals/{approval_id}/resolve",
-                    {"decision": "approve", "reason": "fine"}, ref="refunds", approval_id=approval_id)
+    resolved = call(
+        "POST",
+        "/deployments/{ref}/approvals/{approval_id}/resolve",
+        {"decision": "approve", "reason": "fine"},
+        ref="refunds",
+        approval_id=approval_id,
+    )
     assert resolved["approval"]["status"] == "resolved"
-    call("POST", "/deployments/{ref}/approvals/{approval_id}/resolve",  # 409: already resolved
-         {"decision": "approve"}, ref="refunds", approval_id=approval_id)
+    call(
+        "POST",
+        "/deployments/{ref}/approvals/{approval_id}/resolve",  # 409: already resolved
+        {"decision": "approve"},
+        ref="refunds",
+        approval_id=approval_id,
+    )
     call("GET", "/runs/{run_id}/timeline", run_id=run["run_id"])
     call("GET", "/runs/{run_id}/audit/verify", run_id=run["run_id"])
     call("GET", "/deployments/{ref}/audits?run_id={run_id}", ref="refunds", run_id=run["run_id"])
@@ -300,12 +350,21 @@ def test_real_responses_match_the_document(client, document):
 def test_the_schema_builder_covers_the_wire_types():
     builder = SchemaBuilder()
     assert builder.schema(tuple[int, str]) == {
-        "type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}],
-        "items": False, "minItems": 2, "maxItems": 2}
-    assert builder.schema(frozenset[str]) == {"type": "array", "items": {"type": "string"},
-                                              "uniqueItems": True}
-    assert builder.schema(dict[str, int]) == {"type": "object",
-                                              "additionalProperties": {"type": "integer"}}
+        "type": "array",
+        "prefixItems": [{"type": "integer"}, {"type": "string"}],
+        "items": False,
+        "minItems": 2,
+        "maxItems": 2,
+    }
+    assert builder.schema(frozenset[str]) == {
+        "type": "array",
+        "items": {"type": "string"},
+        "uniqueItems": True,
+    }
+    assert builder.schema(dict[str, int]) == {
+        "type": "object",
+        "additionalProperties": {"type": "integer"},
+    }
     assert builder.schema(dict[str, Any]) == {"type": "object"}
     assert builder.schema(Any) == {}
     assert builder.schema(Decimal)["type"] == "string"
@@ -313,10 +372,18 @@ def test_the_schema_builder_covers_the_wire_types():
     assert builder.schema(int | str) == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
     assert builder.schema(int | None) == {"type": ["integer", "null"]}
     assert builder.schema(Annotated[int, Range(0, 9)] | None) == {
-        "type": ["integer", "null"], "minimum": 0, "maximum": 9}
+        "type": ["integer", "null"],
+        "minimum": 0,
+        "maximum": 9,
+    }
     assert builder.schema(ApprovalDecision | None) == {
-        "anyOf": [{"$ref": "#/components/schemas/ApprovalDecision"}, {"type": "null"}]}
-    assert builder.components["ApprovalDecision"]["enum"] == ["approve", "reject", "edit_and_approve"]
+        "anyOf": [{"$ref": "#/components/schemas/ApprovalDecision"}, {"type": "null"}]
+    }
+    assert builder.components["ApprovalDecision"]["enum"] == [
+        "approve",
+        "reject",
+        "edit_and_approve",
+    ]
     both = builder.schema(Annotated[str, Text(pattern="[a-z]+", no_whitespace=True)])
     assert both["pattern"] == "^(?:[a-z]+)$"
     assert both["allOf"] == [{"pattern": NO_WHITESPACE_PATTERN}]

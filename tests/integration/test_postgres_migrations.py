@@ -41,23 +41,39 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert {"ecp_retention_policies", "ecp_legal_holds", "ecp_retention_audit_log"} <= complete
         assert {"ecp_runs_expired", "ecp_audit_aged"} <= indexes(url)
         assert all(applied for _, applied in migration_status(url))
-        assert {"ecp_webhook_subscriptions", "ecp_webhook_deliveries", "ecp_webhook_attempts"} <= complete
+        assert {
+            "ecp_webhook_subscriptions",
+            "ecp_webhook_deliveries",
+            "ecp_webhook_attempts",
+        } <= complete
         assert {"ecp_webhook_deliveries_due", "ecp_webhook_deliveries_dead"} <= indexes(url)
         evidence = {
-            "ecp_evidence_executions", "ecp_evidence_outcomes", "ecp_evidence_revisions",
-            "ecp_evidence_inventories", "ecp_evidence_definitions"}
+            "ecp_evidence_executions",
+            "ecp_evidence_outcomes",
+            "ecp_evidence_revisions",
+            "ecp_evidence_inventories",
+            "ecp_evidence_definitions",
+        }
         evidence_indexes = {
-            "ecp_evidence_executions_charge", "ecp_evidence_executions_window",
-            "ecp_evidence_executions_run", "ecp_evidence_executions_join_key",
-            "ecp_evidence_outcomes_deciding", "ecp_evidence_revisions_latest"}
+            "ecp_evidence_executions_charge",
+            "ecp_evidence_executions_window",
+            "ecp_evidence_executions_run",
+            "ecp_evidence_executions_join_key",
+            "ecp_evidence_outcomes_deciding",
+            "ecp_evidence_revisions_latest",
+        }
         assert evidence <= complete
         assert evidence_indexes <= indexes(url)
         decisions = {"ecp_decisions", "ecp_decision_schedules"}
         bills = {"provider_bills", "provider_cost_buckets"}
         assert decisions | bills <= complete
         assert every[-5:] == [
-            "retention_0001_policies_holds_log", "webhooks_0001_subscriptions_deliveries",
-            "20260830_12_evidence", "20260830_13_provider_bills", "20260830_14_decisions"]
+            "retention_0001_policies_holds_log",
+            "webhooks_0001_subscriptions_deliveries",
+            "20260830_12_evidence",
+            "20260830_13_provider_bills",
+            "20260830_14_decisions",
+        ]
         assert rollback_migrations(url, 1) == [every[-1]]
         assert complete - tables(url) == decisions
         # Versioning 7: downgrading to 20260830_12 drops the two bill tables and keeps the
@@ -71,12 +87,20 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert not evidence_indexes & indexes(url)
         assert rollback_migrations(url, 1) == [every[-4]]
         assert complete - tables(url) == decisions | bills | evidence | {
-            "ecp_webhook_subscriptions", "ecp_webhook_deliveries", "ecp_webhook_attempts"}
+            "ecp_webhook_subscriptions",
+            "ecp_webhook_deliveries",
+            "ecp_webhook_attempts",
+        }
         assert not {"ecp_webhook_deliveries_due", "ecp_webhook_deliveries_dead"} & indexes(url)
         assert rollback_migrations(url, 1) == [every[-5]]
         assert complete - tables(url) == decisions | bills | evidence | {
-            "ecp_webhook_subscriptions", "ecp_webhook_deliveries", "ecp_webhook_attempts",
-            "ecp_retention_policies", "ecp_legal_holds", "ecp_retention_audit_log"}
+            "ecp_webhook_subscriptions",
+            "ecp_webhook_deliveries",
+            "ecp_webhook_attempts",
+            "ecp_retention_policies",
+            "ecp_legal_holds",
+            "ecp_retention_audit_log",
+        }
         assert not {"ecp_runs_expired", "ecp_audit_aged"} & indexes(url)
         for undone in range(6, len(every) + 1):
             assert rollback_migrations(url, 1) == [every[-undone]]

@@ -21,7 +21,9 @@ def test_identical_registrations_deployments_and_keyed_starts(postgres_store):
     registrations = race(6, lambda: ecp.graphs.register("t", GRAPH))
     assert {(r.graph_id, r.version) for r in registrations} == {("g", 1)}
     assert sum(r.created for r in registrations) == 1
-    deployments = race(6, lambda: ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="g")))
+    deployments = race(
+        6, lambda: ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
+    )
     assert {d.graph_version_ref for d, _ in deployments} == {"g@1"}
     assert sum(created for _, created in deployments) == 1
     request = StartRunRequest(deployment_ref="d", input={"n": 1}, idempotency_key="k-1")
@@ -29,14 +31,18 @@ def test_identical_registrations_deployments_and_keyed_starts(postgres_store):
     assert len({run.run_id for run, _ in starts}) == 1
     assert sum(created for _, created in starts) == 1
     with pytest.raises(Conflict):
-        ecp.runs.start("t", StartRunRequest(deployment_ref="d", input={"n": 2}, idempotency_key="k-1"))
+        ecp.runs.start(
+            "t", StartRunRequest(deployment_ref="d", input={"n": 2}, idempotency_key="k-1")
+        )
 
 
 def test_different_graphs_racing_for_the_next_version_all_land(postgres_store):
     ecp = Ecp.build(postgres_store.unit_of_work, signer=SIGNER)
     graphs = [GraphBuilder("g").action("a", "echo", arguments={"i": i}).build() for i in range(4)]
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        versions = sorted(r.version for r in pool.map(lambda g: ecp.graphs.register("t", g), graphs))
+        versions = sorted(
+            r.version for r in pool.map(lambda g: ecp.graphs.register("t", g), graphs)
+        )
     assert versions == [1, 2, 3, 4]
 
 

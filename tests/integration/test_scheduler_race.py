@@ -70,20 +70,46 @@ def read_line(worker, seconds=120.0):
 def load_evidence(ecp, at):
     """Forty runs a version two days ago: v1 accepts half, v2 all, one outcome rule for both."""
     for version in ("v1", "v2"):
-        ecp.evidence.define_outcome(ACTOR, OutcomeDefinitionRequest(
-            workflow_id="w", workflow_version=version, outcome_type="done",
-            predicate=SuccessPredicate(kind=PredicateKind.EQUALS, value=True)))
-        ecp.evidence.ingest_executions("t", [
-            ExecutionEvent(event_id=f"{version}-e{i}", workflow_id="w", workflow_version=version,
-                           run_id=f"{version}-r{i}", occurred_at=at + timedelta(minutes=i),
-                           cost_usd=Decimal("1.00"), cost_measurement=CostMeasurement.MEASURED,
-                           charge_id=f"{version}-c{i}")
-            for i in range(RUNS)])
-        ecp.evidence.ingest_outcomes("t", [
-            OutcomeEvent(event_id=f"{version}-o{i}", workflow_id="w", workflow_version=version,
-                         run_id=f"{version}-r{i}", outcome_type="done",
-                         asserted_at=at + timedelta(hours=1), value=version == "v2" or i % 2 == 0)
-            for i in range(RUNS)])
+        ecp.evidence.define_outcome(
+            ACTOR,
+            OutcomeDefinitionRequest(
+                workflow_id="w",
+                workflow_version=version,
+                outcome_type="done",
+                predicate=SuccessPredicate(kind=PredicateKind.EQUALS, value=True),
+            ),
+        )
+        ecp.evidence.ingest_executions(
+            "t",
+            [
+                ExecutionEvent(
+                    event_id=f"{version}-e{i}",
+                    workflow_id="w",
+                    workflow_version=version,
+                    run_id=f"{version}-r{i}",
+                    occurred_at=at + timedelta(minutes=i),
+                    cost_usd=Decimal("1.00"),
+                    cost_measurement=CostMeasurement.MEASURED,
+                    charge_id=f"{version}-c{i}",
+                )
+                for i in range(RUNS)
+            ],
+        )
+        ecp.evidence.ingest_outcomes(
+            "t",
+            [
+                OutcomeEvent(
+                    event_id=f"{version}-o{i}",
+                    workflow_id="w",
+                    workflow_version=version,
+                    run_id=f"{version}-r{i}",
+                    outcome_type="done",
+                    asserted_at=at + timedelta(hours=1),
+                    value=version == "v2" or i % 2 == 0,
+                )
+                for i in range(RUNS)
+            ],
+        )
 
 
 def test_two_processes_never_run_one_occurrence_twice(fresh_database, tmp_path):
@@ -100,12 +126,19 @@ def test_two_processes_never_run_one_occurrence_twice(fresh_database, tmp_path):
                 made = {
                     schedule.schedule_id: schedule
                     for schedule in (
-                        ecp.decisions.create_schedule(ACTOR, CreateScheduleRequest(
-                            workflow_id="w", baseline_version="v1", candidate_version="v2",
-                            interval_seconds=DAY, policy=ComparisonPolicy(min_success_rate=0.5),
-                            # Distinct windows: each schedule is its own comparison.
-                            window_seconds=7 * DAY + round_ * PER_ROUND + index,
-                            name=f"round {round_} schedule {index}"))
+                        ecp.decisions.create_schedule(
+                            ACTOR,
+                            CreateScheduleRequest(
+                                workflow_id="w",
+                                baseline_version="v1",
+                                candidate_version="v2",
+                                interval_seconds=DAY,
+                                policy=ComparisonPolicy(min_success_rate=0.5),
+                                # Distinct windows: each schedule is its own comparison.
+                                window_seconds=7 * DAY + round_ * PER_ROUND + index,
+                                name=f"round {round_} schedule {index}",
+                            ),
+                        )
                         for index in range(PER_ROUND)
                     )
                 }
@@ -145,4 +178,5 @@ def test_two_processes_never_run_one_occurrence_twice(fresh_database, tmp_path):
             for log in logs:
                 log.close()
         assert [worker.returncode for worker in workers] == [0, 0], [
-            (tmp_path / f"worker-{n}.log").read_text() for n in range(2)]
+            (tmp_path / f"worker-{n}.log").read_text() for n in range(2)
+        ]

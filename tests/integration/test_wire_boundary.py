@@ -89,13 +89,21 @@ leaf_texts = st.one_of(
     st.integers(-(2**60), 2**60).map(lambda n: (str(n), n, abs(n) <= MAX_SAFE_INTEGER)),
     st.floats(allow_nan=False, allow_infinity=False).map(lambda x: (json.dumps(x), x, True)),
     st.sampled_from([1e16, 1e21, -1e22, 1.7976931348623157e308, 5e-324, -0.0, 1e-7]).flatmap(
-        lambda x: st.sampled_from([(json.dumps(x), x, True), (f"{x:.16E}", float(f"{x:.16E}"), True)])
+        lambda x: st.sampled_from(
+            [(json.dumps(x), x, True), (f"{x:.16E}", float(f"{x:.16E}"), True)]
+        )
     ),
     st.sampled_from([("NaN", None, False), ("-Infinity", None, False), ("1e400", None, False)]),
     st.text(max_size=8).map(
-        lambda s: (json.dumps(s), s, "\x00" not in s and not any("\ud800" <= c <= "\udfff" for c in s))
+        lambda s: (
+            json.dumps(s),
+            s,
+            "\x00" not in s and not any("\ud800" <= c <= "\udfff" for c in s),
+        )
     ),
-    st.sampled_from([("true", True, True), ("null", None, True), ('"\\ud83d\\ude00"', "\U0001f600", True)]),
+    st.sampled_from(
+        [("true", True, True), ("null", None, True), ('"\\ud83d\\ude00"', "\U0001f600", True)]
+    ),
 )
 
 
@@ -108,7 +116,9 @@ def _combine(children):
                 all(ok for _, _, ok in items),
             )
         ),
-        st.lists(st.tuples(st.sampled_from(["a", "b", "\ud800", "c\x00", "é"]), children), max_size=3).map(
+        st.lists(
+            st.tuples(st.sampled_from(["a", "b", "\ud800", "c\x00", "é"]), children), max_size=3
+        ).map(
             lambda members: (
                 "{" + ",".join(f"{json.dumps(k)}:{t}" for k, (t, _, _) in members) + "}",
                 {k: v for k, (_, v, _) in members},
@@ -132,8 +142,10 @@ values = st.tuples(st.recursive(leaf_texts, _combine, max_leaves=8), st.integers
 )
 
 
-
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(values)
 def test_the_boundary_refuses_cleanly_or_everything_after_it_holds(client, generated):
     text, value, ok, _ = generated
@@ -156,7 +168,8 @@ def test_the_boundary_refuses_cleanly_or_everything_after_it_holds(client, gener
     output = read.json()["output"]
     assert output["v"] == value and output["copied"] == value
     [record] = [
-        entry for entry in client.get(f"/runs/{run_id}/timeline").json()["entries"]
+        entry
+        for entry in client.get(f"/runs/{run_id}/timeline").json()["entries"]
         if entry["node_id"] == "copy"
     ]
     assert record["output_snapshot"] == {"copied": value}
@@ -216,9 +229,14 @@ def test_bodies_must_be_json_in_utf8(client, content_type):
 
 def test_utf16_text_and_charset_spellings(client):
     body = json.dumps({"deployment_ref": "copy", "input": {}})
-    problem(client.post("/runs", content=body.encode("utf-16"), headers=JSON), 400, "malformed_json")
+    problem(
+        client.post("/runs", content=body.encode("utf-16"), headers=JSON), 400, "malformed_json"
+    )
     for spelling in ("application/json; charset=UTF-8", 'Application/JSON;charset="utf-8"'):
-        assert client.post("/runs", content=body, headers={"Content-Type": spelling}).status_code == 201
+        assert (
+            client.post("/runs", content=body, headers={"Content-Type": spelling}).status_code
+            == 201
+        )
 
 
 def test_401_and_403_come_before_size_and_media_type(client):
@@ -238,7 +256,9 @@ def test_hostile_json_everywhere_a_body_is_read(client):
         ("PUT", "/v1/retention/policy", '{"audit_ttl_seconds": ' + deep + "}"),
         ("POST", "/v1/graphs", deep),
     ]:
-        found = problem(client.request(method, path, content=text, headers=JSON), 422, "invalid_json_value")
+        found = problem(
+            client.request(method, path, content=text, headers=JSON), 422, "invalid_json_value"
+        )
         assert found["errors"], found
 
 
@@ -246,14 +266,19 @@ def test_a_lone_surrogate_key_is_reported_with_its_location(client):
     text = '{"deployment_ref": "copy", "input": {"ok": {"\\udc01": true}}}'
     found = problem(client.post("/runs", content=text, headers=JSON), 422, "invalid_json_value")
     assert found["errors"] == [
-        {"loc": ["input", "ok", "\udc01"], "msg": "member names must not contain U+0000 or unpaired surrogates"}
+        {
+            "loc": ["input", "ok", "\udc01"],
+            "msg": "member names must not contain U+0000 or unpaired surrogates",
+        }
     ]
 
 
 # -- query parameters ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("raw", ["%C2%B2", "%E2%91%A0", "%EF%BC%95", "-1", "0", "501", "1" * 5000, "+5", " 5"])
+@pytest.mark.parametrize(
+    "raw", ["%C2%B2", "%E2%91%A0", "%EF%BC%95", "-1", "0", "501", "1" * 5000, "+5", " 5"]
+)
 def test_integer_parameters_take_ascii_digits_in_range_only(client, raw):
     problem(client.get(f"/admin/runs?limit={raw}"), 422, "validation_failed")
     if raw != "501":  # a version number, just not one that exists
@@ -296,7 +321,9 @@ def test_the_idempotency_key_header_means_the_body_field(client):
     assert (first.status_code, again.status_code, same.status_code) == (201, 200, 200)
     assert first.json()["run_id"] == again.json()["run_id"] == same.json()["run_id"]
     agreeing = client.post(
-        "/runs", json={**body, "idempotency_key": "order-77"}, headers={"Idempotency-Key": "order-77"}
+        "/runs",
+        json={**body, "idempotency_key": "order-77"},
+        headers={"Idempotency-Key": "order-77"},
     )
     assert agreeing.status_code == 200
     before = run_count(client)
@@ -304,9 +331,14 @@ def test_the_idempotency_key_header_means_the_body_field(client):
         "/runs", json={**body, "idempotency_key": "a"}, headers={"Idempotency-Key": "b"}
     )
     found = problem(differing, 422, "validation_failed")
-    assert found["errors"] == [{"loc": ["header", "Idempotency-Key"], "msg": "differs from the body"}]
+    assert found["errors"] == [
+        {"loc": ["header", "Idempotency-Key"], "msg": "differs from the body"}
+    ]
     too_long = client.post("/runs", json=body, headers={"Idempotency-Key": "k" * 257})
-    assert problem(too_long, 422, "validation_failed")["errors"][0]["loc"] == ["header", "Idempotency-Key"]
+    assert problem(too_long, 422, "validation_failed")["errors"][0]["loc"] == [
+        "header",
+        "Idempotency-Key",
+    ]
     assert run_count(client) == before
 
 

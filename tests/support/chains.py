@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import strategies as st
 
 from ecp_core.audit import ChainHead, NodeAuditRecord, seal
-from ecp_core.audit.signing import Ed25519Signer
 from ecp_core.canonical import MAX_SAFE_INTEGER
+from ecp_core.signing import Ed25519Signer
 from ecp_core.types import AttemptStatus
 
 START = datetime(2026, 11, 1, tzinfo=UTC)

@@ -39,7 +39,9 @@ def receiver(**options) -> Iterator[Receiver]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            state.received.append(Received(headers={k.lower(): v for k, v in self.headers.items()}, body=body))
+            state.received.append(
+                Received(headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+            )
             state.arrived.set()
             if state.hold is not None:
                 state.hold.wait(30)

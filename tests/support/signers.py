@@ -1,6 +1,6 @@
 """Signers for tests of audit writes that fail."""
 
-from ecp_core.audit.signing import Ed25519Signer, PublicSigningKey
+from ecp_core.signing import Ed25519Signer, PublicSigningKey
 
 
 class FailingSigner:

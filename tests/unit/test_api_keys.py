@@ -168,9 +168,7 @@ def test_malformed_and_unknown_keys_do_not_authenticate():
 
 def test_a_colliding_key_id_is_drawn_again():
     same_id, other_id = b"\x00" * 5, b"\x01" * 5
-    keys, _, _ = service(
-        scripted(same_id, b"a" * 32, same_id, b"b" * 32, other_id, b"c" * 32)
-    )
+    keys, _, _ = service(scripted(same_id, b"a" * 32, same_id, b"b" * 32, other_id, b"c" * 32))
     first = keys.create(ADMIN, request())
     second = keys.create(OTHER_ADMIN, request())
     assert first.key_id == "aaaaaaaa"

@@ -270,7 +270,11 @@ def test_unsigned_legacy_records_before_signed_ones_are_counted_not_failed():
     records, head = build_chain([{}, {}, {}])
     records[0] = attrs.evolve(records[0], signature=None, signing_key_id=None)
     result = verify(records, head)
-    assert (result.verified, result.signature_verified, result.unsigned_record_count) == (True, True, 1)
+    assert (result.verified, result.signature_verified, result.unsigned_record_count) == (
+        True,
+        True,
+        1,
+    )
 
 
 def test_personal_data_that_is_not_canonical_fails_verification_instead_of_raising():
@@ -303,5 +307,9 @@ def test_records_need_utc_timestamps():
     from datetime import timedelta, timezone
 
     with pytest.raises(ValueError, match="UTC"):
-        build_chain([{}])[0][0].__class__(**{**attrs.asdict(build_chain([{}])[0][0], recurse=False),
-                                             "created_at": START.astimezone(timezone(timedelta(hours=2)))})
+        build_chain([{}])[0][0].__class__(
+            **{
+                **attrs.asdict(build_chain([{}])[0][0], recurse=False),
+                "created_at": START.astimezone(timezone(timedelta(hours=2))),
+            }
+        )

@@ -60,8 +60,13 @@ def gated(ecp):
     ecp.contracts.create("t", contract())
     graph = (
         GraphBuilder("g")
-        .action("pay", "echo", arguments={"amount": 10}, requires_approval=True,
-                resolution_schema_ref="refund-edit")
+        .action(
+            "pay",
+            "echo",
+            arguments={"amount": 10},
+            requires_approval=True,
+            resolution_schema_ref="refund-edit",
+        )
         .end("done")
         .chain("pay", "done")
         .build()
@@ -76,13 +81,19 @@ def test_edits_must_satisfy_the_contract():
     ecp = Ecp.in_memory()
     run = gated(ecp)
     approval_id = run.pending_approval_ids[0]
-    bad = ApprovalResolutionRequest(decision=ApprovalDecision.EDIT_AND_APPROVE,
-                                    edited_payload={"amount": 500, "extra": True})
+    bad = ApprovalResolutionRequest(
+        decision=ApprovalDecision.EDIT_AND_APPROVE, edited_payload={"amount": 500, "extra": True}
+    )
     with pytest.raises(ValidationFailed) as caught:
         ecp.resolve(REVIEWER, "d", approval_id, bad)
-    assert {e.loc for e in caught.value.errors} == {("edited_payload",), ("edited_payload", "amount")}
+    assert {e.loc for e in caught.value.errors} == {
+        ("edited_payload",),
+        ("edited_payload", "amount"),
+    }
     assert ecp.approvals.get("t", approval_id).status.value == "pending"
-    good = ApprovalResolutionRequest(decision=ApprovalDecision.EDIT_AND_APPROVE, edited_payload={"amount": 50})
+    good = ApprovalResolutionRequest(
+        decision=ApprovalDecision.EDIT_AND_APPROVE, edited_payload={"amount": 50}
+    )
     answer = ecp.resolve(REVIEWER, "d", approval_id, good)
     assert answer.run.status.value == "completed"
     assert answer.run.output == {"amount": 50}
@@ -90,7 +101,11 @@ def test_edits_must_satisfy_the_contract():
 
 def test_graphs_must_name_existing_contracts():
     ecp = Ecp.in_memory()
-    graph = GraphBuilder("g").approval("a", summary="s", rationale="r", resolution_schema_ref="nope").build()
+    graph = (
+        GraphBuilder("g")
+        .approval("a", summary="s", rationale="r", resolution_schema_ref="nope")
+        .build()
+    )
     with pytest.raises(ValidationFailed) as caught:
         ecp.graphs.register("t", graph)
     assert [e.loc for e in caught.value.errors] == [("nodes", 0, "resolution_schema_ref")]

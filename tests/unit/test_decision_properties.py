@@ -41,8 +41,11 @@ from ecp_core.wire import structure
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 START, END = T0, T0 + timedelta(days=10)
 NOW = T0 + timedelta(days=20)
-WHEN = {"earlier": T0 + timedelta(hours=23), "past": T0 + timedelta(days=1),
-        "future": NOW + timedelta(days=1)}
+WHEN = {
+    "earlier": T0 + timedelta(hours=23),
+    "past": T0 + timedelta(days=1),
+    "future": NOW + timedelta(days=1),
+}
 ACTOR = ActorIdentity(subject="analyst", auth_method=AuthMethod.BEARER, tenant_id="t")
 M, E, U = CostMeasurement.MEASURED, CostMeasurement.ESTIMATED, CostMeasurement.UNMEASURED
 OBSERVED, INFERRED = OutcomeMeasurement.MEASURED, OutcomeMeasurement.INFERRED
@@ -55,7 +58,9 @@ class Kind:
     """How one run looks: its charges, a revision of its first charge, its assertions."""
 
     charges: tuple[tuple[str | None, CostMeasurement], ...] = (("1", M),)
-    assertions: tuple[tuple[bool, OutcomeMeasurement, str, str], ...] = ((True, OBSERVED, "past", "done"),)
+    assertions: tuple[tuple[bool, OutcomeMeasurement, str, str], ...] = (
+        (True, OBSERVED, "past", "done"),
+    )
     revision: tuple[str | None, CostMeasurement] | None = None
     outside: bool = False
 
@@ -75,10 +80,12 @@ KINDS = {
     "zero": Kind(charges=(("0", M),)),
     "two_charges": Kind(charges=(("0.1", M), ("1E-8", M))),
     "inferred": Kind(assertions=((True, INFERRED, "past", "done"),)),
-    "superseded_inferred": Kind(assertions=((False, INFERRED, "earlier", "done"),
-                                            (True, OBSERVED, "past", "done"))),
-    "future_inferred": Kind(assertions=((True, OBSERVED, "past", "done"),
-                                        (False, INFERRED, "future", "done"))),
+    "superseded_inferred": Kind(
+        assertions=((False, INFERRED, "earlier", "done"), (True, OBSERVED, "past", "done"))
+    ),
+    "future_inferred": Kind(
+        assertions=((True, OBSERVED, "past", "done"), (False, INFERRED, "future", "done"))
+    ),
     "revised_unknown": Kind(revision=(None, U)),
     "revised_estimated": Kind(revision=("2", E)),
     "revised_cheaper": Kind(revision=("0.25", M)),
@@ -86,8 +93,16 @@ KINDS = {
 }
 RARE = [name for name in KINDS if name not in {"ok", "fail", "cheap_ok"}]
 rules = st.sampled_from(["a", "a", "a", "b", None])
-INVENTORY_MODES = ["none", "none", "none", "exact", "exact", "missing_run", "unlisted_run",
-                   "count_off"]
+INVENTORY_MODES = [
+    "none",
+    "none",
+    "none",
+    "exact",
+    "exact",
+    "missing_run",
+    "unlisted_run",
+    "count_off",
+]
 
 
 @attrs.frozen
@@ -101,15 +116,17 @@ class Scenario:
     policy: dict
 
 
-policies = st.fixed_dictionaries({
-    "min_success_rate": st.sampled_from([0.3, 0.5, 0.0, 0.3, 0.5, None]),
-    "min_runs": st.one_of(st.sampled_from([30, 10, 2]), st.integers(2, 41)),
-    "min_outcome_coverage": st.sampled_from([0.9, 0.5, 0.0, 1.0]),
-    "allow_estimated_cost": st.booleans(),
-    "confidence_level": st.sampled_from([0.95, 0.8, 0.99]),
-    "max_cost_growth": st.sampled_from([0.1, 1.0, 10.0]),
-    "max_success_rate_drop": st.sampled_from([0.0, 0.5, 1.0]),
-})
+policies = st.fixed_dictionaries(
+    {
+        "min_success_rate": st.sampled_from([0.3, 0.5, 0.0, 0.3, 0.5, None]),
+        "min_runs": st.one_of(st.sampled_from([30, 10, 2]), st.integers(2, 41)),
+        "min_outcome_coverage": st.sampled_from([0.9, 0.5, 0.0, 1.0]),
+        "allow_estimated_cost": st.booleans(),
+        "confidence_level": st.sampled_from([0.95, 0.8, 0.99]),
+        "max_cost_growth": st.sampled_from([0.1, 1.0, 10.0]),
+        "max_success_rate_drop": st.sampled_from([0.0, 0.5, 1.0]),
+    }
+)
 inventory_modes = st.sampled_from(INVENTORY_MODES)
 
 
@@ -127,14 +144,24 @@ def near_passing(draw):
                 kinds.append(name)
         return tuple(kinds)
 
-    inventories = draw(st.one_of(st.sampled_from([("none", "none"), ("exact", "exact")]),
-                                 st.tuples(inventory_modes, inventory_modes)))
+    inventories = draw(
+        st.one_of(
+            st.sampled_from([("none", "none"), ("exact", "exact")]),
+            st.tuples(inventory_modes, inventory_modes),
+        )
+    )
     same_rule = draw(st.sampled_from(["a", "a", "b"]))
     return Scenario(
-        base_runs=side(draw(st.sampled_from([("ok", "fail"), ("ok", "fail", "cheap_ok"),
-                                             ("zero",)]))),
-        cand_runs=side(draw(st.sampled_from([("ok",), ("ok", "cheap_ok"), ("ok", "fail"),
-                                             ("cheap_ok", "dear_fail")]))),
+        base_runs=side(
+            draw(st.sampled_from([("ok", "fail"), ("ok", "fail", "cheap_ok"), ("zero",)]))
+        ),
+        cand_runs=side(
+            draw(
+                st.sampled_from(
+                    [("ok",), ("ok", "cheap_ok"), ("ok", "fail"), ("cheap_ok", "dear_fail")]
+                )
+            )
+        ),
         base_rule=draw(st.one_of(st.just(same_rule), rules)),
         cand_rule=draw(st.one_of(st.just(same_rule), rules)),
         base_inventory=inventories[0],
@@ -146,8 +173,9 @@ def near_passing(draw):
 wild = st.builds(
     Scenario,
     base_runs=st.lists(st.sampled_from(["ok", "fail"] * 6 + RARE), max_size=40).map(tuple),
-    cand_runs=st.lists(st.sampled_from(["ok"] * 8 + ["cheap_ok"] * 4 + ["fail"] + RARE),
-                       max_size=40).map(tuple),
+    cand_runs=st.lists(
+        st.sampled_from(["ok"] * 8 + ["cheap_ok"] * 4 + ["fail"] + RARE), max_size=40
+    ).map(tuple),
     base_rule=rules,
     cand_rule=rules,
     base_inventory=inventory_modes,
@@ -156,11 +184,21 @@ wild = st.builds(
 )
 scenarios = st.one_of(near_passing(), wild)
 PASSING = Scenario(
-    base_runs=("ok", "fail") * 20, cand_runs=("ok",) * 40, base_rule="a", cand_rule="a",
-    base_inventory="exact", cand_inventory="exact",
-    policy={"min_success_rate": 0.5, "min_runs": 30, "min_outcome_coverage": 0.9,
-            "allow_estimated_cost": False, "confidence_level": 0.95, "max_cost_growth": 0.1,
-            "max_success_rate_drop": 0.0},
+    base_runs=("ok", "fail") * 20,
+    cand_runs=("ok",) * 40,
+    base_rule="a",
+    cand_rule="a",
+    base_inventory="exact",
+    cand_inventory="exact",
+    policy={
+        "min_success_rate": 0.5,
+        "min_runs": 30,
+        "min_outcome_coverage": 0.9,
+        "allow_estimated_cost": False,
+        "confidence_level": 0.95,
+        "max_cost_growth": 0.1,
+        "max_success_rate_drop": 0.0,
+    },
 )
 
 
@@ -181,26 +219,55 @@ def side_evidence(version, kinds, inventory_mode):
         at = START - timedelta(hours=1, minutes=i) if kind.outside else START + timedelta(minutes=i)
         window = f"{version}-sw{i % 2}"
         for k, (cost, measurement) in enumerate(kind.charges):
-            events.append(ExecutionEvent(
-                event_id=f"{version}-e{i:03d}-{k}", workflow_id="w", workflow_version=version,
-                run_id=run, occurred_at=at + timedelta(seconds=k),
-                cost_usd=None if cost is None else Decimal(cost), cost_measurement=measurement,
-                charge_id=f"{version}-c{i:03d}-{k}", source_window_id=window))
+            events.append(
+                ExecutionEvent(
+                    event_id=f"{version}-e{i:03d}-{k}",
+                    workflow_id="w",
+                    workflow_version=version,
+                    run_id=run,
+                    occurred_at=at + timedelta(seconds=k),
+                    cost_usd=None if cost is None else Decimal(cost),
+                    cost_measurement=measurement,
+                    charge_id=f"{version}-c{i:03d}-{k}",
+                    source_window_id=window,
+                )
+            )
         if not kind.charges:
-            events.append(ExecutionEvent(
-                event_id=f"{version}-s{i:03d}", workflow_id="w", workflow_version=version,
-                run_id=run, occurred_at=at, cost_role=CostRole.SUMMARY, source_window_id=window))
+            events.append(
+                ExecutionEvent(
+                    event_id=f"{version}-s{i:03d}",
+                    workflow_id="w",
+                    workflow_version=version,
+                    run_id=run,
+                    occurred_at=at,
+                    cost_role=CostRole.SUMMARY,
+                    source_window_id=window,
+                )
+            )
         if kind.revision is not None:
             cost, measurement = kind.revision
-            revisions.append(ChargeRevision(
-                event_id=f"{version}-rev{i:03d}", charge_id=f"{version}-c{i:03d}-0",
-                revised_at=T0 + timedelta(days=2), cost_usd=None if cost is None else Decimal(cost),
-                cost_measurement=measurement))
+            revisions.append(
+                ChargeRevision(
+                    event_id=f"{version}-rev{i:03d}",
+                    charge_id=f"{version}-c{i:03d}-0",
+                    revised_at=T0 + timedelta(days=2),
+                    cost_usd=None if cost is None else Decimal(cost),
+                    cost_measurement=measurement,
+                )
+            )
         for k, (value, measurement, when, outcome_type) in enumerate(kind.assertions):
-            assertions.append(OutcomeEvent(
-                event_id=f"{version}-o{i:03d}-{k}", workflow_id="w", workflow_version=version,
-                run_id=run, outcome_type=outcome_type, asserted_at=WHEN[when], value=value,
-                outcome_measurement=measurement))
+            assertions.append(
+                OutcomeEvent(
+                    event_id=f"{version}-o{i:03d}-{k}",
+                    workflow_id="w",
+                    workflow_version=version,
+                    run_id=run,
+                    outcome_type=outcome_type,
+                    asserted_at=WHEN[when],
+                    value=value,
+                    outcome_measurement=measurement,
+                )
+            )
     return events, assertions, revisions, inventory(version, events, inventory_mode)
 
 
@@ -212,20 +279,33 @@ def inventory(version, events, mode):
     by_window = {}
     for event in inside:
         by_window.setdefault(event.source_window_id, []).append(event.event_id)
-    windows = [SourceWindow(source_window_id=w, expected_events=len(ids),
-                            event_ids_digest=ids_digest(ids)) for w, ids in sorted(by_window.items())]
+    windows = [
+        SourceWindow(source_window_id=w, expected_events=len(ids), event_ids_digest=ids_digest(ids))
+        for w, ids in sorted(by_window.items())
+    ]
     if mode == "missing_run":
         runs.append(f"{version}-ghost")
     elif mode == "unlisted_run":
         runs = runs[1:]
     elif mode == "count_off":
-        windows = ([attrs.evolve(windows[0], expected_events=windows[0].expected_events + 1),
-                    *windows[1:]] if windows else
-                   [SourceWindow(source_window_id="ghost", expected_events=1,
-                                 event_ids_digest=ids_digest(["x"]))])
+        windows = (
+            [attrs.evolve(windows[0], expected_events=windows[0].expected_events + 1), *windows[1:]]
+            if windows
+            else [
+                SourceWindow(
+                    source_window_id="ghost", expected_events=1, event_ids_digest=ids_digest(["x"])
+                )
+            ]
+        )
     return SourceInventory(
-        event_id=f"inv-{version}", workflow_id="w", workflow_version=version, capture_start=START,
-        capture_end=END, terminal_run_ids=tuple(runs), windows=tuple(windows))
+        event_id=f"inv-{version}",
+        workflow_id="w",
+        workflow_version=version,
+        capture_start=START,
+        capture_end=END,
+        terminal_run_ids=tuple(runs),
+        windows=tuple(windows),
+    )
 
 
 def build(scenario, *, reverse=False):
@@ -233,27 +313,42 @@ def build(scenario, *, reverse=False):
     ecp = Ecp.in_memory(clock=FixedClock(NOW))
     for version, rule in zip(VERSIONS, (scenario.base_rule, scenario.cand_rule), strict=True):
         if rule is not None:
-            ecp.evidence.define_outcome(ACTOR, OutcomeDefinitionRequest(
-                workflow_id="w", workflow_version=version, outcome_type="done",
-                predicate=SuccessPredicate(kind=PredicateKind.EQUALS, value=RULES[rule])))
-    sides = [side_evidence("v1", scenario.base_runs, scenario.base_inventory),
-             side_evidence("v2", scenario.cand_runs, scenario.cand_inventory)]
+            ecp.evidence.define_outcome(
+                ACTOR,
+                OutcomeDefinitionRequest(
+                    workflow_id="w",
+                    workflow_version=version,
+                    outcome_type="done",
+                    predicate=SuccessPredicate(kind=PredicateKind.EQUALS, value=RULES[rule]),
+                ),
+            )
+    sides = [
+        side_evidence("v1", scenario.base_runs, scenario.base_inventory),
+        side_evidence("v2", scenario.cand_runs, scenario.cand_inventory),
+    ]
     events, assertions, revisions = ([x for side in sides for x in side[part]] for part in range(3))
     inventories = [side[3] for side in sides if side[3] is not None]
     order = reversed if reverse else list
-    for batch, ingest in ((events, ecp.evidence.ingest_executions),
-                          (assertions, ecp.evidence.ingest_outcomes),
-                          (revisions, ecp.evidence.ingest_revisions),
-                          (inventories, ecp.evidence.ingest_inventories)):
+    for batch, ingest in (
+        (events, ecp.evidence.ingest_executions),
+        (assertions, ecp.evidence.ingest_outcomes),
+        (revisions, ecp.evidence.ingest_revisions),
+        (inventories, ecp.evidence.ingest_inventories),
+    ):
         if batch:
             ingest("t", list(order(batch)))
     return ecp
 
 
 def request(scenario):
-    body = {"workflow_id": "w", "baseline_version": "v1", "candidate_version": "v2",
-            "start": "2026-11-01T00:00:00Z", "end": "2026-11-11T00:00:00Z",
-            "policy": scenario.policy}
+    body = {
+        "workflow_id": "w",
+        "baseline_version": "v1",
+        "candidate_version": "v2",
+        "start": "2026-11-01T00:00:00Z",
+        "end": "2026-11-11T00:00:00Z",
+        "policy": scenario.policy,
+    }
     if scenario.base_inventory != "none":
         body["baseline_inventory_id"] = "inv-v1"
     if scenario.cand_inventory != "none":
@@ -281,9 +376,11 @@ def model_run(kind, rule):
     else:
         cost = sum((Decimal(c) for c, _ in prices), Decimal(0))
         how = "estimated" if any(m is E for _, m in prices) else "measured"
-    current = [(WHEN[when], k, value, measurement)
-               for k, (value, measurement, when, outcome_type) in enumerate(kind.assertions)
-               if outcome_type == "done" and WHEN[when] <= NOW]
+    current = [
+        (WHEN[when], k, value, measurement)
+        for k, (value, measurement, when, outcome_type) in enumerate(kind.assertions)
+        if outcome_type == "done" and WHEN[when] <= NOW
+    ]
     if rule is None or not current:
         return ModelRun(cost, how, None, None)
     _, _, value, measurement = max(current)
@@ -301,8 +398,12 @@ def model_side(kinds, rule, inventory_mode):
 def expected_reasons(scenario):
     """Every abstain condition of ``interval-policy/1`` that holds, from the generated data."""
     policy = scenario.policy
-    base, base_mismatch = model_side(scenario.base_runs, scenario.base_rule, scenario.base_inventory)
-    cand, cand_mismatch = model_side(scenario.cand_runs, scenario.cand_rule, scenario.cand_inventory)
+    base, base_mismatch = model_side(
+        scenario.base_runs, scenario.base_rule, scenario.base_inventory
+    )
+    cand, cand_mismatch = model_side(
+        scenario.cand_runs, scenario.cand_rule, scenario.cand_inventory
+    )
     every = base + cand
     coverage = Fraction(str(policy["min_outcome_coverage"]))
     found = set()
@@ -310,8 +411,10 @@ def expected_reasons(scenario):
         found.add("min_success_rate_missing")
     if min(len(base), len(cand)) < policy["min_runs"]:
         found.add("too_few_runs")
-    if any(not runs or Fraction(sum(r.accepted is not None for r in runs), len(runs)) < coverage
-           for runs in (base, cand)):
+    if any(
+        not runs or Fraction(sum(r.accepted is not None for r in runs), len(runs)) < coverage
+        for runs in (base, cand)
+    ):
         found.add("low_outcome_coverage")
     if any(r.cost is None for r in every):
         found.add("unmeasured_cost")
@@ -341,8 +444,12 @@ def rows(runs):
 def artifact_rows(found):
     counted = Counter()
     for row in found:
-        key = (None if row.cost_usd is None else Decimal(row.cost_usd), row.cost_measurement,
-               row.accepted, row.outcome_measurement)
+        key = (
+            None if row.cost_usd is None else Decimal(row.cost_usd),
+            row.cost_measurement,
+            row.accepted,
+            row.outcome_measurement,
+        )
         counted[key] += row.runs
     return counted
 
@@ -384,13 +491,16 @@ def test_calculation_inputs_are_the_runs_grouped_with_multiplicities_summing_to_
     _, base, cand = expected_reasons(scenario)
     inputs = artifact.calculation_inputs
     assert inputs.version == "run-economics/1"
-    for found, model, delivery in ((inputs.baseline, base, artifact.source_delivery.baseline),
-                                   (inputs.candidate, cand, artifact.source_delivery.candidate)):
+    for found, model, delivery in (
+        (inputs.baseline, base, artifact.source_delivery.baseline),
+        (inputs.candidate, cand, artifact.source_delivery.candidate),
+    ):
         assert sum(row.runs for row in found) == delivery.runs == len(model)
         assert all(row.runs > 0 for row in found)
         assert artifact_rows(found) == rows(model)
-        assert len({(r.cost_usd, r.cost_measurement, r.accepted, r.outcome_measurement)
-                    for r in found}) == len(found)  # grouped: no two rows alike
+        assert len(
+            {(r.cost_usd, r.cost_measurement, r.accepted, r.outcome_measurement) for r in found}
+        ) == len(found)  # grouped: no two rows alike
 
 
 @given(scenarios)

@@ -17,7 +17,6 @@ import attrs
 import pytest
 
 from ecp_core import ActorIdentity, AuthMethod, Ecp
-from ecp_core.audit.signing import Ed25519Signer
 from ecp_core.decisions.model import (
     CompareRequest,
     CreateScheduleRequest,
@@ -38,6 +37,7 @@ from ecp_core.evidence.model import (
     SuccessPredicate,
 )
 from ecp_core.memory import MemoryStore
+from ecp_core.signing import Ed25519Signer
 from ecp_core.system import FixedClock, SequentialIds
 from ecp_core.wire import structure, unstructure
 
@@ -67,21 +67,34 @@ def iso(moment):
 def world(now=NOW):
     clock = FixedClock(now)
     store = MemoryStore()
-    ecp = Ecp.build(store.unit_of_work, signer=Ed25519Signer.generate(), clock=clock,
-                    ids=SequentialIds("d"))
+    ecp = Ecp.build(
+        store.unit_of_work, signer=Ed25519Signer.generate(), clock=clock, ids=SequentialIds("d")
+    )
     return ecp, clock, store
 
 
 def define(ecp, version, outcome_type="done", value=True):
     request = OutcomeDefinitionRequest(
-        workflow_id="w", workflow_version=version, outcome_type=outcome_type,
+        workflow_id="w",
+        workflow_version=version,
+        outcome_type=outcome_type,
         predicate=SuccessPredicate(kind=PredicateKind.EQUALS, value=value),
     )
     ecp.evidence.define_outcome(ACTOR, request)
 
 
-def record(ecp, version, outcomes, *, costs="1.00", measurement=None, inferred=(),
-           windows=2, at=None, first=0):
+def record(
+    ecp,
+    version,
+    outcomes,
+    *,
+    costs="1.00",
+    measurement=None,
+    inferred=(),
+    windows=2,
+    at=None,
+    first=0,
+):
     """One charge and one outcome assertion per run; an outcome None leaves the run unresolved.
 
     ``costs`` is one decimal string for every run or one per run (None: unknown); runs alternate
@@ -94,18 +107,36 @@ def record(ecp, version, outcomes, *, costs="1.00", measurement=None, inferred=(
         amount = None if cost is None else Decimal(cost)
         how = measurement or (UNMEASURED if amount is None else MEASURED)
         run = f"{version}-r{i:03d}"
-        events.append(ExecutionEvent(
-            event_id=f"{version}-e{i:03d}", workflow_id="w", workflow_version=version, run_id=run,
-            occurred_at=at or START + timedelta(minutes=i), cost_usd=amount, cost_measurement=how,
-            charge_id=f"{version}-c{i:03d}", source_window_id=f"{version}-sw{i % windows}",
-        ))
+        events.append(
+            ExecutionEvent(
+                event_id=f"{version}-e{i:03d}",
+                workflow_id="w",
+                workflow_version=version,
+                run_id=run,
+                occurred_at=at or START + timedelta(minutes=i),
+                cost_usd=amount,
+                cost_measurement=how,
+                charge_id=f"{version}-c{i:03d}",
+                source_window_id=f"{version}-sw{i % windows}",
+            )
+        )
         if value is not None:
-            assertions.append(OutcomeEvent(
-                event_id=f"{version}-o{i:03d}", workflow_id="w", workflow_version=version,
-                run_id=run, outcome_type="done", asserted_at=ASSERTED, value=value,
-                outcome_measurement=(OutcomeMeasurement.INFERRED if i in inferred
-                                     else OutcomeMeasurement.MEASURED),
-            ))
+            assertions.append(
+                OutcomeEvent(
+                    event_id=f"{version}-o{i:03d}",
+                    workflow_id="w",
+                    workflow_version=version,
+                    run_id=run,
+                    outcome_type="done",
+                    asserted_at=ASSERTED,
+                    value=value,
+                    outcome_measurement=(
+                        OutcomeMeasurement.INFERRED
+                        if i in inferred
+                        else OutcomeMeasurement.MEASURED
+                    ),
+                )
+            )
     ecp.evidence.ingest_executions("t", events)
     if assertions:
         ecp.evidence.ingest_outcomes("t", assertions)
@@ -125,8 +156,13 @@ def scenario(*, base=None, cand=None, base_rule=RULE, cand_rule=RULE, now=NOW):
 
 
 def compare(ecp, policy=POLICY, **fields):
-    body = {"workflow_id": "w", "baseline_version": "v1", "candidate_version": "v2",
-            "start": iso(START), "end": iso(END)}
+    body = {
+        "workflow_id": "w",
+        "baseline_version": "v1",
+        "candidate_version": "v2",
+        "start": iso(START),
+        "end": iso(END),
+    }
     if policy is not None:
         body["policy"] = policy
     return ecp.decisions.compare(ACTOR, structure(body | fields, CompareRequest))
@@ -155,13 +191,21 @@ def inventory(ecp, version, events, *, runs=None, windows=None, end=END):
     for event in events:
         by_window[event.source_window_id].append(event.event_id)
     if windows is None:
-        windows = [SourceWindow(source_window_id=w, expected_events=len(ids),
-                                event_ids_digest=ids_digest(ids))
-                   for w, ids in sorted(by_window.items())]
+        windows = [
+            SourceWindow(
+                source_window_id=w, expected_events=len(ids), event_ids_digest=ids_digest(ids)
+            )
+            for w, ids in sorted(by_window.items())
+        ]
     listed = sorted({e.run_id for e in events}) if runs is None else runs
     found = SourceInventory(
-        event_id=f"inv-{version}", workflow_id="w", workflow_version=version,
-        capture_start=START, capture_end=end, terminal_run_ids=tuple(listed), windows=tuple(windows),
+        event_id=f"inv-{version}",
+        workflow_id="w",
+        workflow_version=version,
+        capture_start=START,
+        capture_end=end,
+        terminal_run_ids=tuple(listed),
+        windows=tuple(windows),
     )
     ecp.evidence.ingest_inventories("t", [found])
     return found.event_id
@@ -203,16 +247,22 @@ def test_a_constraint_wholly_beyond_its_limit_fails_and_keeps_the_baseline():
     assert artifact.verdict.value == "fail"
     assert artifact.recommended_action.value == "keep_baseline"
     assert artifact.abstain_reasons == ()
-    assert statuses(artifact) == {"candidate_success_rate": "pass", "success_rate_change": "pass",
-                                  COST_RATIO: "fail"}
+    assert statuses(artifact) == {
+        "candidate_success_rate": "pass",
+        "success_rate_change": "pass",
+        COST_RATIO: "fail",
+    }
     assert artifact.constraints[2].interval[0] > 1.1
     assert artifact.additional_runs_required is None
 
 
 def test_a_failing_constraint_fails_even_beside_an_unresolved_one():
     artifact = decide({"min_success_rate": 0.3}, cand={"outcomes": HALF, "costs": "5.00"})
-    assert statuses(artifact) == {"candidate_success_rate": "pass",
-                                  "success_rate_change": "unresolved", COST_RATIO: "fail"}
+    assert statuses(artifact) == {
+        "candidate_success_rate": "pass",
+        "success_rate_change": "unresolved",
+        COST_RATIO: "fail",
+    }
     assert artifact.verdict.value == "fail"
     assert artifact.recommended_action.value == "keep_baseline"
 
@@ -257,8 +307,9 @@ def test_comparing_a_version_with_itself_is_allowed():
 # --- abstain rules, each alone ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("policy", [None, {}, {"min_success_rate": None}],
-                         ids=["no-policy", "omitted", "null"])
+@pytest.mark.parametrize(
+    "policy", [None, {}, {"min_success_rate": None}], ids=["no-policy", "omitted", "null"]
+)
 def test_a_missing_min_success_rate_abstains(policy):
     artifact = decide(policy)
     assert artifact.verdict.value == "abstain"
@@ -276,8 +327,10 @@ def test_a_min_success_rate_of_zero_is_an_explicit_choice_that_can_pass():
 
 @pytest.mark.parametrize(
     ("policy", "changes"),
-    [({"min_success_rate": 0.5, "min_runs": RUNS + 1}, {}),
-     (POLICY, {"cand": {"outcomes": [True] * 29}})],  # the default minimum is 30
+    [
+        ({"min_success_rate": 0.5, "min_runs": RUNS + 1}, {}),
+        (POLICY, {"cand": {"outcomes": [True] * 29}}),
+    ],  # the default minimum is 30
     ids=["policy-minimum", "default-minimum"],
 )
 def test_too_few_runs_abstain(policy, changes):
@@ -295,8 +348,10 @@ def test_low_outcome_coverage_abstains(side):
     short = {side: {"outcomes": [None] * 5 + outcomes[5:]}}
     assert decide(**short).abstain_reasons == ("low_outcome_coverage",)
     # ... unless the policy asks for less.
-    assert decide({"min_success_rate": 0.5, "min_outcome_coverage": 0.8},
-                  **short).verdict.value == "pass"
+    assert (
+        decide({"min_success_rate": 0.5, "min_outcome_coverage": 0.8}, **short).verdict.value
+        == "pass"
+    )
 
 
 def test_exactly_the_minimum_outcome_coverage_is_enough():
@@ -305,11 +360,20 @@ def test_exactly_the_minimum_outcome_coverage_is_enough():
 
 def test_an_outcome_asserted_in_the_future_does_not_resolve_a_run_yet():
     ecp, clock, *_ = scenario(cand={"outcomes": [None] * 5 + ALL[5:]})
-    ecp.evidence.ingest_outcomes("t", [
-        OutcomeEvent(event_id=f"late{i}", workflow_id="w", workflow_version="v2",
-                     run_id=f"v2-r{i:03d}", outcome_type="done", asserted_at=NOW + timedelta(hours=1))
-        for i in range(5)
-    ])
+    ecp.evidence.ingest_outcomes(
+        "t",
+        [
+            OutcomeEvent(
+                event_id=f"late{i}",
+                workflow_id="w",
+                workflow_version="v2",
+                run_id=f"v2-r{i:03d}",
+                outcome_type="done",
+                asserted_at=NOW + timedelta(hours=1),
+            )
+            for i in range(5)
+        ],
+    )
     assert compare(ecp)[0].abstain_reasons == ("low_outcome_coverage",)
     clock.advance(3600)  # at asserted_at the assertions are current
     assert compare(ecp)[0].verdict.value == "pass"
@@ -328,9 +392,18 @@ def test_unmeasured_cost_abstains_and_is_never_counted_as_zero(side):
 
 def test_a_charge_revision_to_an_unknown_cost_makes_the_cost_unmeasured():
     ecp, *_ = scenario()
-    ecp.evidence.ingest_revisions("t", [ChargeRevision(
-        event_id="rev1", charge_id="v1-c007", revised_at=T0 + timedelta(days=2), cost_usd=None,
-        cost_measurement=UNMEASURED)])
+    ecp.evidence.ingest_revisions(
+        "t",
+        [
+            ChargeRevision(
+                event_id="rev1",
+                charge_id="v1-c007",
+                revised_at=T0 + timedelta(days=2),
+                cost_usd=None,
+                cost_measurement=UNMEASURED,
+            )
+        ],
+    )
     assert compare(ecp)[0].abstain_reasons == ("unmeasured_cost",)
 
 
@@ -349,9 +422,19 @@ def test_inferred_outcomes_abstain():
 
 def test_an_inferred_assertion_superseded_by_a_measured_one_does_not_count():
     ecp, *_ = scenario(cand={"inferred": {0}})
-    ecp.evidence.ingest_outcomes("t", [OutcomeEvent(
-        event_id="measured-later", workflow_id="w", workflow_version="v2", run_id="v2-r000",
-        outcome_type="done", asserted_at=ASSERTED + timedelta(hours=1))])
+    ecp.evidence.ingest_outcomes(
+        "t",
+        [
+            OutcomeEvent(
+                event_id="measured-later",
+                workflow_id="w",
+                workflow_version="v2",
+                run_id="v2-r000",
+                outcome_type="done",
+                asserted_at=ASSERTED + timedelta(hours=1),
+            )
+        ],
+    )
     assert compare(ecp)[0].verdict.value == "pass"
 
 
@@ -381,8 +464,9 @@ def test_a_missing_outcome_definition_abstains():
 
 
 def test_different_outcome_definitions_abstain():
-    artifact = decide(cand_rule={"outcome_type": "done", "value": "yes"},
-                      cand={"outcomes": ["yes"] * RUNS})
+    artifact = decide(
+        cand_rule={"outcome_type": "done", "value": "yes"}, cand={"outcomes": ["yes"] * RUNS}
+    )
     assert artifact.abstain_reasons == ("outcome_definitions_differ",)
     assert artifact.outcome_semantics.baseline != artifact.outcome_semantics.candidate
 
@@ -420,57 +504,91 @@ def _unlisted(events):
 def _recount(events):
     ids = sorted(e.event_id for e in events if e.source_window_id == "v2-sw0")
     others = sorted(e.event_id for e in events if e.source_window_id == "v2-sw1")
-    return {"windows": [
-        SourceWindow(source_window_id="v2-sw0", expected_events=len(ids) + 1,
-                     event_ids_digest=ids_digest(ids)),
-        SourceWindow(source_window_id="v2-sw1", expected_events=len(others),
-                     event_ids_digest=ids_digest(others)),
-    ]}
+    return {
+        "windows": [
+            SourceWindow(
+                source_window_id="v2-sw0",
+                expected_events=len(ids) + 1,
+                event_ids_digest=ids_digest(ids),
+            ),
+            SourceWindow(
+                source_window_id="v2-sw1",
+                expected_events=len(others),
+                event_ids_digest=ids_digest(others),
+            ),
+        ]
+    }
 
 
 def _other_ids(events):
     ids = sorted(e.event_id for e in events if e.source_window_id == "v2-sw0")
     others = sorted(e.event_id for e in events if e.source_window_id == "v2-sw1")
     swapped = [*ids[1:], "v2-e999"]
-    return {"windows": [
-        SourceWindow(source_window_id="v2-sw0", expected_events=len(ids),
-                     event_ids_digest=ids_digest(swapped)),
-        SourceWindow(source_window_id="v2-sw1", expected_events=len(others),
-                     event_ids_digest=ids_digest(others)),
-    ]}
+    return {
+        "windows": [
+            SourceWindow(
+                source_window_id="v2-sw0",
+                expected_events=len(ids),
+                event_ids_digest=ids_digest(swapped),
+            ),
+            SourceWindow(
+                source_window_id="v2-sw1",
+                expected_events=len(others),
+                event_ids_digest=ids_digest(others),
+            ),
+        ]
+    }
 
 
 def _partial_run(events):
     """Run v2-r000 had a second event the store never received."""
     ids = sorted([*(e.event_id for e in events if e.source_window_id == "v2-sw0"), "v2-e000b"])
     others = sorted(e.event_id for e in events if e.source_window_id == "v2-sw1")
-    return {"windows": [
-        SourceWindow(source_window_id="v2-sw0", expected_events=len(ids),
-                     event_ids_digest=ids_digest(ids)),
-        SourceWindow(source_window_id="v2-sw1", expected_events=len(others),
-                     event_ids_digest=ids_digest(others)),
-    ]}
+    return {
+        "windows": [
+            SourceWindow(
+                source_window_id="v2-sw0",
+                expected_events=len(ids),
+                event_ids_digest=ids_digest(ids),
+            ),
+            SourceWindow(
+                source_window_id="v2-sw1",
+                expected_events=len(others),
+                event_ids_digest=ids_digest(others),
+            ),
+        ]
+    }
 
 
 def _undeclared_window(events):
     ids = sorted(e.event_id for e in events if e.source_window_id == "v2-sw0")
-    return {"windows": [SourceWindow(source_window_id="v2-sw0", expected_events=len(ids),
-                                     event_ids_digest=ids_digest(ids))]}
+    return {
+        "windows": [
+            SourceWindow(
+                source_window_id="v2-sw0",
+                expected_events=len(ids),
+                event_ids_digest=ids_digest(ids),
+            )
+        ]
+    }
 
 
 @pytest.mark.parametrize(
     ("change", "problem"),
-    [(_unlisted, "runs the inventory does not list: v2-r005"),
-     (_recount, "capture window v2-sw0: 20 events, 21 expected"),
-     (_other_ids, "capture window v2-sw0: event ids differ"),
-     (_partial_run, "capture window v2-sw0: 20 events, 21 expected"),
-     (_undeclared_window, "capture window v2-sw1 is not in the inventory")],
+    [
+        (_unlisted, "runs the inventory does not list: v2-r005"),
+        (_recount, "capture window v2-sw0: 20 events, 21 expected"),
+        (_other_ids, "capture window v2-sw0: event ids differ"),
+        (_partial_run, "capture window v2-sw0: 20 events, 21 expected"),
+        (_undeclared_window, "capture window v2-sw1 is not in the inventory"),
+    ],
     ids=["unexpected-records", "window-count", "window-digest", "partial-run", "unknown-window"],
 )
 def test_an_inventory_mismatch_abstains_and_names_the_problem(change, problem):
     ecp, _, _, base_events, cand_events = scenario()
-    artifact, _ = compare(ecp, **both_inventories(ecp, base_events, cand_events,
-                                                  **change(cand_events)))
+    artifact, _ = compare(
+        ecp, **both_inventories(ecp, base_events, cand_events, **change(cand_events))
+    )
     assert artifact.abstain_reasons == ("source_inventory_mismatch",)
     assert artifact.verdict.value == "abstain"
     assert any(problem in limitation for limitation in artifact.limitations)
@@ -479,10 +597,21 @@ def test_an_inventory_mismatch_abstains_and_names_the_problem(change, problem):
 def test_an_event_naming_no_capture_window_is_a_mismatch_under_an_inventory():
     ecp, _, _, base_events, cand_events = scenario()
     ids = both_inventories(ecp, base_events, cand_events)
-    ecp.evidence.ingest_executions("t", [ExecutionEvent(
-        event_id="v2-e000b", workflow_id="w", workflow_version="v2", run_id="v2-r000",
-        occurred_at=START, cost_usd=Decimal("0.01"), cost_measurement=MEASURED,
-        charge_id="v2-c000b")])
+    ecp.evidence.ingest_executions(
+        "t",
+        [
+            ExecutionEvent(
+                event_id="v2-e000b",
+                workflow_id="w",
+                workflow_version="v2",
+                run_id="v2-r000",
+                occurred_at=START,
+                cost_usd=Decimal("0.01"),
+                cost_measurement=MEASURED,
+                charge_id="v2-c000b",
+            )
+        ],
+    )
     artifact, _ = compare(ecp, **ids)
     assert artifact.abstain_reasons == ("source_inventory_mismatch",)
     assert any("1 events name no capture window" in text for text in artifact.limitations)
@@ -537,10 +666,22 @@ def test_changed_policy_or_evidence_makes_a_new_revision():
     assert stricter.decision_id != first.decision_id
     assert stricter.policy.confidence_level == 0.99
     # One more execution event of an existing run changes the selected evidence.
-    ecp.evidence.ingest_executions("t", [ExecutionEvent(
-        event_id="v2-extra", workflow_id="w", workflow_version="v2", run_id="v2-r000",
-        occurred_at=START + timedelta(hours=5), cost_usd=Decimal("0.01"),
-        cost_measurement=MEASURED, charge_id="v2-extra", source_window_id="v2-sw0")])
+    ecp.evidence.ingest_executions(
+        "t",
+        [
+            ExecutionEvent(
+                event_id="v2-extra",
+                workflow_id="w",
+                workflow_version="v2",
+                run_id="v2-r000",
+                occurred_at=START + timedelta(hours=5),
+                cost_usd=Decimal("0.01"),
+                cost_measurement=MEASURED,
+                charge_id="v2-extra",
+                source_window_id="v2-sw0",
+            )
+        ],
+    )
     newer, created = compare(ecp)
     assert created
     assert newer.revision == 3
@@ -548,18 +689,41 @@ def test_changed_policy_or_evidence_makes_a_new_revision():
     assert newer.request_digest == first.request_digest
     assert newer.source_delivery.candidate.execution_events == RUNS + 1
     # Evidence outside the window, or of another workflow, changes nothing.
-    ecp.evidence.ingest_executions("t", [ExecutionEvent(
-        event_id="late", workflow_id="w", workflow_version="v2", run_id="v2-r001",
-        occurred_at=END, cost_usd=Decimal(1), cost_measurement=MEASURED, charge_id="late")])
+    ecp.evidence.ingest_executions(
+        "t",
+        [
+            ExecutionEvent(
+                event_id="late",
+                workflow_id="w",
+                workflow_version="v2",
+                run_id="v2-r001",
+                occurred_at=END,
+                cost_usd=Decimal(1),
+                cost_measurement=MEASURED,
+                charge_id="late",
+            )
+        ],
+    )
     assert compare(ecp)[0].decision_id == newer.decision_id
 
 
 def test_a_future_outcome_makes_a_new_revision_once_the_clock_passes_it():
     ecp, clock, *_ = scenario()
     first, _ = compare(ecp)
-    ecp.evidence.ingest_outcomes("t", [OutcomeEvent(
-        event_id="v2-recant", workflow_id="w", workflow_version="v2", run_id="v2-r000",
-        outcome_type="done", asserted_at=NOW + timedelta(hours=2), value=False)])
+    ecp.evidence.ingest_outcomes(
+        "t",
+        [
+            OutcomeEvent(
+                event_id="v2-recant",
+                workflow_id="w",
+                workflow_version="v2",
+                run_id="v2-r000",
+                outcome_type="done",
+                asserted_at=NOW + timedelta(hours=2),
+                value=False,
+            )
+        ],
+    )
     assert compare(ecp) == (first, False)
     clock.advance(2 * 3600)
     later, created = compare(ecp)
@@ -573,9 +737,21 @@ def test_a_future_outcome_makes_a_new_revision_once_the_clock_passes_it():
 def test_another_tenants_evidence_is_not_seen():
     ecp, *_ = scenario()
     first, _ = compare(ecp)
-    ecp.evidence.ingest_executions("other", [ExecutionEvent(
-        event_id="x", workflow_id="w", workflow_version="v2", run_id="v2-r000",
-        occurred_at=START, cost_usd=Decimal(9), cost_measurement=MEASURED, charge_id="x")])
+    ecp.evidence.ingest_executions(
+        "other",
+        [
+            ExecutionEvent(
+                event_id="x",
+                workflow_id="w",
+                workflow_version="v2",
+                run_id="v2-r000",
+                occurred_at=START,
+                cost_usd=Decimal(9),
+                cost_measurement=MEASURED,
+                charge_id="x",
+            )
+        ],
+    )
     assert compare(ecp) == (first, False)
     assert ecp.decisions.history("other", limit=10) == ([], None)
 
@@ -597,8 +773,13 @@ def test_the_artifact_names_its_claim_method_evidence_binding_and_limitations():
     assert artifact.tenant_id == "t"
     assert artifact.as_of == artifact.created_at == NOW
     delivery = artifact.source_delivery.baseline
-    assert (delivery.runs, delivery.execution_events, delivery.outcome_assertions,
-            delivery.source_windows, delivery.missing_runs) == (RUNS, RUNS, RUNS, 2, 0)
+    assert (
+        delivery.runs,
+        delivery.execution_events,
+        delivery.outcome_assertions,
+        delivery.source_windows,
+        delivery.missing_runs,
+    ) == (RUNS, RUNS, RUNS, 2, 0)
     wire = unstructure(artifact)
     assert json.loads(json.dumps(wire)) == wire
     assert structure(wire, DecisionArtifact) == artifact
@@ -616,26 +797,49 @@ def test_outcome_semantics_are_equal_across_versions_with_the_same_rule():
 def test_calculation_inputs_group_identical_runs_with_exact_costs():
     ecp, *_ = scenario(base={"costs": ["1E-8", "0.10", *["1.00"] * (RUNS - 2)]})
     # A run of two charges sums exactly; a revision prices a charge.
-    ecp.evidence.ingest_executions("t", [ExecutionEvent(
-        event_id="v1-e001b", workflow_id="w", workflow_version="v1", run_id="v1-r001",
-        occurred_at=START, cost_usd=Decimal("0.2"), cost_measurement=MEASURED,
-        charge_id="v1-c001b", source_window_id="v1-sw1")])
-    ecp.evidence.ingest_revisions("t", [ChargeRevision(
-        event_id="rev", charge_id="v1-c002", revised_at=T0 + timedelta(days=2),
-        cost_usd=Decimal("123456789012345.123456789012345678"), cost_measurement=MEASURED)])
+    ecp.evidence.ingest_executions(
+        "t",
+        [
+            ExecutionEvent(
+                event_id="v1-e001b",
+                workflow_id="w",
+                workflow_version="v1",
+                run_id="v1-r001",
+                occurred_at=START,
+                cost_usd=Decimal("0.2"),
+                cost_measurement=MEASURED,
+                charge_id="v1-c001b",
+                source_window_id="v1-sw1",
+            )
+        ],
+    )
+    ecp.evidence.ingest_revisions(
+        "t",
+        [
+            ChargeRevision(
+                event_id="rev",
+                charge_id="v1-c002",
+                revised_at=T0 + timedelta(days=2),
+                cost_usd=Decimal("123456789012345.123456789012345678"),
+                cost_measurement=MEASURED,
+            )
+        ],
+    )
     artifact, _ = compare(ecp)
     inputs = artifact.calculation_inputs
     rows = {(Decimal(r.cost_usd), r.accepted): r for r in inputs.baseline}
     assert all(DECIMAL_TEXT.fullmatch(r.cost_usd) for r in inputs.baseline)
-    assert rows[Decimal("1E-8"), True].runs == 1          # run 0: the exponent input, exactly
-    assert rows[Decimal("0.3"), False].runs == 1          # run 1: 0.10 + 0.2
+    assert rows[Decimal("1E-8"), True].runs == 1  # run 0: the exponent input, exactly
+    assert rows[Decimal("0.3"), False].runs == 1  # run 1: 0.10 + 0.2
     assert rows[Decimal("123456789012345.123456789012345678"), True].runs == 1  # run 2, revised
     assert rows[Decimal("1.00"), True].runs == RUNS // 2 - 2
     assert rows[Decimal("1.00"), False].runs == RUNS // 2 - 1
     assert len(inputs.baseline) == 5
     assert sum(r.runs for r in inputs.baseline) == artifact.source_delivery.baseline.runs == RUNS
-    assert [(r.cost_usd, r.cost_measurement, r.accepted, r.outcome_measurement, r.runs)
-            for r in inputs.candidate] == [("1.00", "measured", True, "measured", RUNS)]
+    assert [
+        (r.cost_usd, r.cost_measurement, r.accepted, r.outcome_measurement, r.runs)
+        for r in inputs.candidate
+    ] == [("1.00", "measured", True, "measured", RUNS)]
     assert artifact.source_delivery.baseline.charge_revisions == 1
     assert artifact.source_delivery.baseline.execution_events == RUNS + 1
     wire_rows = unstructure(artifact)["calculation_inputs"]["baseline"]
@@ -647,8 +851,10 @@ def test_calculation_inputs_group_identical_runs_with_exact_costs():
 def test_history_lists_newest_first_with_cursor_paging_and_keeps_the_original_inputs():
     ecp, clock, *_ = scenario()
     # Three at one instant (ordered by id among themselves), then two a minute apart.
-    made = [compare(ecp, {"min_success_rate": 0.5, "confidence_level": level})[0]
-            for level in (0.9, 0.95, 0.99)]
+    made = [
+        compare(ecp, {"min_success_rate": 0.5, "confidence_level": level})[0]
+        for level in (0.9, 0.95, 0.99)
+    ]
     for level in (0.8, 0.85):
         clock.advance(60)
         made.append(compare(ecp, {"min_success_rate": 0.5, "confidence_level": level})[0])
@@ -679,13 +885,23 @@ def test_a_cursor_this_service_did_not_issue_is_refused():
 
 @pytest.mark.parametrize(
     ("payload", "expected"),
-    [({}, ("legacy_unclassified", "legacy_unversioned")),
-     ({"claim_class": None, "method_version": None}, ("legacy_unclassified", "legacy_unversioned")),
-     ({"claim_class": "", "method_version": ""}, ("legacy_unclassified", "legacy_unversioned")),
-     ({"claim_class": 3, "method_version": ["x"]}, ("legacy_unclassified", "legacy_unversioned")),
-     ({"method_version": "interval-policy/1"}, ("legacy_unclassified", "interval-policy/1")),
-     ({"claim_class": "observed_comparison", "method_version": "interval-policy/1"},
-      ("observed_comparison", "interval-policy/1"))],
+    [
+        ({}, ("legacy_unclassified", "legacy_unversioned")),
+        (
+            {"claim_class": None, "method_version": None},
+            ("legacy_unclassified", "legacy_unversioned"),
+        ),
+        ({"claim_class": "", "method_version": ""}, ("legacy_unclassified", "legacy_unversioned")),
+        (
+            {"claim_class": 3, "method_version": ["x"]},
+            ("legacy_unclassified", "legacy_unversioned"),
+        ),
+        ({"method_version": "interval-policy/1"}, ("legacy_unclassified", "interval-policy/1")),
+        (
+            {"claim_class": "observed_comparison", "method_version": "interval-policy/1"},
+            ("observed_comparison", "interval-policy/1"),
+        ),
+    ],
 )
 def test_method_fields_read_legacy_payloads(payload, expected):
     assert method_fields(payload) == expected
@@ -712,22 +928,41 @@ def test_an_unknown_inventory_or_one_of_another_version_is_refused():
 
 @pytest.mark.parametrize(
     "policy",
-    [{"min_success_rate": 1.5}, {"min_success_rate": 0.5, "confidence_level": 1},
-     {"min_success_rate": 0.5, "confidence_level": 0}, {"min_success_rate": 0.5, "min_runs": 1},
-     {"min_success_rate": 0.5, "max_cost_growth": -0.1}],
+    [
+        {"min_success_rate": 1.5},
+        {"min_success_rate": 0.5, "confidence_level": 1},
+        {"min_success_rate": 0.5, "confidence_level": 0},
+        {"min_success_rate": 0.5, "min_runs": 1},
+        {"min_success_rate": 0.5, "max_cost_growth": -0.1},
+    ],
 )
 def test_a_policy_outside_its_ranges_is_refused(policy):
     with pytest.raises(ValidationFailed):
-        structure({"workflow_id": "w", "baseline_version": "v1", "candidate_version": "v2",
-                   "start": iso(START), "end": iso(END), "policy": policy}, CompareRequest)
+        structure(
+            {
+                "workflow_id": "w",
+                "baseline_version": "v1",
+                "candidate_version": "v2",
+                "start": iso(START),
+                "end": iso(END),
+                "policy": policy,
+            },
+            CompareRequest,
+        )
 
 
 # --- schedules -------------------------------------------------------------------------------
 
 
 def schedule_request(**fields):
-    body = {"workflow_id": "w", "baseline_version": "v1", "candidate_version": "v2",
-            "interval_seconds": 86_400, "window_seconds": 30 * 86_400, "policy": POLICY}
+    body = {
+        "workflow_id": "w",
+        "baseline_version": "v1",
+        "candidate_version": "v2",
+        "interval_seconds": 86_400,
+        "window_seconds": 30 * 86_400,
+        "policy": POLICY,
+    }
     return structure(body | fields, CreateScheduleRequest)
 
 
@@ -775,15 +1010,19 @@ def test_a_claim_holding_a_stale_next_run_is_refused():
         (seen,) = uow.decisions.due(NOW, limit=10)  # another process reads the due occurrence
     assert ecp.decisions.run_due() == [schedule.schedule_id]  # ... and this one claims it first
     with store.unit_of_work() as uow:
-        assert uow.decisions.claim(seen.schedule_id, seen.next_run_at,
-                                   NOW + timedelta(days=1)) is False
+        assert (
+            uow.decisions.claim(seen.schedule_id, seen.next_run_at, NOW + timedelta(days=1))
+            is False
+        )
         uow.commit()
     (stored,) = ecp.decisions.schedules("t")
     assert stored.next_run_at == NOW + timedelta(days=1)
     assert len(ecp.decisions.history("t", limit=10)[0]) == 1
     with store.unit_of_work() as uow:  # the value actually held is claimed
-        assert uow.decisions.claim(seen.schedule_id, stored.next_run_at,
-                                   NOW + timedelta(days=5)) is True
+        assert (
+            uow.decisions.claim(seen.schedule_id, stored.next_run_at, NOW + timedelta(days=5))
+            is True
+        )
         uow.commit()
     assert ecp.decisions.schedules("t")[0].next_run_at == NOW + timedelta(days=5)
 
@@ -796,11 +1035,14 @@ def test_schedules_are_listed_per_tenant_oldest_first():
     other = attrs.evolve(ACTOR, tenant_id="other")
     ecp.decisions.create_schedule(other, schedule_request())
     assert [s.schedule_id for s in ecp.decisions.schedules("t")] == [
-        first.schedule_id, second.schedule_id]
+        first.schedule_id,
+        second.schedule_id,
+    ]
 
 
-@pytest.mark.parametrize("fields", [{"interval_seconds": 86_399}, {"window_seconds": 3599},
-                                    {"name": " "}])
+@pytest.mark.parametrize(
+    "fields", [{"interval_seconds": 86_399}, {"window_seconds": 3599}, {"name": " "}]
+)
 def test_a_schedule_outside_its_ranges_is_refused(fields):
     with pytest.raises(ValidationFailed):
         schedule_request(**fields)

@@ -49,7 +49,6 @@ def test_the_default_schedule():
     assert waits == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300]
 
 
-
 def world(signer=GOOD, actions=None):
     store, clock = MemoryStore(), FixedClock(START)
     ecp = Ecp.build(store.unit_of_work, signer=GOOD, clock=clock, dispatch_policy=POLICY)

@@ -40,8 +40,13 @@ ADMIN = ActorIdentity(subject="admin", auth_method=AuthMethod.BEARER, tenant_id=
 VERSIONS = ("1", "2", "3")
 WEIGHTED_VERSIONS = ("1", "1", "1", "2", "2", "3")
 RUNS = ("r1", "r2", "r3")
-SUMMED = ("known_cost_usd", "measured_cost_usd", "estimated_cost_usd", "failure_tax_usd",
-          "repeated_attempt_usd")
+SUMMED = (
+    "known_cost_usd",
+    "measured_cost_usd",
+    "estimated_cost_usd",
+    "failure_tax_usd",
+    "repeated_attempt_usd",
+)
 COUNTED = ("events", "summary_events", "repeated_attempt_events")
 GAPS = ("unknown_cost_events", "unattributed_events")
 
@@ -52,11 +57,16 @@ amounts = st.one_of(
     st.sampled_from([Decimal("1E-8"), Decimal(0), Decimal("123456789012345.5")]),
 )
 prices = st.one_of(
-    st.none(), st.tuples(amounts, st.sampled_from([CostMeasurement.MEASURED, CostMeasurement.ESTIMATED]))
+    st.none(),
+    st.tuples(amounts, st.sampled_from([CostMeasurement.MEASURED, CostMeasurement.ESTIMATED])),
 )
 # Few distinct instants, so ties (broken by event_id) are common; some lie after NOW.
-instants = st.sampled_from([T0, T0 + timedelta(hours=3), T0 + timedelta(hours=20), T0 + timedelta(hours=30)])
-asserted = st.one_of(instants, st.integers(0, 26 * 60).map(lambda minutes: T0 + timedelta(minutes=minutes)))
+instants = st.sampled_from(
+    [T0, T0 + timedelta(hours=3), T0 + timedelta(hours=20), T0 + timedelta(hours=30)]
+)
+asserted = st.one_of(
+    instants, st.integers(0, 26 * 60).map(lambda minutes: T0 + timedelta(minutes=minutes))
+)
 scalars = st.sampled_from([True, False, 1, 1.0, 0, 0.5, 2, "1", "x"])
 outcome_values = st.one_of(st.sampled_from([True, 1, 2]), scalars)
 
@@ -110,12 +120,14 @@ def revisions(draw, index, charges):
     )
 
 
-definitions = st.sampled_from([
-    SuccessPredicate(kind=PredicateKind.EQUALS, value=True),
-    SuccessPredicate(kind=PredicateKind.EQUALS, value=1),
-    SuccessPredicate(kind=PredicateKind.AT_LEAST, threshold=Decimal("0.5")),
-    SuccessPredicate(kind=PredicateKind.LESS_THAN, threshold=Decimal(1)),
-])
+definitions = st.sampled_from(
+    [
+        SuccessPredicate(kind=PredicateKind.EQUALS, value=True),
+        SuccessPredicate(kind=PredicateKind.EQUALS, value=1),
+        SuccessPredicate(kind=PredicateKind.AT_LEAST, threshold=Decimal("0.5")),
+        SuccessPredicate(kind=PredicateKind.LESS_THAN, threshold=Decimal(1)),
+    ]
+)
 
 
 @st.composite
@@ -135,8 +147,13 @@ def evidence(draw):
 
 queries = st.builds(
     lambda granularity, cohort, version: DebuggerQuery(
-        workflow_id="w", start=START, end=END, granularity=granularity, cohort=cohort,
-        workflow_version=version),
+        workflow_id="w",
+        start=START,
+        end=END,
+        granularity=granularity,
+        cohort=cohort,
+        workflow_version=version,
+    ),
     st.sampled_from(Granularity),
     st.sampled_from(["subject_id", "dimension:tier"]),
     st.sampled_from([None, None, "1"]),
@@ -147,10 +164,20 @@ def ingest(data, order=None):
     """A fresh service holding ``data``; ``order`` (a Random) shuffles and re-batches it."""
     ecp = Ecp.in_memory(clock=FixedClock(NOW))
     for version, predicate in sorted(data["definitions"].items()):
-        ecp.evidence.define_outcome(ADMIN, OutcomeDefinitionRequest(
-            workflow_id="w", workflow_version=version, outcome_type="resolved", predicate=predicate))
-    kinds = [("executions", ecp.evidence.ingest_executions), ("outcomes", ecp.evidence.ingest_outcomes),
-             ("revisions", ecp.evidence.ingest_revisions)]
+        ecp.evidence.define_outcome(
+            ADMIN,
+            OutcomeDefinitionRequest(
+                workflow_id="w",
+                workflow_version=version,
+                outcome_type="resolved",
+                predicate=predicate,
+            ),
+        )
+    kinds = [
+        ("executions", ecp.evidence.ingest_executions),
+        ("outcomes", ecp.evidence.ingest_outcomes),
+        ("revisions", ecp.evidence.ingest_revisions),
+    ]
     if order is not None:
         order.shuffle(kinds)
     for kind, store in kinds:
@@ -165,8 +192,12 @@ def ingest(data, order=None):
 
 
 def _rows(report):
-    return {"versions": report.versions, "timeline": report.timeline, "cohorts": report.cohorts,
-            "steps": report.steps}
+    return {
+        "versions": report.versions,
+        "timeline": report.timeline,
+        "cohorts": report.cohorts,
+        "steps": report.steps,
+    }
 
 
 @given(evidence(), queries)
@@ -179,13 +210,18 @@ def test_every_total_is_the_exact_sum_of_its_rows(data, query):
             parts = [getattr(row.accounting, field) for row in rows]
             assert exact_sum(parts) == getattr(totals, field), (name, field)
         for field in COUNTED:
-            assert sum(getattr(row.accounting, field) for row in rows) == getattr(totals, field), (name, field)
+            assert sum(getattr(row.accounting, field) for row in rows) == getattr(totals, field), (
+                name,
+                field,
+            )
         for field in GAPS:
             parts = [getattr(row.accounting.incomplete, field) for row in rows]
             assert sum(parts) == getattr(totals.incomplete, field), (name, field)
     # A run lives in one version: run counts add up across versions (not across windows).
     for field in ("runs", "successful_runs", "failed_runs"):
-        assert sum(getattr(row.accounting, field) for row in report.versions) == getattr(totals, field)
+        assert sum(getattr(row.accounting, field) for row in report.versions) == getattr(
+            totals, field
+        )
 
 
 def _oracle(data, query):
@@ -193,7 +229,10 @@ def _oracle(data, query):
     latest = {}
     for revision in data["revisions"]:
         current = latest.get(revision.charge_id)
-        if current is None or (revision.revised_at, revision.event_id) > (current.revised_at, current.event_id):
+        if current is None or (revision.revised_at, revision.event_id) > (
+            current.revised_at,
+            current.event_id,
+        ):
             latest[revision.charge_id] = revision
     known, unknown, count = [], 0, 0
     for event in data["executions"]:
@@ -215,7 +254,9 @@ def _oracle(data, query):
 @given(evidence(), queries)
 def test_the_known_cost_is_the_latest_price_of_every_charge_in_the_window(data, query):
     totals = ingest(data).debugger.report("t", query).totals
-    assert (totals.known_cost_usd, totals.incomplete.unknown_cost_events, totals.events) == _oracle(data, query)
+    assert (totals.known_cost_usd, totals.incomplete.unknown_cost_events, totals.events) == _oracle(
+        data, query
+    )
     if totals.incomplete.unknown_cost_events:
         assert totals.cost_per_successful_outcome_usd is None
         assert totals.incomplete.complete is False
@@ -236,9 +277,21 @@ def _landing(report, event, query):
     version = event.workflow_version
     return [
         *(row for row in report.versions if row.workflow_version == version),
-        *(row for row in report.timeline if (row.workflow_version, row.window_start) == (version, window)),
-        *(row for row in report.cohorts if (row.workflow_version, _typed(row.cohort)) == (version, cohort)),
-        *(row for row in report.steps if (row.workflow_version, row.step_id) == (version, event.step_id)),
+        *(
+            row
+            for row in report.timeline
+            if (row.workflow_version, row.window_start) == (version, window)
+        ),
+        *(
+            row
+            for row in report.cohorts
+            if (row.workflow_version, _typed(row.cohort)) == (version, cohort)
+        ),
+        *(
+            row
+            for row in report.steps
+            if (row.workflow_version, row.step_id) == (version, event.step_id)
+        ),
     ]
 
 
@@ -254,7 +307,9 @@ def test_an_unknown_cost_never_lowers_an_incomplete_count(data, query, draw):
         event_id="zz-unknown",
         workflow_id="w",
         workflow_version=draw.draw(st.sampled_from(VERSIONS)),
-        occurred_at=draw.draw(st.integers(0, WINDOW_MINUTES - 1).map(lambda m: START + timedelta(minutes=m))),
+        occurred_at=draw.draw(
+            st.integers(0, WINDOW_MINUTES - 1).map(lambda m: START + timedelta(minutes=m))
+        ),
         run_id=draw.draw(st.sampled_from([*RUNS, "r-new", None])),
         step_id=draw.draw(st.sampled_from(["plan", None])),
         subject_id=draw.draw(st.sampled_from(["acct-1", None])),
@@ -291,17 +346,25 @@ def test_an_unknown_cost_never_lowers_an_incomplete_count(data, query, draw):
 def test_ingesting_the_same_evidence_twice_changes_no_report(data, query):
     ecp = ingest(data)
     once = unstructure(ecp.debugger.report("t", query))
-    for kind, store in (("executions", ecp.evidence.ingest_executions),
-                        ("outcomes", ecp.evidence.ingest_outcomes),
-                        ("revisions", ecp.evidence.ingest_revisions)):
+    for kind, store in (
+        ("executions", ecp.evidence.ingest_executions),
+        ("outcomes", ecp.evidence.ingest_outcomes),
+        ("revisions", ecp.evidence.ingest_revisions),
+    ):
         if data[kind]:
             result = store("t", data[kind])
-            assert (result.received, result.stored, result.replayed) == (len(data[kind]), 0, len(data[kind]))
+            assert (result.received, result.stored, result.replayed) == (
+                len(data[kind]),
+                0,
+                len(data[kind]),
+            )
     assert unstructure(ecp.debugger.report("t", query)) == once
 
 
 @given(evidence(), queries, st.randoms(use_true_random=False))
 def test_the_report_does_not_depend_on_arrival_order(data, query, order):
     expected = json.dumps(unstructure(ingest(data).debugger.report("t", query)), sort_keys=True)
-    shuffled = json.dumps(unstructure(ingest(data, order).debugger.report("t", query)), sort_keys=True)
+    shuffled = json.dumps(
+        unstructure(ingest(data, order).debugger.report("t", query)), sort_keys=True
+    )
     assert shuffled == expected

@@ -13,13 +13,25 @@ from ecp_http.settings import Settings, SettingsError
 
 def test_defaults():
     settings = Settings.from_mapping({})
-    assert (settings.host, settings.port, settings.hosted, settings.database_url) == ("127.0.0.1", 8000, False, None)
+    assert (settings.host, settings.port, settings.hosted, settings.database_url) == (
+        "127.0.0.1",
+        8000,
+        False,
+        None,
+    )
     assert str(settings.data_dir) == ".ecp"
 
 
 def test_values_are_read():
-    settings = Settings.from_mapping({"ECP_PORT": "9000", "ECP_HOSTED": "true", "ECP_DATABASE_URL": "postgresql://h/db",
-                                      "ECP_DISPATCH_WORKERS": "4", "ECP_JWT_SECRET": "s" * 32})
+    settings = Settings.from_mapping(
+        {
+            "ECP_PORT": "9000",
+            "ECP_HOSTED": "true",
+            "ECP_DATABASE_URL": "postgresql://h/db",
+            "ECP_DISPATCH_WORKERS": "4",
+            "ECP_JWT_SECRET": "s" * 32,
+        }
+    )
     assert (settings.port, settings.hosted, settings.dispatch_workers) == (9000, True, 4)
 
 
@@ -47,7 +59,10 @@ def test_development_secrets_are_generated_once_and_private(tmp_path):
     for name in ("jwt-secret", "audit-signing-key"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600
     again, notes = with_development_secrets(settings)
-    assert (again.jwt_secret, again.audit_signing_key) == (first.jwt_secret, first.audit_signing_key)
+    assert (again.jwt_secret, again.audit_signing_key) == (
+        first.jwt_secret,
+        first.audit_signing_key,
+    )
     assert [note.split()[0] for note in notes] == ["using", "using"]
 
 
@@ -60,14 +75,22 @@ def test_hosted_mode_refuses_generated_secrets(tmp_path):
 
 def test_tokens_round_trip_and_refuse_unknown_roles():
     secret = "k" * 32
-    actor = Authenticator(secret).verify_token(mint_token(secret, tenant="t", roles=["approver"], subject="ana"))
-    assert (actor.subject, actor.tenant_id, [r.value for r in actor.roles]) == ("ana", "t", ["approver"])
+    actor = Authenticator(secret).verify_token(
+        mint_token(secret, tenant="t", roles=["approver"], subject="ana")
+    )
+    assert (actor.subject, actor.tenant_id, [r.value for r in actor.roles]) == (
+        "ana",
+        "t",
+        ["approver"],
+    )
     with pytest.raises(Unauthenticated):
         mint_token(secret, tenant="t", roles=["superuser"])
     with pytest.raises(Unauthenticated):
         Authenticator("other" * 8).verify_token(mint_token(secret, tenant="t", roles=["admin"]))
     with pytest.raises(Unauthenticated):
-        Authenticator(secret).verify_token(mint_token(secret, tenant="t", roles=["admin"], ttl_seconds=-10))
+        Authenticator(secret).verify_token(
+            mint_token(secret, tenant="t", roles=["admin"], ttl_seconds=-10)
+        )
 
 
 def test_every_setting_is_documented():

@@ -15,11 +15,14 @@ from ecp_core.json_text import MAX_DEPTH, nesting_depth, parse_json_text
 safe_ints = st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
 texts = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"))
 json_values = st.recursive(
-    st.none() | st.booleans() | safe_ints | st.floats(allow_nan=False, allow_infinity=False) | texts,
+    st.none()
+    | st.booleans()
+    | safe_ints
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | texts,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
     max_leaves=20,
 )
-
 
 
 def refusal(text):
@@ -42,7 +45,9 @@ def test_the_depth_measured_on_the_text_is_the_depth_of_the_value(value):
     assert nesting_depth(json.dumps(value)) == depth_of(value)
 
 
-@given(st.integers(1, 3 * MAX_DEPTH), st.sampled_from(["[", '{"k":']), st.sampled_from(["", '"[{]"']))
+@given(
+    st.integers(1, 3 * MAX_DEPTH), st.sampled_from(["[", '{"k":']), st.sampled_from(["", '"[{]"'])
+)
 def test_nesting_beyond_the_bound_is_refused_before_decoding(depth, opener, leaf):
     closer = "]" if opener == "[" else "}"
     text = opener * depth + (leaf or "1") + closer * depth
@@ -64,7 +69,11 @@ def test_deep_text_far_beyond_any_recursion_limit_is_refused_not_crashed():
         ('{"x": [{"b": 1, "c": 2, "b": 3}]}', ("x", 0, "b"), "duplicate member name"),
         ('["\\ud800"]', (0,), "must not contain U+0000 or unpaired surrogates"),
         ('{"k": "a\\u0000b"}', ("k",), "must not contain U+0000 or unpaired surrogates"),
-        ('{"\\udc00": 1}', ("\udc00",), "member names must not contain U+0000 or unpaired surrogates"),
+        (
+            '{"\\udc00": 1}',
+            ("\udc00",),
+            "member names must not contain U+0000 or unpaired surrogates",
+        ),
         ("[9007199254740992]", (0,), f"integers must lie within ±{MAX_SAFE_INTEGER}"),
         ("[-9007199254740992]", (0,), f"integers must lie within ±{MAX_SAFE_INTEGER}"),
         ("[" + "9" * 5000 + "]", (0,), f"integers must lie within ±{MAX_SAFE_INTEGER}"),

@@ -60,15 +60,19 @@ def iso(moment):
 
 def decimals(low_mantissa=1, high_exponent=2):
     """Exact amounts with exponents from -18 up (at most 15 integer digits)."""
-    return st.builds(lambda m, e: Decimal(m).scaleb(e), st.integers(low_mantissa, 10**6),
-                     st.integers(-18, high_exponent))
+    return st.builds(
+        lambda m, e: Decimal(m).scaleb(e),
+        st.integers(low_mantissa, 10**6),
+        st.integers(-18, high_exponent),
+    )
 
 
 amounts = decimals()
 costs = decimals(low_mantissa=0, high_exponent=0)
 models = st.sampled_from([None, None, "m1", "m2"])
-dimensions = st.fixed_dictionaries({}, optional={"project_id": st.sampled_from(["p1", "p2"]),
-                                                 "workspace_id": st.just("w1")})
+dimensions = st.fixed_dictionaries(
+    {}, optional={"project_id": st.sampled_from(["p1", "p2"]), "workspace_id": st.just("w1")}
+)
 
 
 # --- statements ---------------------------------------------------------------------------------
@@ -78,8 +82,13 @@ dimensions = st.fixed_dictionaries({}, optional={"project_id": st.sampled_from([
 def random_bucket(draw):
     start = draw(st.integers(0, MINUTES - 1))
     end = draw(st.integers(start + 1, MINUTES))
-    return {"start": minute(start), "end": minute(end), "amount": draw(amounts), "model": draw(models),
-            "dims": draw(dimensions)}
+    return {
+        "start": minute(start),
+        "end": minute(end),
+        "amount": draw(amounts),
+        "model": draw(models),
+        "dims": draw(dimensions),
+    }
 
 
 @st.composite
@@ -93,17 +102,46 @@ def layouts(draw):
         shape = draw(st.sampled_from(["one", "one", "one", "by project", "by model", "none"]))
         model = draw(models)
         if shape == "one":
-            drawn.append({"start": minute(start), "end": minute(end), "amount": draw(amounts),
-                          "model": model, "dims": draw(dimensions)})
+            drawn.append(
+                {
+                    "start": minute(start),
+                    "end": minute(end),
+                    "amount": draw(amounts),
+                    "model": model,
+                    "dims": draw(dimensions),
+                }
+            )
         elif shape == "by project":
-            drawn.extend({"start": minute(start), "end": minute(end), "amount": draw(amounts),
-                          "model": model, "dims": {"project_id": project}} for project in ("p1", "p2"))
+            drawn.extend(
+                {
+                    "start": minute(start),
+                    "end": minute(end),
+                    "amount": draw(amounts),
+                    "model": model,
+                    "dims": {"project_id": project},
+                }
+                for project in ("p1", "p2")
+            )
         elif shape == "by model":
             dims = draw(dimensions)
-            drawn.extend({"start": minute(start), "end": minute(end), "amount": draw(amounts),
-                          "model": each, "dims": dims} for each in ("m1", "m2"))
+            drawn.extend(
+                {
+                    "start": minute(start),
+                    "end": minute(end),
+                    "amount": draw(amounts),
+                    "model": each,
+                    "dims": dims,
+                }
+                for each in ("m1", "m2")
+            )
     extra = draw(st.sampled_from([0, 0, 0, 0, 1, 2]))
-    drawn.extend(draw(st.lists(random_bucket(), min_size=max(extra, 0 if drawn else 1), max_size=max(extra, 1))))
+    drawn.extend(
+        draw(
+            st.lists(
+                random_bucket(), min_size=max(extra, 0 if drawn else 1), max_size=max(extra, 1)
+            )
+        )
+    )
     return drawn
 
 
@@ -111,8 +149,12 @@ def statement_data(layout):
     """The JSON of a statement of ``layout``'s buckets (ids ``b0``, ``b1``, ... in layout order)."""
     wire_buckets = []
     for index, b in enumerate(layout):
-        item = {"bucket_id": f"b{index}", "period_start": iso(b["start"]), "period_end": iso(b["end"]),
-                "amount_usd": str(b["amount"])}
+        item = {
+            "bucket_id": f"b{index}",
+            "period_start": iso(b["start"]),
+            "period_end": iso(b["end"]),
+            "amount_usd": str(b["amount"]),
+        }
         if b["model"] is not None:
             item["model"] = b["model"]
         if b["dims"]:
@@ -120,9 +162,16 @@ def statement_data(layout):
         wire_buckets.append(item)
     with localcontext(EXACT):
         total = sum((b["amount"] for b in layout), Decimal(0))
-    return {"statement_id": "s1", "provider": "openai", "period_start": iso(T0), "period_end": iso(END),
-            "currency": "USD", "billed_total_usd": str(total), "source_kind": "cost_api",
-            "buckets": wire_buckets}
+    return {
+        "statement_id": "s1",
+        "provider": "openai",
+        "period_start": iso(T0),
+        "period_end": iso(END),
+        "currency": "USD",
+        "billed_total_usd": str(total),
+        "source_kind": "cost_api",
+        "buckets": wire_buckets,
+    }
 
 
 statements = layouts().map(statement_data)
@@ -147,16 +196,25 @@ def event_fields(draw, inside, tidy, priced=False):
         at = inside["start"] + timedelta(seconds=draw(st.integers(0, span - 1)))
         model = inside["model"] or draw(models)
         dims = draw(dimensions) | inside["dims"]
-    metadata = {**({"provider": provider} if provider else {}), **({"model": model} if model else {}), **dims}
-    measurement = MEASURED if priced else draw(st.sampled_from([MEASURED] * 5 + [ESTIMATED, UNMEASURED]))
+    metadata = {
+        **({"provider": provider} if provider else {}),
+        **({"model": model} if model else {}),
+        **dims,
+    }
+    measurement = (
+        MEASURED if priced else draw(st.sampled_from([MEASURED] * 5 + [ESTIMATED, UNMEASURED]))
+    )
     workflow_id, version = draw(st.sampled_from(WORKFLOWS))
     return {
-        "workflow_id": workflow_id, "workflow_version": version,
+        "workflow_id": workflow_id,
+        "workflow_version": version,
         "run_id": draw(st.sampled_from(RUNS if tidy else [None, *RUNS])),
         "occurred_at": at,
         "cost_usd": None if measurement is UNMEASURED else draw(amounts if priced else costs),
         "cost_measurement": measurement,
-        "cost_role": CostRole.CHARGE if priced else draw(st.sampled_from([CostRole.CHARGE] * 6 + [CostRole.SUMMARY])),
+        "cost_role": CostRole.CHARGE
+        if priced
+        else draw(st.sampled_from([CostRole.CHARGE] * 6 + [CostRole.SUMMARY])),
         "metadata": metadata,
     }
 
@@ -179,30 +237,51 @@ def cases(draw):
     executions = []
     for index, f in enumerate(fields):
         if f["cost_role"] is CostRole.SUMMARY:
-            executions.append(ExecutionEvent(event_id=f"e{index}", **f | {"cost_usd": None,
-                                                                          "cost_measurement": UNMEASURED}))
+            executions.append(
+                ExecutionEvent(
+                    event_id=f"e{index}", **f | {"cost_usd": None, "cost_measurement": UNMEASURED}
+                )
+            )
         else:
             executions.append(ExecutionEvent(event_id=f"e{index}", charge_id=f"c{index}", **f))
     charges = [e.charge_id for e in executions if e.charge_id is not None]
     revisions = []
     for index in range(draw(st.integers(0, 4)) if charges else 0):
         measurement = draw(st.sampled_from([MEASURED, ESTIMATED, UNMEASURED]))
-        revisions.append(ChargeRevision(
-            event_id=f"rev{index}", charge_id=draw(st.sampled_from(charges)),
-            revised_at=minute(draw(st.integers(0, 3))),
-            cost_usd=None if measurement is UNMEASURED else draw(costs), cost_measurement=measurement))
+        revisions.append(
+            ChargeRevision(
+                event_id=f"rev{index}",
+                charge_id=draw(st.sampled_from(charges)),
+                revised_at=minute(draw(st.integers(0, 3))),
+                cost_usd=None if measurement is UNMEASURED else draw(costs),
+                cost_measurement=measurement,
+            )
+        )
     if tidy:
         runs = [(w, v, r) for w, v in WORKFLOWS for r in RUNS]
         defined = set(WORKFLOWS)
     else:
-        runs = draw(st.lists(st.tuples(st.sampled_from(WORKFLOWS), st.sampled_from(RUNS)).map(
-            lambda pair: (*pair[0], pair[1])), max_size=8))
+        runs = draw(
+            st.lists(
+                st.tuples(st.sampled_from(WORKFLOWS), st.sampled_from(RUNS)).map(
+                    lambda pair: (*pair[0], pair[1])
+                ),
+                max_size=8,
+            )
+        )
         defined = draw(st.sets(st.sampled_from(WORKFLOWS)))
     outcomes = [
-        OutcomeEvent(event_id=f"o{index}", workflow_id=w, workflow_version=v, run_id=r,
-                     outcome_type="done" if tidy else draw(st.sampled_from(["done", "done", "other"])),
-                     asserted_at=T0 if tidy else draw(st.sampled_from([T0, minute(1), NOW + timedelta(seconds=1)])),
-                     value=draw(st.booleans()))
+        OutcomeEvent(
+            event_id=f"o{index}",
+            workflow_id=w,
+            workflow_version=v,
+            run_id=r,
+            outcome_type="done" if tidy else draw(st.sampled_from(["done", "done", "other"])),
+            asserted_at=T0
+            if tidy
+            else draw(st.sampled_from([T0, minute(1), NOW + timedelta(seconds=1)])),
+            value=draw(st.booleans()),
+        )
         for index, (w, v, r) in enumerate(runs)
     ]
     return layout, executions, revisions, outcomes, defined, draw(st.booleans())
@@ -216,13 +295,19 @@ def prices(executions, revisions):
     latest = {}
     for revision in revisions:
         current = latest.get(revision.charge_id)
-        if current is None or (revision.revised_at, revision.event_id) > (current.revised_at, current.event_id):
+        if current is None or (revision.revised_at, revision.event_id) > (
+            current.revised_at,
+            current.event_id,
+        ):
             latest[revision.charge_id] = revision
     priced = {}
     for e in executions:
         revision = latest.get(e.charge_id)
-        priced[e.event_id] = ((revision.cost_usd, revision.cost_measurement) if revision
-                              else (e.cost_usd, e.cost_measurement))
+        priced[e.event_id] = (
+            (revision.cost_usd, revision.cost_measurement)
+            if revision
+            else (e.cost_usd, e.cost_measurement)
+        )
     return priced
 
 
@@ -230,19 +315,28 @@ def statuses(outcomes, defined):
     """Status by (workflow, version, run) from the latest non-future outcome of the defined type."""
     deciding = {}
     for o in outcomes:
-        if (o.workflow_id, o.workflow_version) not in defined or o.outcome_type != "done" or o.asserted_at > NOW:
+        if (
+            (o.workflow_id, o.workflow_version) not in defined
+            or o.outcome_type != "done"
+            or o.asserted_at > NOW
+        ):
             continue
         key = (o.workflow_id, o.workflow_version, o.run_id)
-        if key not in deciding or (o.asserted_at, o.event_id) > (deciding[key].asserted_at, deciding[key].event_id):
+        if key not in deciding or (o.asserted_at, o.event_id) > (
+            deciding[key].asserted_at,
+            deciding[key].event_id,
+        ):
             deciding[key] = o
     return {key: "success" if o.value is True else "failure" for key, o in deciding.items()}
 
 
 def matches(b, e):
     """Half-open time, then the bucket's model if any, then each of its scope identifiers."""
-    return (b["start"] <= e.occurred_at < b["end"]
-            and (b["model"] is None or e.metadata.get("model") == b["model"])
-            and all(e.metadata.get(k) == v for k, v in b["dims"].items()))
+    return (
+        b["start"] <= e.occurred_at < b["end"]
+        and (b["model"] is None or e.metadata.get("model") == b["model"])
+        and all(e.metadata.get(k) == v for k, v in b["dims"].items())
+    )
 
 
 def could_share_an_event(a, b):
@@ -257,7 +351,11 @@ def expected_closure(report):
     """The closure state by its definition, from the report's buckets and totals."""
     if any(a.status != "allocated" for a in report.allocations):
         return "unreconciled"
-    if any(g.outcome_status == "unresolved" and g.billed_usd > 0 for a in report.allocations for g in a.groups):
+    if any(
+        g.outcome_status == "unresolved" and g.billed_usd > 0
+        for a in report.allocations
+        for g in a.groups
+    ):
         return "outcomes_unresolved"
     if report.totals.billed_total_usd != report.totals.telemetry_measured_usd:
         return "allocated_with_variance"
@@ -273,9 +371,15 @@ def world(executions, revisions, outcomes, defined):
     if outcomes:
         ecp.evidence.ingest_outcomes("t", outcomes)
     for workflow_id, version in sorted(defined):
-        ecp.evidence.define_outcome(ADMIN, OutcomeDefinitionRequest(
-            workflow_id=workflow_id, workflow_version=version, outcome_type="done",
-            predicate=SuccessPredicate(kind=PredicateKind.EQUALS, value=True)))
+        ecp.evidence.define_outcome(
+            ADMIN,
+            OutcomeDefinitionRequest(
+                workflow_id=workflow_id,
+                workflow_version=version,
+                outcome_type="done",
+                predicate=SuccessPredicate(kind=PredicateKind.EQUALS, value=True),
+            ),
+        )
     return ecp
 
 
@@ -294,8 +398,13 @@ def check_report(layout, executions, revisions, outcomes, defined, close):
     priced = prices(executions, revisions)
     status_of = statuses(outcomes, defined)
     # The evidence: the provider's charges in the half-open statement period, priced after revisions.
-    chosen = [e for e in executions if e.cost_role is CostRole.CHARGE and e.metadata.get("provider") == "openai"
-              and T0 <= e.occurred_at < END]
+    chosen = [
+        e
+        for e in executions
+        if e.cost_role is CostRole.CHARGE
+        and e.metadata.get("provider") == "openai"
+        and T0 <= e.occurred_at < END
+    ]
 
     def measured(e):
         cost, how = priced[e.event_id]
@@ -303,7 +412,9 @@ def check_report(layout, executions, revisions, outcomes, defined, close):
 
     if close:
         for b in layout:
-            telemetry = total(measured(e) for e in chosen if matches(b, e) and measured(e) is not None)
+            telemetry = total(
+                measured(e) for e in chosen if matches(b, e) and measured(e) is not None
+            )
             if telemetry > 0:
                 b["amount"] = telemetry
     data = statement_data(layout)
@@ -312,8 +423,14 @@ def check_report(layout, executions, revisions, outcomes, defined, close):
     report = ecp.reconciliation.report("t", "openai", "s1")
     totals = report.totals
 
-    assert totals.billed_total_usd == Decimal(data["billed_total_usd"]) == stored.statement.billed_total_usd
-    assert totals.telemetry_measured_usd == total(measured(e) for e in chosen if measured(e) is not None)
+    assert (
+        totals.billed_total_usd
+        == Decimal(data["billed_total_usd"])
+        == stored.statement.billed_total_usd
+    )
+    assert totals.telemetry_measured_usd == total(
+        measured(e) for e in chosen if measured(e) is not None
+    )
     assert totals.allocated_billed_usd + totals.unreconciled_billed_usd == totals.billed_total_usd
     assert totals.telemetry_variance_usd == totals.billed_total_usd - totals.telemetry_measured_usd
     assert 0 <= totals.unbilled_telemetry_usd <= totals.telemetry_measured_usd
@@ -324,24 +441,40 @@ def check_report(layout, executions, revisions, outcomes, defined, close):
     allocated = Decimal(0)
     for index, b in enumerate(layout):
         allocation = by_id[f"b{index}"]
-        assert (allocation.period_start, allocation.period_end, allocation.model) == (b["start"], b["end"], b["model"])
+        assert (allocation.period_start, allocation.period_end, allocation.model) == (
+            b["start"],
+            b["end"],
+            b["model"],
+        )
         mine = [e for e in chosen if matches(b, e)]
         matched_anywhere.update(e.event_id for e in mine)
         kinds = [priced[e.event_id][1] for e in mine]
-        assert (allocation.matched.measured_events, allocation.matched.estimated_events,
-                allocation.matched.unmeasured_events) == (kinds.count(MEASURED), kinds.count(ESTIMATED),
-                                                          kinds.count(UNMEASURED))
+        assert (
+            allocation.matched.measured_events,
+            allocation.matched.estimated_events,
+            allocation.matched.unmeasured_events,
+        ) == (kinds.count(MEASURED), kinds.count(ESTIMATED), kinds.count(UNMEASURED))
         weights = defaultdict(Decimal)
         for e in mine:
             if measured(e) is not None:
-                status = "unresolved" if e.run_id is None else status_of.get(
-                    (e.workflow_id, e.workflow_version, e.run_id), "unresolved")
+                status = (
+                    "unresolved"
+                    if e.run_id is None
+                    else status_of.get((e.workflow_id, e.workflow_version, e.run_id), "unresolved")
+                )
                 weights[(e.workflow_id, e.workflow_version, status)] += measured(e)
         assert allocation.matched.measured_usd == total(weights.values())
-        others = sorted(f"b{j}" for j, o in enumerate(layout) if j != index and could_share_an_event(b, o))
+        others = sorted(
+            f"b{j}" for j, o in enumerate(layout) if j != index and could_share_an_event(b, o)
+        )
         assert list(allocation.overlaps_with) == others
-        expected_status = ("overlapping" if others else
-                           "no_measured_match" if allocation.matched.measured_usd == 0 else "allocated")
+        expected_status = (
+            "overlapping"
+            if others
+            else "no_measured_match"
+            if allocation.matched.measured_usd == 0
+            else "allocated"
+        )
         assert allocation.status == expected_status
         event(f"bucket {allocation.status}")
         if allocation.status != "allocated":
@@ -349,19 +482,32 @@ def check_report(layout, executions, revisions, outcomes, defined, close):
             continue
         allocated += b["amount"]
         assert total(g.billed_usd for g in allocation.groups) == b["amount"]
-        keys = [(g.workflow_id, g.workflow_version, str(g.outcome_status)) for g in allocation.groups]
+        keys = [
+            (g.workflow_id, g.workflow_version, str(g.outcome_status)) for g in allocation.groups
+        ]
         assert keys == sorted(weights)
         quantum = Fraction(quantum_for(b["amount"]))
         for g, key in zip(allocation.groups, keys, strict=True):
             assert g.telemetry_usd == weights[key]
             assert g.billed_usd >= 0
-            share = Fraction(b["amount"]) * Fraction(weights[key]) / Fraction(allocation.matched.measured_usd)
+            share = (
+                Fraction(b["amount"])
+                * Fraction(weights[key])
+                / Fraction(allocation.matched.measured_usd)
+            )
             assert abs(Fraction(g.billed_usd) - share) < quantum
     assert totals.allocated_billed_usd == allocated
     assert totals.unbilled_telemetry_usd == total(
-        measured(e) for e in chosen if e.event_id not in matched_anywhere and measured(e) is not None)
+        measured(e)
+        for e in chosen
+        if e.event_id not in matched_anywhere and measured(e) is not None
+    )
     assert totals.outcome_unresolved_usd == total(
-        g.billed_usd for a in report.allocations for g in a.groups if g.outcome_status == "unresolved")
+        g.billed_usd
+        for a in report.allocations
+        for g in a.groups
+        if g.outcome_status == "unresolved"
+    )
     assert report.closure_state == expected_closure(report)
     event(f"closure state {report.closure_state}")
     assert unstructure(report)["method_version"] == "measured-cost-proportional/1"
@@ -377,21 +523,34 @@ def respelled(data, rng, offsets):
         moment = datetime.fromisoformat(text)
         return moment.astimezone(timezone(timedelta(minutes=rng.choice(offsets)))).isoformat()
 
-    copy = dict(data, period_start=spell(data["period_start"]), period_end=spell(data["period_end"]))
-    copy["buckets"] = [dict(b, period_start=spell(b["period_start"]), period_end=spell(b["period_end"]))
-                       for b in data["buckets"]]
+    copy = dict(
+        data, period_start=spell(data["period_start"]), period_end=spell(data["period_end"])
+    )
+    copy["buckets"] = [
+        dict(b, period_start=spell(b["period_start"]), period_end=spell(b["period_end"]))
+        for b in data["buckets"]
+    ]
     rng.shuffle(copy["buckets"])
     return copy
 
 
 def test_the_respelling_helper_really_respells():
-    data = {"period_start": iso(T0), "period_end": iso(END), "buckets": [
-        {"period_start": iso(T0), "period_end": iso(END)}, {"period_start": iso(T0), "period_end": iso(END)}]}
+    data = {
+        "period_start": iso(T0),
+        "period_end": iso(END),
+        "buckets": [
+            {"period_start": iso(T0), "period_end": iso(END)},
+            {"period_start": iso(T0), "period_end": iso(END)},
+        ],
+    }
     assert respelled(data, random.Random(1), [120])["period_start"] == "2026-11-01T02:00:00+02:00"
 
 
-@given(statements, st.randoms(use_true_random=False),
-       st.lists(st.integers(-14 * 60 + 1, 14 * 60 - 1), min_size=1, max_size=4))
+@given(
+    statements,
+    st.randoms(use_true_random=False),
+    st.lists(st.integers(-14 * 60 + 1, 14 * 60 - 1), min_size=1, max_size=4),
+)
 def test_the_digest_ignores_bucket_order_and_time_zone_spelling(data, rng, offsets):
     other = respelled(data, rng, offsets)
     digest = statement_digest(structure(data, ProviderStatement))
@@ -409,13 +568,17 @@ def test_the_digest_changes_with_any_amount(data, which):
         index = which % len(data["buckets"])
         changed = dict(data, buckets=[dict(b) for b in data["buckets"]])
         bump = Decimal("1E-18")
-        changed["buckets"][index]["amount_usd"] = str(Decimal(changed["buckets"][index]["amount_usd"]) + bump)
+        changed["buckets"][index]["amount_usd"] = str(
+            Decimal(changed["buckets"][index]["amount_usd"]) + bump
+        )
         changed["billed_total_usd"] = str(Decimal(data["billed_total_usd"]) + bump)
     assert statement_digest(structure(changed, ProviderStatement)) != statement_digest(
-        structure(data, ProviderStatement))
+        structure(data, ProviderStatement)
+    )
 
 
 # --- split --------------------------------------------------------------------------------------
+
 
 @st.composite
 def weights_lists(draw):

@@ -27,16 +27,26 @@ ttls = st.none() | st.integers(1, MAX_TTL_SECONDS)
 
 
 def policy(tenant, audit, run, enabled=True):
-    return RetentionPolicy(tenant_id=tenant, audit_ttl_seconds=audit, run_ttl_seconds=run, enabled=enabled, updated_at=NOW)
+    return RetentionPolicy(
+        tenant_id=tenant,
+        audit_ttl_seconds=audit,
+        run_ttl_seconds=run,
+        enabled=enabled,
+        updated_at=NOW,
+    )
 
 
 @pytest.mark.parametrize("good", [1, 3600, MAX_TTL_SECONDS, None])
 def test_valid_ttls(good):
-    request = structure({"audit_ttl_seconds": good, "run_ttl_seconds": good}, RetentionPolicyRequest)
+    request = structure(
+        {"audit_ttl_seconds": good, "run_ttl_seconds": good}, RetentionPolicyRequest
+    )
     assert request.audit_ttl_seconds == good
 
 
-@pytest.mark.parametrize("bad", [0, -1, 1.5, 3600.0, True, False, "3600", MAX_TTL_SECONDS + 1, [], {}])
+@pytest.mark.parametrize(
+    "bad", [0, -1, 1.5, 3600.0, True, False, "3600", MAX_TTL_SECONDS + 1, [], {}]
+)
 def test_invalid_ttls_are_refused_field_by_field(bad):
     with pytest.raises(ValidationFailed) as caught:
         structure({"audit_ttl_seconds": bad, "run_ttl_seconds": bad}, RetentionPolicyRequest)
@@ -46,7 +56,10 @@ def test_invalid_ttls_are_refused_field_by_field(bad):
 def test_both_ttls_must_be_stated():
     with pytest.raises(ValidationFailed) as caught:
         structure({}, RetentionPolicyRequest)
-    assert {(e.loc, e.msg) for e in caught.value.errors} == {(("audit_ttl_seconds",), "required"), (("run_ttl_seconds",), "required")}
+    assert {(e.loc, e.msg) for e in caught.value.errors} == {
+        (("audit_ttl_seconds",), "required"),
+        (("run_ttl_seconds",), "required"),
+    }
 
 
 @given(ttls, ttls, ttls, ttls, ttls, ttls, st.booleans(), st.booleans())
@@ -68,13 +81,30 @@ def test_resolution_order(t_audit, t_run, c_audit, c_run, s_audit, s_run, has_te
 
 
 def test_a_stored_null_means_forever_even_with_defaults():
-    resolved = resolve_policy("acme", policy("acme", None, None), ConfiguredDefaults(audit_ttl_seconds=60), policy("default", 5, 5))
-    assert (resolved.source, resolved.audit_ttl_seconds, resolved.run_ttl_seconds) == (PolicySource.TENANT, None, None)
+    resolved = resolve_policy(
+        "acme",
+        policy("acme", None, None),
+        ConfiguredDefaults(audit_ttl_seconds=60),
+        policy("default", 5, 5),
+    )
+    assert (resolved.source, resolved.audit_ttl_seconds, resolved.run_ttl_seconds) == (
+        PolicySource.TENANT,
+        None,
+        None,
+    )
 
 
 def hold(run_id=None, tenant="acme", released=False):
-    return LegalHold(hold_id="h", tenant_id=tenant, reason="litigation", created_at=NOW, created_by="admin",
-                     run_id=run_id, released_at=NOW if released else None, released_by="admin" if released else None)
+    return LegalHold(
+        hold_id="h",
+        tenant_id=tenant,
+        reason="litigation",
+        created_at=NOW,
+        created_by="admin",
+        run_id=run_id,
+        released_at=NOW if released else None,
+        released_by="admin" if released else None,
+    )
 
 
 def test_holds():
@@ -91,5 +121,7 @@ def test_holds():
 def test_only_terminal_runs_past_their_ttl_are_eligible(status, age_seconds, ttl):
     updated = NOW - timedelta(seconds=age_seconds)
     eligible = run_ttl_eligible(status, updated, cutoff(NOW, ttl))
-    expected = ttl is not None and status in (RunStatus.COMPLETED, RunStatus.FAILED) and age_seconds > ttl
+    expected = (
+        ttl is not None and status in (RunStatus.COMPLETED, RunStatus.FAILED) and age_seconds > ttl
+    )
     assert eligible is expected

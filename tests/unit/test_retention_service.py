@@ -36,12 +36,28 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 
 def world(artifacts=None, econ=False):
     clock = FixedClock(START)
-    ecp = Ecp.in_memory(clock=clock, ids=SequentialIds("r"),
-                        retention=RetentionSettings(artifacts=artifacts or MemoryArtifacts(), econ_erase_enabled=econ))
-    ecp.actions.register("store", lambda context: {"artifact_key": f"shared/{context.run_id}.pdf",
-                                                   "email": context.state.get("email")})
-    graph = (GraphBuilder("g").action("save", "store").approval("ok", summary="s", rationale="r").end("done")
-             .chain("save", "ok", "done").build())
+    ecp = Ecp.in_memory(
+        clock=clock,
+        ids=SequentialIds("r"),
+        retention=RetentionSettings(
+            artifacts=artifacts or MemoryArtifacts(), econ_erase_enabled=econ
+        ),
+    )
+    ecp.actions.register(
+        "store",
+        lambda context: {
+            "artifact_key": f"shared/{context.run_id}.pdf",
+            "email": context.state.get("email"),
+        },
+    )
+    graph = (
+        GraphBuilder("g")
+        .action("save", "store")
+        .approval("ok", summary="s", rationale="r")
+        .end("done")
+        .chain("save", "ok", "done")
+        .build()
+    )
     ecp.graphs.register("t", graph)
     ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
     return ecp, clock
@@ -53,7 +69,9 @@ def run_to(ecp, status="completed", email="a@b.c"):
     if status == "waiting":
         return run
     decision = ApprovalDecision.APPROVE if status == "completed" else ApprovalDecision.REJECT
-    ecp.resolve(ADMIN, "d", run.pending_approval_ids[0], ApprovalResolutionRequest(decision=decision))
+    ecp.resolve(
+        ADMIN, "d", run.pending_approval_ids[0], ApprovalResolutionRequest(decision=decision)
+    )
     return ecp.runs.get("t", run.run_id)
 
 
@@ -65,18 +83,33 @@ def test_erasure_runs_every_step_and_keeps_the_chain_verifying():
     artifacts.put(f"shared/{run.run_id}.pdf", b"y")
     artifacts.put("t/other/keep.pdf", b"z")
     before = ecp.audit.verify_run("t", run.run_id)
-    report = ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="subject request"))
+    report = ecp.retention.request_erasure(
+        ADMIN, ErasureRequest(run_id=run.run_id, reason="subject request")
+    )
     steps = [(s.step, s.status.value, s.newly_erased) for s in report.runs[0].steps]
-    assert steps == [("crypto_erase_audits", "done", before.record_count), ("delete_checkpoints", "done", 2),
-                     ("redact_run", "done", 1), ("clean_artifacts", "done", 2), ("econ_erase_skipped", "skipped", 0)]
+    assert steps == [
+        ("crypto_erase_audits", "done", before.record_count),
+        ("delete_checkpoints", "done", 2),
+        ("redact_run", "done", 1),
+        ("clean_artifacts", "done", 2),
+        ("econ_erase_skipped", "skipped", 0),
+    ]
     assert list(artifacts.items) == ["t/other/keep.pdf"]
     after = ecp.audit.verify_run("t", run.run_id)
-    assert (after.verified, after.signature_verified, after.record_count) == (True, True, before.record_count)
+    assert (after.verified, after.signature_verified, after.record_count) == (
+        True,
+        True,
+        before.record_count,
+    )
     erased = ecp.runs.get("t", run.run_id)
     assert (erased.state, erased.output, erased.metadata, erased.error) == ({}, None, None, None)
     assert all(a.proposed_payload is None for a in ecp.approvals.for_run("t", run.run_id))
-    assert all(e.erased and e.input_snapshot is None for e in ecp.audit.timeline("t", run.run_id).entries)
-    again = ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="subject request"))
+    assert all(
+        e.erased and e.input_snapshot is None for e in ecp.audit.timeline("t", run.run_id).entries
+    )
+    again = ecp.retention.request_erasure(
+        ADMIN, ErasureRequest(run_id=run.run_id, reason="subject request")
+    )
     assert again.newly_erased == 0
     log = ecp.retention.log("t", limit=100)
     assert len(log) == 10
@@ -84,21 +117,36 @@ def test_erasure_runs_every_step_and_keeps_the_chain_verifying():
 
 
 def _evidence(run_id, event_id, *, join_key=None):
-    return ExecutionEvent(event_id=event_id, workflow_id="w", workflow_version="1", run_id=run_id,
-                          occurred_at=START, join_key=join_key, charge_id=event_id,
-                          cost_usd=Decimal("0.5"), cost_measurement=CostMeasurement.MEASURED)
+    return ExecutionEvent(
+        event_id=event_id,
+        workflow_id="w",
+        workflow_version="1",
+        run_id=run_id,
+        occurred_at=START,
+        join_key=join_key,
+        charge_id=event_id,
+        cost_usd=Decimal("0.5"),
+        cost_measurement=CostMeasurement.MEASURED,
+    )
 
 
 def test_enabled_econ_erasure_deletes_the_runs_evidence_and_nothing_else():
     ecp, _ = world(econ=True)
     run, other = run_to(ecp), run_to(ecp)
-    ecp.evidence.ingest_executions("t", [_evidence(run.run_id, "e1"), _evidence(None, "e2"),
-                                         _evidence(other.run_id, "e3")])
+    ecp.evidence.ingest_executions(
+        "t", [_evidence(run.run_id, "e1"), _evidence(None, "e2"), _evidence(other.run_id, "e3")]
+    )
     report = ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="r"))
     last = report.runs[0].steps[-1]
-    assert (last.step, last.status.value, last.newly_erased) == ("delete_economic_events", "done", 1)
+    assert (last.step, last.status.value, last.newly_erased) == (
+        "delete_economic_events",
+        "done",
+        1,
+    )
     # What is left is exactly the other events: replaying them stores nothing new.
-    left = ecp.evidence.ingest_executions("t", [_evidence(None, "e2"), _evidence(other.run_id, "e3")])
+    left = ecp.evidence.ingest_executions(
+        "t", [_evidence(None, "e2"), _evidence(other.run_id, "e3")]
+    )
     assert (left.stored, left.replayed) == (0, 2)
     again = ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="r"))
     assert again.runs[0].steps[-1].newly_erased == 0
@@ -107,14 +155,21 @@ def test_enabled_econ_erasure_deletes_the_runs_evidence_and_nothing_else():
 def test_holds_beat_erasure_until_released():
     ecp, _ = world()
     run = run_to(ecp)
-    hold = ecp.retention.place_hold(ADMIN, CreateLegalHoldRequest(reason="litigation", run_id=run.run_id))
+    hold = ecp.retention.place_hold(
+        ADMIN, CreateLegalHoldRequest(reason="litigation", run_id=run.run_id)
+    )
     with pytest.raises(LegalHoldActive):
         ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="r"))
     assert ecp.audit.timeline("t", run.run_id).entries[0].erased is False
     released = ecp.retention.release_hold(ADMIN, hold.hold_id)
     assert released.released_at is not None
     assert ecp.retention.holds("t")[0].hold_id == hold.hold_id
-    assert ecp.retention.request_erasure(ADMIN, ErasureRequest(run_id=run.run_id, reason="r")).newly_erased > 0
+    assert (
+        ecp.retention.request_erasure(
+            ADMIN, ErasureRequest(run_id=run.run_id, reason="r")
+        ).newly_erased
+        > 0
+    )
 
 
 def test_a_tenant_wide_hold_blocks_tenant_erasure():
@@ -135,23 +190,35 @@ def test_request_shapes_and_scope():
     with pytest.raises(NotFound):
         ecp.retention.request_erasure(ADMIN, ErasureRequest(tenant_id="other", reason="r"))
     with pytest.raises(NotFound):
-        ecp.retention.place_hold(ActorIdentity(subject="x", auth_method=AuthMethod.BEARER, tenant_id="u"),
-                                 CreateLegalHoldRequest(reason="r", run_id=run.run_id))
+        ecp.retention.place_hold(
+            ActorIdentity(subject="x", auth_method=AuthMethod.BEARER, tenant_id="u"),
+            CreateLegalHoldRequest(reason="r", run_id=run.run_id),
+        )
 
 
 def test_policy_resolution_through_the_service():
     ecp, _ = world()
     assert ecp.retention.policy("t").source is PolicySource.SYSTEM_DEFAULT
-    resolved = ecp.retention.put_policy("t", RetentionPolicyRequest(audit_ttl_seconds=60, run_ttl_seconds=None))
-    assert (resolved.source, resolved.audit_ttl_seconds, resolved.run_ttl_seconds) == (PolicySource.TENANT, 60, None)
+    resolved = ecp.retention.put_policy(
+        "t", RetentionPolicyRequest(audit_ttl_seconds=60, run_ttl_seconds=None)
+    )
+    assert (resolved.source, resolved.audit_ttl_seconds, resolved.run_ttl_seconds) == (
+        PolicySource.TENANT,
+        60,
+        None,
+    )
 
 
 kinds = st.sampled_from(["completed", "failed", "waiting"])
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(kinds, st.booleans(), st.integers(0, 3)), min_size=1, max_size=6),
-       st.integers(1, 5), st.booleans(), st.integers(0, 8))
+@given(
+    st.lists(st.tuples(kinds, st.booleans(), st.integers(0, 3)), min_size=1, max_size=6),
+    st.integers(1, 5),
+    st.booleans(),
+    st.integers(0, 8),
+)
 def test_purge_erases_exactly_the_eligible_runs(plan, ttl, tenant_hold, elapsed):
     ecp, clock = world()
     runs = []
@@ -163,18 +230,26 @@ def test_purge_erases_exactly_the_eligible_runs(plan, ttl, tenant_hold, elapsed)
         runs.append((ecp.runs.get("t", run.run_id), hold))
     if tenant_hold:
         ecp.retention.place_hold(ADMIN, CreateLegalHoldRequest(reason="all"))
-    ecp.retention.put_policy("t", RetentionPolicyRequest(audit_ttl_seconds=None, run_ttl_seconds=ttl))
+    ecp.retention.put_policy(
+        "t", RetentionPolicyRequest(audit_ttl_seconds=None, run_ttl_seconds=ttl)
+    )
     clock.advance(elapsed)
     report = ecp.retention.sweep()
     assert report.failures == ()
     now = clock.now()
     for run, hold in runs:
-        eligible = (run.status in (RunStatus.COMPLETED, RunStatus.FAILED) and not hold and not tenant_hold
-                    and (now - run.updated_at).total_seconds() > ttl)
+        eligible = (
+            run.status in (RunStatus.COMPLETED, RunStatus.FAILED)
+            and not hold
+            and not tenant_hold
+            and (now - run.updated_at).total_seconds() > ttl
+        )
         entries = ecp.audit.timeline("t", run.run_id).entries
         assert all(e.erased for e in entries) is eligible or not entries
         assert any(e.erased for e in entries) is eligible
-        assert (ecp.runs.get("t", run.run_id).output is None) is (eligible or run.status is not RunStatus.COMPLETED)
+        assert (ecp.runs.get("t", run.run_id).output is None) is (
+            eligible or run.status is not RunStatus.COMPLETED
+        )
     assert ecp.retention.sweep().runs_erased == 0
 
 
@@ -194,7 +269,9 @@ def test_the_audit_ttl_tombstones_aged_records_only():
     old = run_to(ecp)
     clock.advance(100)
     new = run_to(ecp)
-    ecp.retention.put_policy("t", RetentionPolicyRequest(audit_ttl_seconds=50, run_ttl_seconds=None))
+    ecp.retention.put_policy(
+        "t", RetentionPolicyRequest(audit_ttl_seconds=50, run_ttl_seconds=None)
+    )
     report = ecp.retention.sweep()
     assert report.records_tombstoned == len(ecp.audit.timeline("t", old.run_id).entries)
     assert all(e.erased for e in ecp.audit.timeline("t", old.run_id).entries)
@@ -206,13 +283,20 @@ def test_the_audit_ttl_tombstones_aged_records_only():
 def test_tenant_erasure_erases_ended_runs_and_reports_active_ones():
     ecp, _ = world()
     done, failed, waiting = run_to(ecp), run_to(ecp, "failed"), run_to(ecp, "waiting")
-    report = ecp.retention.request_erasure(ADMIN, ErasureRequest(tenant_id="t", reason="account closed"))
+    report = ecp.retention.request_erasure(
+        ADMIN, ErasureRequest(tenant_id="t", reason="account closed")
+    )
     by_run = {r.run_id: r.erased for r in report.runs}
     assert by_run == {done.run_id: True, failed.run_id: True, waiting.run_id: False}
     assert report.target == "tenant:t"
     assert not any(e.erased for e in ecp.audit.timeline("t", waiting.run_id).entries)
     assert ecp.runs.get("t", waiting.run_id).status is RunStatus.WAITING_APPROVAL
-    assert ecp.retention.request_erasure(ADMIN, ErasureRequest(tenant_id="t", reason="again")).newly_erased == 0
+    assert (
+        ecp.retention.request_erasure(
+            ADMIN, ErasureRequest(tenant_id="t", reason="again")
+        ).newly_erased
+        == 0
+    )
 
 
 def test_filesystem_artifacts_stay_inside_their_directory(tmp_path):
@@ -227,4 +311,7 @@ def test_filesystem_artifacts_stay_inside_their_directory(tmp_path):
         store.put("../escape.txt", b"no")
     assert store.delete_prefix("t/r1/") == 2
     assert store.delete(["shared/x.pdf", "shared/missing.pdf", "../../etc/passwd"]) == 1
-    assert sorted(p.relative_to(tmp_path / "artifacts").as_posix() for p in (tmp_path / "artifacts").rglob("*.txt")) == ["t/r2/c.txt"]
+    assert sorted(
+        p.relative_to(tmp_path / "artifacts").as_posix()
+        for p in (tmp_path / "artifacts").rglob("*.txt")
+    ) == ["t/r2/c.txt"]

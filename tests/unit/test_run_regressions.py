@@ -29,8 +29,13 @@ def started(graph, ecp=None):
 
 
 def test_a_resume_whose_exit_fails_ends_the_run_failed():
-    ecp, run = started(GraphBuilder("g").interrupt("ask", target_path="x").end("yes")
-                       .edge("ask", "yes", when="state.x == 'yes'").build())
+    ecp, run = started(
+        GraphBuilder("g")
+        .interrupt("ask", target_path="x")
+        .end("yes")
+        .edge("ask", "yes", when="state.x == 'yes'")
+        .build()
+    )
     run = ecp.runs.resume("t", run.run_id, "no")
     assert (run.status.value, run.failure_state.reason) == ("FAILED", "no_matching_edge")
     assert ecp.audit.verify_run("t", run.run_id).verified
@@ -44,7 +49,10 @@ def test_an_interrupt_without_exits_completes_on_resume():
 def test_an_approval_without_exits_completes_on_approve():
     ecp, run = started(GraphBuilder("g").approval("rev", summary="s", rationale="r").build())
     request = ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE)
-    assert ecp.resolve(ACTOR, "d", run.pending_approval_ids[0], request).run.status.value == "completed"
+    assert (
+        ecp.resolve(ACTOR, "d", run.pending_approval_ids[0], request).run.status.value
+        == "completed"
+    )
 
 
 def test_a_handler_mutating_its_arguments_changes_no_record():
@@ -55,9 +63,15 @@ def test_a_handler_mutating_its_arguments_changes_no_record():
         return {"paid": context.arguments["amount"]}
 
     ecp.actions.register("pay", greedy)
-    graph = GraphBuilder("g").action("pay", "pay", arguments={"amount": 1}, requires_approval=True).build()
+    graph = (
+        GraphBuilder("g")
+        .action("pay", "pay", arguments={"amount": 1}, requires_approval=True)
+        .build()
+    )
     ecp, run = started(graph, ecp)
-    request = ApprovalResolutionRequest(decision=ApprovalDecision.EDIT_AND_APPROVE, edited_payload={"amount": 5})
+    request = ApprovalResolutionRequest(
+        decision=ApprovalDecision.EDIT_AND_APPROVE, edited_payload={"amount": 5}
+    )
     ecp.resolve(ACTOR, "d", run.pending_approval_ids[0], request)
     entries = ecp.audit.timeline("t", run.run_id).entries
     assert entries[1].output_snapshot == {"amount": 5}

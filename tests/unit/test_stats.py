@@ -161,7 +161,9 @@ def delta_method_reference(cand, base, level):
         data = np.array([side[0], [float(a) for a in side[1]]])
         means = data.mean(axis=1)
         gradient = np.array([1 / means[0], -1 / means[1]])
-        return math.log(means[0] / means[1]), gradient @ np.cov(data, ddof=1) @ gradient / data.shape[1]
+        return math.log(means[0] / means[1]), gradient @ np.cov(
+            data, ddof=1
+        ) @ gradient / data.shape[1]
 
     (log_c, var_c), (log_b, var_b) = log_value_and_variance(cand), log_value_and_variance(base)
     z = math.sqrt(2) * float(_erfinv(level))
@@ -236,9 +238,7 @@ def test_all_or_no_successes_touch_the_bound_they_must(n, level):
     assert math.isclose(none_high, 1 - all_low, abs_tol=1e-12)  # the two are mirror images
 
 
-@pytest.mark.parametrize(
-    ("successes", "trials"), [(-1, 5), (6, 5), (0, -1), (1, 0)]
-)
+@pytest.mark.parametrize(("successes", "trials"), [(-1, 5), (6, 5), (0, -1), (1, 0)])
 def test_impossible_counts_are_refused(successes, trials):
     with pytest.raises(ValueError, match="successes <= trials"):
         wilson_interval(successes, trials, 0.95)

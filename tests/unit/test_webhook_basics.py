@@ -16,7 +16,11 @@ from ecp_core.webhooks import (
 )
 from ecp_core.wire import structure
 
-GOOD = {"deployment_ref": "refunds", "target_url": "https://hooks.example.com/ecp", "event_types": ["run.completed"]}
+GOOD = {
+    "deployment_ref": "refunds",
+    "target_url": "https://hooks.example.com/ecp",
+    "event_types": ["run.completed"],
+}
 
 
 def locs(data):
@@ -36,7 +40,19 @@ def test_a_good_subscription():
     [
         ({"event_types": []}, "event_types"),
         ({"event_types": ["run.completed"] * 2}, "event_types"),
-        ({"event_types": ["run.started", "run.completed", "run.failed", "approval.requested", "approval.resolved", "run.waiting_approval"]}, "event_types"),
+        (
+            {
+                "event_types": [
+                    "run.started",
+                    "run.completed",
+                    "run.failed",
+                    "approval.requested",
+                    "approval.resolved",
+                    "run.waiting_approval",
+                ]
+            },
+            "event_types",
+        ),
         ({"event_types": ["run.exploded"]}, "event_types"),
         ({"target_url": "ftp://example.com/x"}, "target_url"),
         ({"target_url": "https://" + "a" * 2048}, "target_url"),
@@ -59,8 +75,12 @@ def test_signatures():
     assert not signature_matches("other-secret-other", body, signature)
 
 
-policies = st.builds(RetryPolicy, max_attempts=st.integers(1, 10), base_seconds=st.floats(0.01, 60),
-                     max_seconds=st.floats(1, 7200))
+policies = st.builds(
+    RetryPolicy,
+    max_attempts=st.integers(1, 10),
+    base_seconds=st.floats(0.01, 60),
+    max_seconds=st.floats(1, 7200),
+)
 
 
 @given(policies, st.integers(1, 200), st.integers(0, 2**32))

@@ -13,5 +13,9 @@ def test_the_guides_snippet_verifies_signatures():
     namespace: dict = {}
     exec(compile(code, str(GUIDE), "exec"), namespace)  # noqa: S102 - our own document
     body = b'{"event_id":"e-1","event_type":"run.completed"}'
-    assert namespace["verified"]("a-long-enough-secret", body, sign_body("a-long-enough-secret", body))
-    assert not namespace["verified"]("a-long-enough-secret", body + b"\n", sign_body("a-long-enough-secret", body))
+    assert namespace["verified"](
+        "a-long-enough-secret", body, sign_body("a-long-enough-secret", body)
+    )
+    assert not namespace["verified"](
+        "a-long-enough-secret", body + b"\n", sign_body("a-long-enough-secret", body)
+    )

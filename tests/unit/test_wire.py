@@ -155,13 +155,21 @@ def test_decimals_are_exact_strings():
 
 @pytest.mark.parametrize("bad", ["a\x00b", "\ud800"])
 def test_text_a_database_cannot_store_is_refused(bad):
-    assert {loc for loc, _ in errors_of({"decision": "reject", "reason": bad}, ApprovalResolutionRequest)} == {("reason",)}
+    assert {
+        loc
+        for loc, _ in errors_of({"decision": "reject", "reason": bad}, ApprovalResolutionRequest)
+    } == {("reason",)}
 
 
 def test_models_built_in_python_are_still_validated_after_wire_structuring():
     """The wire converter skips the attrs validators it has already applied, only while it runs."""
-    data = {"event_id": "e", "workflow_id": "w", "workflow_version": "1",
-            "occurred_at": "2026-11-01T00:00:00Z", "charge_id": "c"}
+    data = {
+        "event_id": "e",
+        "workflow_id": "w",
+        "workflow_version": "1",
+        "occurred_at": "2026-11-01T00:00:00Z",
+        "charge_id": "c",
+    }
     event = structure(data, ExecutionEvent)
     with pytest.raises(ValueError, match="event_id"):
         attrs.evolve(event, event_id="")

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ecp_core.audit.signing import Ed25519Signer
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.runs.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
 from ecp_core.service import Ecp, RetentionSettings
+from ecp_core.signing import Ed25519Signer
 from ecp_core.webhooks.schedule import RetryPolicy
 from ecp_http.artifacts import FilesystemArtifacts
 from ecp_http.auth import Authenticator

@@ -5,8 +5,8 @@ from typing import Any
 import attrs
 
 from ecp_core.approvals.model import ApprovalRecord
-from ecp_core.audit.signing import PublicSigningKey
 from ecp_core.constraints import checked
+from ecp_core.signing import PublicSigningKey
 from ecp_core.types import ApprovalStatus
 
 

@@ -19,7 +19,7 @@ from ecp_core.types import RunStatus
 from ecp_core.webhooks.model import Delivery, DeliveryStatus
 
 if TYPE_CHECKING:
-    from ecp_core.ports import UnitOfWork, UnitOfWorkFactory
+    from ecp_core.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
     from ecp_core.runs.model import RunClaim
     from ecp_http.metrics import Metrics
     from ecp_http.tracing import Tracing

@@ -4,7 +4,7 @@ from collections.abc import Mapping
 
 import httpx
 
-from ecp_core.webhooks.service import HttpAnswer
+from ecp_core.ports.system import HttpAnswer
 from ecp_http.outbound import (
     AddressGuard,
     Refusal,

@@ -5,38 +5,33 @@ from collections.abc import Sequence
 import attrs
 
 from ecp_core.api_keys.service import ApiKeyService
-from ecp_core.approvals.model import ApprovalResolutionRequest, ApprovalResolutionResponse
-from ecp_core.approvals.service import ApprovalService
-from ecp_core.audit.service import AuditService
-from ecp_core.audit.signing import Ed25519Signer, PublicSigningKey
-from ecp_core.audit.writer import AuditWriter
+from ecp_core.approvals.model import ApprovalResolutionRequest
+from ecp_core.catalog.service import GraphCatalog
 from ecp_core.contracts.service import ContractService
 from ecp_core.debugger.service import DebuggerService
 from ecp_core.decisions.service import DecisionService
 from ecp_core.evidence.service import EvidenceService
-from ecp_core.graphs.catalog import GraphCatalog
 from ecp_core.identity import ActorIdentity
 from ecp_core.memory import MemoryStore
 from ecp_core.memory.artifacts import MemoryArtifacts
-from ecp_core.ports import (
-    ArtifactStore,
-    Clock,
-    EvidenceEraser,
-    IdFactory,
-    Signer,
-    UnitOfWorkFactory,
-)
+from ecp_core.ports.retention import ArtifactStore, EvidenceEraser
+from ecp_core.ports.system import Clock, IdFactory, Signer
+from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.reconciliation.service import ReconciliationService
 from ecp_core.retention.erasure import RunEraser
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.retention.service import RetentionService
 from ecp_core.runs.actions import ActionRegistry
+from ecp_core.runs.approvals import ApprovalService
+from ecp_core.runs.audit_reads import AuditService
+from ecp_core.runs.audit_writer import AuditWriter
 from ecp_core.runs.dispatch import DISPATCH_POLICY
 from ecp_core.runs.engine import RunEngine
-from ecp_core.runs.model import RunStatusResponse
+from ecp_core.runs.events import LifecycleEvents
+from ecp_core.runs.model import ApprovalResolutionResponse, RunStatusResponse
 from ecp_core.runs.service import RunService
+from ecp_core.signing import Ed25519Signer, PublicSigningKey
 from ecp_core.system import SystemClock, UuidV7Factory
-from ecp_core.webhooks.lifecycle import LifecycleEvents
 from ecp_core.webhooks.schedule import RetryPolicy
 from ecp_core.webhooks.service import WebhookService
 

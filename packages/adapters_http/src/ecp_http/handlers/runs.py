@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ecp_core.approvals.model import ApprovalResolutionRequest, ApprovalResolutionResponse
+from ecp_core.approvals.model import ApprovalResolutionRequest
 from ecp_core.audit.record import (
     AuditRecordListResponse,
     AuditTimelineResponse,
@@ -13,7 +13,12 @@ from ecp_core.audit.record import (
 from ecp_core.errors import FieldError, ValidationFailed
 from ecp_core.pages import MAX_PAGE
 from ecp_core.permissions import Permission
-from ecp_core.runs.model import AdminRunListResponse, RunStatusResponse, StartRunRequest
+from ecp_core.runs.model import (
+    AdminRunListResponse,
+    ApprovalResolutionResponse,
+    RunStatusResponse,
+    StartRunRequest,
+)
 from ecp_core.types import ApprovalStatus
 from ecp_core.wire import structure
 from ecp_http.handlers.common import int_query, preferred_wait, wait_until_settled

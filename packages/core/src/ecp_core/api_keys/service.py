@@ -1,6 +1,7 @@
 """Use cases for project API keys: create (shown once), list, revoke, and authenticate."""
 
 import secrets
+from collections.abc import Callable
 from datetime import datetime
 
 from ecp_core.api_keys import keys
@@ -14,7 +15,8 @@ from ecp_core.api_keys.model import (
 from ecp_core.errors import Conflict, FieldError, NotFound, ValidationFailed
 from ecp_core.identity import ActorIdentity
 from ecp_core.pages import MAX_PAGE, decode_cursor, encode_cursor
-from ecp_core.ports import Clock, UnitOfWorkFactory
+from ecp_core.ports.api_keys import ApiKeysUnit
+from ecp_core.ports.system import Clock
 from ecp_core.types import AuthMethod
 from ecp_core.wire import format_timestamp, parse_timestamp
 
@@ -44,7 +46,7 @@ class ApiKeyService:
 
     def __init__(
         self,
-        uow: UnitOfWorkFactory,
+        uow: Callable[[], ApiKeysUnit],
         clock: Clock,
         random_bytes: keys.RandomBytes = secrets.token_bytes,
     ) -> None:

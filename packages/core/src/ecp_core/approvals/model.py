@@ -7,7 +7,6 @@ import attrs
 
 from ecp_core.constraints import AwareUtc, Text, checked
 from ecp_core.identity import DEFAULT_TENANT, ActorIdentity
-from ecp_core.runs.model import RunStatusResponse
 from ecp_core.types import ApprovalDecision, ApprovalStatus, HumanInteractionType
 
 Reason = Annotated[str, Text(1, 1000)]
@@ -64,14 +63,6 @@ class ApprovalResolutionRequest:
     decision: ApprovalDecision
     edited_payload: dict[str, Any] | None = None
     reason: Reason | None = None
-
-
-@attrs.frozen(kw_only=True, field_transformer=checked)
-class ApprovalResolutionResponse:
-    """The resolved approval and the run after it continued."""
-
-    approval: ApprovalRecord
-    run: RunStatusResponse
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

@@ -14,8 +14,8 @@ from ecp_core.audit.record import (
     ChainHead,
     NodeAuditRecord,
 )
-from ecp_core.audit.signing import Ed25519Signer, KeyRing, PublicSigningKey, derive_key_id
 from ecp_core.audit.verify import verify_chain
+from ecp_core.signing import Ed25519Signer, KeyRing, PublicSigningKey, derive_key_id
 
 __all__ = [
     "DIGEST_VERSION",

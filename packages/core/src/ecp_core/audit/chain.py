@@ -16,7 +16,7 @@ from ecp_core.audit.record import DIGEST_VERSION, LEGACY_DIGEST_VERSION, PII_FIE
 from ecp_core.canonical import canonical_json, json_digest, sha256_digest
 
 if TYPE_CHECKING:
-    from ecp_core.ports import Signer
+    from ecp_core.ports.system import Signer
 from ecp_core.wire import format_timestamp
 
 ENVELOPE_FIELDS = (

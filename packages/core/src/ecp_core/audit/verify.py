@@ -10,8 +10,8 @@ from ecp_core.audit.record import (
     ChainHead,
     NodeAuditRecord,
 )
-from ecp_core.audit.signing import KeyRing
 from ecp_core.errors import NotCanonicalizable
+from ecp_core.signing import KeyRing
 
 
 def _personal_data_problem(record: NodeAuditRecord) -> str | None:

@@ -1,18 +1,21 @@
 """Use cases for contracts."""
 
+from collections.abc import Callable
+
 import attrs
 
 from ecp_core.canonical import json_digest
 from ecp_core.contracts.model import Contract, CreateContractRequest
 from ecp_core.contracts.schema import schema_errors
 from ecp_core.errors import Conflict, NotFound, ValidationFailed
-from ecp_core.ports import Clock, UnitOfWorkFactory
+from ecp_core.ports.contracts import ContractsUnit
+from ecp_core.ports.system import Clock
 
 
 class ContractService:
     """Creates and reads contracts; a contract never changes once created."""
 
-    def __init__(self, uow: UnitOfWorkFactory, clock: Clock) -> None:
+    def __init__(self, uow: Callable[[], ContractsUnit], clock: Clock) -> None:
         """Wire the service."""
         self._uow = uow
         self._clock = clock

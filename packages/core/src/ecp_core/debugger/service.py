@@ -1,6 +1,6 @@
 """The economic debugger: one tally of a window, shaped into timeline, cohorts and breakage."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ecp_core.debugger.model import (
@@ -20,7 +20,8 @@ from ecp_core.debugger.model import (
 )
 from ecp_core.debugger.tally import Grouping, Tally, TallyQuery, scalar_key
 from ecp_core.errors import EvidenceWindowTooLarge, FieldError, ValidationFailed
-from ecp_core.ports import Clock, UnitOfWorkFactory
+from ecp_core.ports.debugger import DebuggerUnit
+from ecp_core.ports.system import Clock
 
 TIMELINE = frozenset({Grouping.TOTAL, Grouping.VERSION, Grouping.VERSION_WINDOW})
 COHORTS = frozenset({Grouping.TOTAL, Grouping.VERSION, Grouping.VERSION_COHORT})
@@ -103,7 +104,7 @@ class _Shaped:
 class DebuggerService:
     """Answers the debugger routes for a tenant (``observed-accounting/1``)."""
 
-    def __init__(self, uow: UnitOfWorkFactory, clock: Clock) -> None:
+    def __init__(self, uow: Callable[[], DebuggerUnit], clock: Clock) -> None:
         """Wire the service."""
         self._uow = uow
         self._clock = clock

@@ -28,8 +28,8 @@ from ecp_core.evidence.model import (
     OutcomeMaturity,
     OutcomeMeasurement,
     SourceInventory,
+    digest_of,
 )
-from ecp_core.evidence.service import digest_of
 from ecp_core.money import EXACT, ZERO, money_text
 
 

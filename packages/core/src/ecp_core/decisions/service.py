@@ -2,6 +2,7 @@
 
 import hashlib
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from ecp_core.canonical import canonical_json
@@ -23,11 +24,11 @@ from ecp_core.decisions.model import (
 from ecp_core.decisions.policy import STANDING_LIMITATIONS, abstain_reasons, constraints, decide
 from ecp_core.decisions.selection import SideEconomics, VersionWindow, calculation_rows, economics
 from ecp_core.errors import EcpError, EvidenceWindowTooLarge, FieldError, ValidationFailed
-from ecp_core.evidence.model import Digested, SourceInventory
-from ecp_core.evidence.service import digest_of
+from ecp_core.evidence.model import Digested, SourceInventory, digest_of
 from ecp_core.identity import ActorIdentity, system_actor
 from ecp_core.pages import decode_cursor, encode_cursor
-from ecp_core.ports import Clock, IdFactory, UnitOfWork, UnitOfWorkFactory
+from ecp_core.ports.decisions import DecisionsUnit
+from ecp_core.ports.system import Clock, IdFactory
 
 log = logging.getLogger("ecp_core.decisions")
 
@@ -50,7 +51,7 @@ def _fingerprint(baseline: SideEconomics, candidate: SideEconomics) -> str:
 class DecisionService:
     """Compares versions into immutable, revisioned decision artifacts; runs schedules."""
 
-    def __init__(self, uow: UnitOfWorkFactory, clock: Clock, ids: IdFactory) -> None:
+    def __init__(self, uow: Callable[[], DecisionsUnit], clock: Clock, ids: IdFactory) -> None:
         """Wire the service."""
         self._uow = uow
         self._clock = clock
@@ -58,7 +59,7 @@ class DecisionService:
 
     @staticmethod
     def _inventory(
-        uow: UnitOfWork, tenant_id: str, event_id: str | None, field: str
+        uow: DecisionsUnit, tenant_id: str, event_id: str | None, field: str
     ) -> Digested[SourceInventory] | None:
         if event_id is None:
             return None
@@ -72,7 +73,7 @@ class DecisionService:
 
     @staticmethod
     def _side(
-        uow: UnitOfWork,
+        uow: DecisionsUnit,
         tenant_id: str,
         request: CompareRequest,
         version: str,

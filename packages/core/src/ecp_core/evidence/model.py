@@ -5,15 +5,17 @@ comes from the caller's credentials, never from the body.
 """
 
 import enum
+import hashlib
 from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, Generic, TypeVar
 
 import attrs
 
-from ecp_core.canonical import storable_text
+from ecp_core.canonical import canonical_json, storable_text
 from ecp_core.constraints import AwareUtc, Constraint, Items, Range, Text, checked
 from ecp_core.money import money_problem
+from ecp_core.wire import digest_form
 
 MAX_BATCH = 1000
 """Events per ingestion request."""
@@ -290,3 +292,8 @@ class OutcomeDefinition:
     digest: str
     created_at: Annotated[datetime, AwareUtc()]
     created_by: str
+
+
+def digest_of(value: Any) -> str:  # noqa: ANN401 - any wire model
+    """``sha256:`` over the RFC 8785 JSON of a model's wire form (decimals canonically spelt)."""
+    return "sha256:" + hashlib.sha256(canonical_json(digest_form(value))).hexdigest()

@@ -1,10 +1,8 @@
 """Use cases for economic evidence: batched idempotent ingestion and outcome definitions."""
 
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from ecp_core.canonical import canonical_json
 from ecp_core.errors import FieldError, OutcomeDefinitionImmutable, ValidationFailed
 from ecp_core.evidence.model import (
     ChargeRevision,
@@ -18,18 +16,14 @@ from ecp_core.evidence.model import (
     OutcomeEvent,
     PredicateKind,
     SourceInventory,
+    digest_of,
 )
 from ecp_core.identity import ActorIdentity
-from ecp_core.ports import Clock, EvidenceRepository, UnitOfWorkFactory
-from ecp_core.wire import digest_form
+from ecp_core.ports.evidence import EvidenceStore, EvidenceUnit
+from ecp_core.ports.system import Clock
 
 T = TypeVar("T")
 Problems = Iterable[tuple[str, str]]
-
-
-def digest_of(value: Any) -> str:  # noqa: ANN401 - any wire model
-    """``sha256:`` over the RFC 8785 JSON of a model's wire form (decimals canonically spelt)."""
-    return "sha256:" + hashlib.sha256(canonical_json(digest_form(value))).hexdigest()
 
 
 def _cost_problems(cost: object, measurement: CostMeasurement) -> Problems:
@@ -102,7 +96,7 @@ def _no_rules(_: object) -> Problems:
 class EvidenceService:
     """Ingests evidence batches (all or nothing) and keeps outcome definitions immutable."""
 
-    def __init__(self, uow: UnitOfWorkFactory, clock: Clock) -> None:
+    def __init__(self, uow: Callable[[], EvidenceUnit], clock: Clock) -> None:
         """Wire the service."""
         self._uow = uow
         self._clock = clock
@@ -111,7 +105,7 @@ class EvidenceService:
         self,
         events: Sequence[T],
         rules: Callable[[T], Problems],
-        store: Callable[[EvidenceRepository, Sequence[Digested[T]]], int],
+        store: Callable[[EvidenceStore, Sequence[Digested[T]]], int],
     ) -> IngestResult:
         digested = _checked(events, rules)
         with self._uow() as uow:

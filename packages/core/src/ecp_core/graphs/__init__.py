@@ -3,7 +3,6 @@
 from typing import Any
 
 from ecp_core.graphs.builder import GraphBuilder
-from ecp_core.graphs.catalog import GraphCatalog, graph_digest
 from ecp_core.graphs.conditions import ConditionError, condition_holds
 from ecp_core.graphs.definition import (
     ActionDescriptorV1,
@@ -16,6 +15,7 @@ from ecp_core.graphs.definition import (
     GraphVersion,
     MappingOperation,
     NodeDefinition,
+    graph_digest,
 )
 from ecp_core.graphs.validation import graph_errors, validate_graph
 from ecp_core.wire import converter
@@ -48,7 +48,6 @@ __all__ = [
     "CopyMappingOperation",
     "EdgeDefinition",
     "GraphBuilder",
-    "GraphCatalog",
     "GraphDefinition",
     "GraphRegistration",
     "GraphVersion",

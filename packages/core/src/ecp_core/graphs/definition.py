@@ -5,8 +5,10 @@ from typing import Annotated, Any, Literal
 
 import attrs
 
+from ecp_core.canonical import json_digest
 from ecp_core.constraints import AwareUtc, Items, Range, Text, allow_extras, checked
 from ecp_core.types import ApprovalDecision, Capability, NodeKind, SideEffectClass
+from ecp_core.wire import unstructure
 
 IDENTIFIER = r"[A-Za-z0-9][A-Za-z0-9_.:-]*"
 """Graph and node ids: a letter or digit, then letters, digits and ``_ . : -``."""
@@ -152,3 +154,8 @@ class GraphRegistration:
     version: int
     digest: str
     created: bool
+
+
+def graph_digest(definition: GraphDefinition) -> str:
+    """The content digest of a definition: SHA-256 over its canonical JSON (defaults included)."""
+    return json_digest(unstructure(definition))

@@ -9,8 +9,7 @@ from decimal import Context, Decimal
 import attrs
 
 from ecp_core.errors import FieldError
-from ecp_core.evidence.model import CostMeasurement
-from ecp_core.evidence.service import digest_of
+from ecp_core.evidence.model import CostMeasurement, digest_of
 from ecp_core.money import EXACT, exact_sum
 from ecp_core.reconciliation.matching import PricedEvent
 from ecp_core.reconciliation.model import (

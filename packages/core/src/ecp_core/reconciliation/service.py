@@ -1,8 +1,11 @@
 """Use cases for provider bills: immutable import and the reconciliation report."""
 
+from collections.abc import Callable
+
 from ecp_core.errors import Conflict, EvidenceWindowTooLarge, FieldError, NotFound, ValidationFailed
 from ecp_core.identity import ActorIdentity
-from ecp_core.ports import Clock, UnitOfWorkFactory
+from ecp_core.ports.reconciliation import ReconciliationUnit
+from ecp_core.ports.system import Clock
 from ecp_core.reconciliation.matching import ProviderWindow
 from ecp_core.reconciliation.model import (
     METHOD_VERSION,
@@ -25,7 +28,7 @@ MAX_RECONCILIATION_EVENTS = 50_000
 class ReconciliationService:
     """Imports provider statements and reconciles them with measured execution evidence."""
 
-    def __init__(self, uow: UnitOfWorkFactory, clock: Clock) -> None:
+    def __init__(self, uow: Callable[[], ReconciliationUnit], clock: Clock) -> None:
         """Wire the service."""
         self._uow = uow
         self._clock = clock

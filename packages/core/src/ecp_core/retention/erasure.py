@@ -17,14 +17,8 @@ from ecp_core.audit.erasure import crypto_erase
 from ecp_core.audit.record import LEGACY_DIGEST_VERSION, NodeAuditRecord
 from ecp_core.constraints import checked
 from ecp_core.errors import EcpError, LegalHoldActive, NotFound, RunStillActive
-from ecp_core.ports import (
-    ArtifactStore,
-    Clock,
-    EvidenceEraser,
-    IdFactory,
-    UnitOfWork,
-    UnitOfWorkFactory,
-)
+from ecp_core.ports.retention import ArtifactStore, EvidenceEraser, RetentionUnit
+from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.retention.model import RetentionAuditEntry, StepStatus
 from ecp_core.retention.rules import held
 from ecp_core.runs.model import Run
@@ -106,7 +100,7 @@ class RunEraser:
 
     def __init__(
         self,
-        uow: UnitOfWorkFactory,
+        uow: Callable[[], RetentionUnit],
         clock: Clock,
         ids: IdFactory,
         artifacts: ArtifactStore,
@@ -173,7 +167,7 @@ class RunEraser:
         return RunErasure.of(run_id, [*steps, *later])
 
     @staticmethod
-    def _refusal(uow: UnitOfWork, run: Run) -> EcpError | None:
+    def _refusal(uow: RetentionUnit, run: Run) -> EcpError | None:
         if held(uow.retention.holds(run.tenant_id, active_only=True), run.tenant_id, run.run_id):
             return LegalHoldActive(f"an active legal hold covers run {run.run_id}")
         if run.status not in TERMINAL:
@@ -181,7 +175,7 @@ class RunEraser:
         return None
 
     def _erase_audits(
-        self, uow: UnitOfWork, records: Sequence[NodeAuditRecord], reason: str
+        self, uow: RetentionUnit, records: Sequence[NodeAuditRecord], reason: str
     ) -> StepResult:
         now, newly, legacy = self._clock.now(), 0, 0
         for record in records:
@@ -198,7 +192,7 @@ class RunEraser:
         )
 
     @staticmethod
-    def _delete_checkpoints(uow: UnitOfWork, run: Run) -> StepResult:
+    def _delete_checkpoints(uow: RetentionUnit, run: Run) -> StepResult:
         newly = 0
         cleared = attrs.evolve(run, state={}, paused=None, approved_action=None)
         if cleared != run:
@@ -211,7 +205,7 @@ class RunEraser:
                 newly += 1
         return StepResult(step="delete_checkpoints", status=StepStatus.DONE, newly_erased=newly)
 
-    def _redact_run(self, uow: UnitOfWork, run_id: str, tenant_id: str) -> StepResult:
+    def _redact_run(self, uow: RetentionUnit, run_id: str, tenant_id: str) -> StepResult:
         run = uow.runs.get(tenant_id, run_id)
         assert run is not None  # noqa: S101 - locked above
         failure = (
@@ -253,8 +247,10 @@ class RunEraser:
                 step="delete_economic_events",
                 status=StepStatus.FAILED,
                 newly_erased=0,
-                detail={"error": f"economic evidence store unavailable ({type(exc).__name__}); "
-                        "erase again once it is"},
+                detail={
+                    "error": f"economic evidence store unavailable ({type(exc).__name__}); "
+                    "erase again once it is"
+                },
             )
         return StepResult(
             step="delete_economic_events",
@@ -265,7 +261,7 @@ class RunEraser:
 
     def _log(
         self,
-        uow: UnitOfWork,
+        uow: RetentionUnit,
         *,
         tenant_id: str,
         run_id: str,

@@ -1,7 +1,7 @@
 """Use cases for retention: policies, legal holds, erasure requests, the log, and TTL purge."""
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import attrs
@@ -10,7 +10,8 @@ from ecp_core.audit.erasure import crypto_erase
 from ecp_core.constraints import checked
 from ecp_core.errors import FieldError, LegalHoldActive, NotFound, ValidationFailed
 from ecp_core.identity import ActorIdentity
-from ecp_core.ports import Clock, IdFactory, UnitOfWorkFactory
+from ecp_core.ports.retention import RetentionUnit
+from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.retention.erasure import RunEraser, RunErasure, RunGuard
 from ecp_core.retention.model import (
     SYSTEM_TENANT,
@@ -81,7 +82,7 @@ class RetentionService:
 
     def __init__(
         self,
-        uow: UnitOfWorkFactory,
+        uow: Callable[[], RetentionUnit],
         clock: Clock,
         ids: IdFactory,
         eraser: RunEraser,

@@ -11,22 +11,23 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ecp_core.approvals.model import ALL_DECISIONS, ApprovalActionRecord, ApprovalRecord
-from ecp_core.audit.writer import AttemptRecord, AuditWriter
 from ecp_core.canonical import canonical_json, thaw
 from ecp_core.errors import EcpError
 from ecp_core.graphs.conditions import ConditionError, condition_holds
 from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
 from ecp_core.graphs.paths import get_path, has_path, set_path
 from ecp_core.policies.guard import evaluate_policy
-from ecp_core.ports import Clock, IdFactory, UnitOfWork
+from ecp_core.ports.runs import RunsUnit
+from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs import model as m
 from ecp_core.runs.actions import ActionContext, ActionRegistry, ActionResult
+from ecp_core.runs.audit_writer import AttemptRecord, AuditWriter
 from ecp_core.runs.model import ApprovalPausedState, FailureState, Run
 from ecp_core.runs.state_machine import transition
 from ecp_core.types import AttemptStatus, NodeKind, RunStatus
 
 if TYPE_CHECKING:
-    from ecp_core.webhooks.lifecycle import LifecycleEvents
+    from ecp_core.runs.events import LifecycleEvents
 
 
 class NoMatchingEdge(EcpError):
@@ -113,7 +114,7 @@ class RunEngine:
         return transition(run, RunStatus.RUNNING, self._clock.now())
 
     def fail(
-        self, uow: UnitOfWork, run: Run, attempt: AttemptRecord, reason: str, message: str
+        self, uow: RunsUnit, run: Run, attempt: AttemptRecord, reason: str, message: str
     ) -> Run:
         """Write ``attempt`` and end the run FAILED with ``reason``."""
         run = self._writer.write(uow, self._running(run), attempt)
@@ -131,7 +132,7 @@ class RunEngine:
             self.events.run_ended(uow, failed)
         return failed
 
-    def stay(self, uow: UnitOfWork, run: Run, attempt: AttemptRecord, **changes: Any) -> Run:  # noqa: ANN401
+    def stay(self, uow: RunsUnit, run: Run, attempt: AttemptRecord, **changes: Any) -> Run:  # noqa: ANN401
         """Write ``attempt`` and keep the run RUNNING at the same node (a granted gate)."""
         metadata = {**(attempt.execution_metadata or {}), "next_node_id": attempt.node_id}
         run = self._writer.write(
@@ -143,7 +144,7 @@ class RunEngine:
 
     def move_on(
         self,
-        uow: UnitOfWork,
+        uow: RunsUnit,
         run: Run,
         graph: GraphDefinition,
         attempt: AttemptRecord,
@@ -177,7 +178,7 @@ class RunEngine:
 
     # -- one attempt -----------------------------------------------------------------------------
 
-    def attempt(self, uow: UnitOfWork, run: Run, graph: GraphDefinition) -> Run:
+    def attempt(self, uow: RunsUnit, run: Run, graph: GraphDefinition) -> Run:
         """Attempt ``run``'s next node (the run must be RUNNING)."""
         node = graph.node(run.next_node_id or graph.entry)
         run = attrs.evolve(run, steps=run.steps + 1)
@@ -225,7 +226,7 @@ class RunEngine:
 
     def _action(
         self,
-        uow: UnitOfWork,
+        uow: RunsUnit,
         run: Run,
         graph: GraphDefinition,
         node: NodeDefinition,
@@ -299,7 +300,7 @@ class RunEngine:
 
     def _mapping(
         self,
-        uow: UnitOfWork,
+        uow: RunsUnit,
         run: Run,
         graph: GraphDefinition,
         node: NodeDefinition,
@@ -342,7 +343,7 @@ class RunEngine:
 
     def request_approval(
         self,
-        uow: UnitOfWork,
+        uow: RunsUnit,
         run: Run,
         node: NodeDefinition,
         payload: dict[str, Any],

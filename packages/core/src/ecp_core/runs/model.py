@@ -5,6 +5,7 @@ from typing import Annotated, Any
 
 import attrs
 
+from ecp_core.approvals.model import ApprovalRecord
 from ecp_core.constraints import AwareUtc, Range, Text, checked
 from ecp_core.types import RunPublicStatus, RunStatus
 
@@ -182,3 +183,11 @@ class AdminRunListResponse:
 
     runs: tuple[RunStatusResponse, ...]
     total: int
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ApprovalResolutionResponse:
+    """The resolved approval and the run after it continued."""
+
+    approval: ApprovalRecord
+    run: RunStatusResponse

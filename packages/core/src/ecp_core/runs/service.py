@@ -1,18 +1,20 @@
 """Use cases for runs: start, advance one attempt, drive to a pause or end, resume, read."""
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import attrs
 
-from ecp_core.audit.writer import AttemptRecord
 from ecp_core.canonical import canonical_json, json_digest, thaw
+from ecp_core.catalog.service import require_deployment, require_graph
 from ecp_core.errors import Conflict, FieldError, IllegalTransition, NotFound, ValidationFailed
-from ecp_core.graphs.catalog import require_deployment, require_graph
 from ecp_core.graphs.paths import set_path
 from ecp_core.pages import MAX_PAGE, decode_cursor, encode_cursor
-from ecp_core.ports import Clock, IdFactory, UnitOfWork, UnitOfWorkFactory
+from ecp_core.ports.runs import RunsUnit
+from ecp_core.ports.system import Clock, IdFactory
+from ecp_core.runs.audit_writer import AttemptRecord
 from ecp_core.runs.dispatch import DISPATCH_POLICY, dispatch_backoff
 from ecp_core.runs.engine import RunEngine
 from ecp_core.runs.model import DISPATCH_ERROR, Run, RunClaim, StartRunRequest
@@ -28,7 +30,7 @@ class RunService:
 
     def __init__(
         self,
-        uow: UnitOfWorkFactory,
+        uow: Callable[[], RunsUnit],
         clock: Clock,
         ids: IdFactory,
         engine: RunEngine,
@@ -143,7 +145,9 @@ class RunService:
                     try:
                         return self._count_failure(uow, claim, exc)
                     except Exception:  # the fallback below still counts and backs off
-                        log.exception("counting a failed dispatch failed; counting afresh", extra=facts)
+                        log.exception(
+                            "counting a failed dispatch failed; counting afresh", extra=facts
+                        )
                         counted = True
         # The claim's unit of work is unusable: back the run off (and count) in a fresh one.
         with self._uow() as uow:
@@ -158,7 +162,7 @@ class RunService:
         failures = claim.dispatch_failures + 1
         return self._clock.now() + dispatch_backoff(self._dispatch, failures)
 
-    def _count_failure(self, uow: UnitOfWork, claim: RunClaim, exc: Exception) -> Run | None:
+    def _count_failure(self, uow: RunsUnit, claim: RunClaim, exc: Exception) -> Run | None:
         """Count the failure and back off; at the last attempt, end the run. Commits.
 
         Neither reads the run's state: the count touches only dispatch bookkeeping, and the end
@@ -177,7 +181,7 @@ class RunService:
         uow.commit()
         return run
 
-    def _end_dispatch(self, uow: UnitOfWork, run: Run, exc: Exception, failures: int) -> Run:
+    def _end_dispatch(self, uow: RunsUnit, run: Run, exc: Exception, failures: int) -> Run:
         """End ``run`` (a header) FAILED with ``dispatch_error``, its record and ``run.failed``.
 
         Nothing of the run's state goes into the failure, the record or the event: only the
@@ -195,7 +199,7 @@ class RunService:
         uow.runs.save_header(failed)
         return failed
 
-    def _attempt(self, uow: UnitOfWork, run: Run) -> Run:
+    def _attempt(self, uow: RunsUnit, run: Run) -> Run:
         if run.status is RunStatus.PENDING:
             run = transition(run, RunStatus.RUNNING, self._clock.now())
             if self._engine.events is not None:

@@ -3,16 +3,17 @@
 import json
 import logging
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
+from ecp_core.catalog.service import require_deployment
 from ecp_core.errors import FieldError, NotFound, ValidationFailed
-from ecp_core.graphs.catalog import require_deployment
 from ecp_core.identity import DEFAULT_TENANT, ActorIdentity
-from ecp_core.ports import Clock, IdFactory, UnitOfWork, UnitOfWorkFactory
+from ecp_core.ports.system import Clock, HttpAnswer, HttpSender, IdFactory
+from ecp_core.ports.webhooks import WebhooksUnit
 from ecp_core.webhooks.model import (
     CreateSubscriptionRequest,
     Delivery,
@@ -36,28 +37,6 @@ from ecp_core.wire import unstructure
 log = logging.getLogger("ecp_core.webhooks")
 
 
-@attrs.frozen(kw_only=True)
-class HttpAnswer:
-    """What a receiver answered: a status, a ``Retry-After`` in seconds, or a transport error."""
-
-    status_code: int | None = None
-    retry_after: float | None = None
-    error: str | None = None
-
-    @property
-    def delivered(self) -> bool:
-        """Whether the receiver accepted the event (any 2xx)."""
-        return self.status_code is not None and 200 <= self.status_code < 300  # noqa: PLR2004
-
-
-class HttpSender(Protocol):
-    """POSTs one webhook body; never raises for network trouble, it answers with an error."""
-
-    def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> HttpAnswer:
-        """Send ``body`` to ``url``."""
-        ...
-
-
 def encode(payload: WebhookEventPayload) -> bytes:
     """The exact bytes sent and signed (compact JSON, keys in a stable order)."""
     return json.dumps(unstructure(payload), separators=(",", ":"), sort_keys=True).encode("utf-8")
@@ -68,7 +47,7 @@ class WebhookService:
 
     def __init__(
         self,
-        uow: UnitOfWorkFactory,
+        uow: Callable[[], WebhooksUnit],
         clock: Clock,
         ids: IdFactory,
         policy: RetryPolicy,
@@ -126,7 +105,7 @@ class WebhookService:
 
     def emit_in(
         self,
-        uow: UnitOfWork,
+        uow: WebhooksUnit,
         event_type: WebhookEventType,
         deployment_ref: str,
         tenant_id: str,
@@ -188,7 +167,7 @@ class WebhookService:
             uow.commit()
         return len(due)
 
-    def _attempt(self, uow: UnitOfWork, sender: HttpSender, delivery: Delivery) -> None:
+    def _attempt(self, uow: WebhooksUnit, sender: HttpSender, delivery: Delivery) -> None:
         subscription = uow.webhooks.subscription(delivery.tenant_id, delivery.subscription_id)
         number = delivery.attempts + 1
         if subscription is None:

@@ -5,7 +5,8 @@ from typing import Any
 import attrs
 
 from ecp_core.audit.chain import seal
-from ecp_core.ports import Clock, IdFactory, Signer, UnitOfWork
+from ecp_core.ports.audit import WithAudit
+from ecp_core.ports.system import Clock, IdFactory, Signer
 from ecp_core.runs.model import Run
 from ecp_core.types import AttemptStatus
 
@@ -36,7 +37,7 @@ class AuditWriter:
         self._ids = ids
         self._signer = signer
 
-    def write(self, uow: UnitOfWork, run: Run, attempt: AttemptRecord) -> Run:
+    def write(self, uow: WithAudit, run: Run, attempt: AttemptRecord) -> Run:
         """Append ``attempt`` to ``run``'s chain; return the run with its attempt count advanced."""
         head = uow.audit.head(run.run_id)
         number = 1 if head is None else head.attempt + 1

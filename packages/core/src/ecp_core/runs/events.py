@@ -3,7 +3,7 @@
 from typing import Any
 
 from ecp_core.approvals.model import ApprovalRecord
-from ecp_core.ports import UnitOfWork
+from ecp_core.ports.runs import RunsUnit
 from ecp_core.runs.model import Run
 from ecp_core.types import RunPublicStatus
 from ecp_core.webhooks.model import WebhookEventType as E
@@ -35,16 +35,16 @@ class LifecycleEvents:
         """Queue through ``webhooks``."""
         self._webhooks = webhooks
 
-    def _emit(self, uow: UnitOfWork, event: E, run: Run, **extra: Any) -> None:  # noqa: ANN401
+    def _emit(self, uow: RunsUnit, event: E, run: Run, **extra: Any) -> None:  # noqa: ANN401
         self._webhooks.emit_in(
             uow, event, run.deployment_ref, run.tenant_id, {**run_data(run), **extra}
         )
 
-    def run_started(self, uow: UnitOfWork, run: Run) -> None:
+    def run_started(self, uow: RunsUnit, run: Run) -> None:
         """A run left PENDING."""
         self._emit(uow, E.RUN_STARTED, run)
 
-    def waiting_approval(self, uow: UnitOfWork, run: Run, approval: ApprovalRecord) -> None:
+    def waiting_approval(self, uow: RunsUnit, run: Run, approval: ApprovalRecord) -> None:
         """A run paused for a new approval."""
         self._emit(
             uow,
@@ -55,14 +55,14 @@ class LifecycleEvents:
         )
         self._emit(uow, E.RUN_WAITING_APPROVAL, run, approval_id=approval.approval_id)
 
-    def approval_resolved(self, uow: UnitOfWork, run: Run, approval: ApprovalRecord) -> None:
+    def approval_resolved(self, uow: RunsUnit, run: Run, approval: ApprovalRecord) -> None:
         """A reviewer resolved an approval."""
         decision = approval.resolution.decision.value if approval.resolution is not None else None
         self._emit(
             uow, E.APPROVAL_RESOLVED, run, approval_id=approval.approval_id, decision=decision
         )
 
-    def run_ended(self, uow: UnitOfWork, run: Run) -> None:
+    def run_ended(self, uow: RunsUnit, run: Run) -> None:
         """A run completed, failed or was terminated by policy."""
         event = _ENDINGS.get(run.public_status)
         if event is not None:

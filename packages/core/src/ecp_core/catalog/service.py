@@ -1,21 +1,23 @@
-"""Use cases for graphs, deployments and policies."""
+"""Use cases for graphs, deployments and policies: registering, deploying, setting policies."""
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
-from ecp_core.canonical import json_digest
 from ecp_core.deployments import CreateDeploymentRequest, Deployment
 from ecp_core.errors import Conflict, FieldError, NotFound, ValidationFailed
-from ecp_core.graphs.definition import GraphDefinition, GraphRegistration, GraphVersion, version_ref
+from ecp_core.graphs.definition import (
+    GraphDefinition,
+    GraphRegistration,
+    GraphVersion,
+    graph_digest,
+    version_ref,
+)
 from ecp_core.graphs.validation import validate_graph
 from ecp_core.policies.model import DeploymentPolicy, PolicyRequest
-from ecp_core.ports import Clock, IdFactory, UnitOfWork, UnitOfWorkFactory
-from ecp_core.wire import unstructure
-
-
-def graph_digest(definition: GraphDefinition) -> str:
-    """The content digest of a definition: SHA-256 over its canonical JSON (defaults included)."""
-    return json_digest(unstructure(definition))
-
+from ecp_core.ports.catalog import CatalogUnit
+from ecp_core.ports.contracts import WithContracts
+from ecp_core.ports.deployments import WithDeployments
+from ecp_core.ports.graphs import WithGraphs
+from ecp_core.ports.system import Clock, IdFactory
 
 _CONCURRENT_RETRIES = 3
 
@@ -25,7 +27,7 @@ class GraphCatalog:
 
     def __init__(
         self,
-        uow: UnitOfWorkFactory,
+        uow: Callable[[], CatalogUnit],
         clock: Clock,
         ids: IdFactory,
         known_actions: Collection[str] | None = None,
@@ -159,7 +161,7 @@ class GraphCatalog:
             return uow.policies.get(tenant_id, deployment_ref)
 
 
-def _require_contracts(uow: UnitOfWork, tenant_id: str, definition: GraphDefinition) -> None:
+def _require_contracts(uow: WithContracts, tenant_id: str, definition: GraphDefinition) -> None:
     """Every ``resolution_schema_ref`` must name one of the tenant's contracts."""
     errors = [
         FieldError(loc=("nodes", index, "resolution_schema_ref"), msg="no such contract")
@@ -171,7 +173,7 @@ def _require_contracts(uow: UnitOfWork, tenant_id: str, definition: GraphDefinit
         raise ValidationFailed(f"graph {definition.graph_id!r} is invalid", errors=errors)
 
 
-def require_deployment(uow: UnitOfWork, tenant_id: str, deployment_ref: str) -> Deployment:
+def require_deployment(uow: WithDeployments, tenant_id: str, deployment_ref: str) -> Deployment:
     """The deployment, or NotFound."""
     deployment = uow.deployments.get(tenant_id, deployment_ref)
     if deployment is None:
@@ -179,7 +181,7 @@ def require_deployment(uow: UnitOfWork, tenant_id: str, deployment_ref: str) -> 
     return deployment
 
 
-def require_graph(uow: UnitOfWork, tenant_id: str, graph_version_ref: str) -> GraphDefinition:
+def require_graph(uow: WithGraphs, tenant_id: str, graph_version_ref: str) -> GraphDefinition:
     """The definition behind a ``graph_id@version`` ref, or NotFound."""
     graph_id, _, version = graph_version_ref.rpartition("@")
     found = uow.graphs.get(tenant_id, graph_id, int(version)) if version.isdigit() else None
@@ -188,4 +190,4 @@ def require_graph(uow: UnitOfWork, tenant_id: str, graph_version_ref: str) -> Gr
     return found.definition
 
 
-__all__ = ["GraphCatalog", "graph_digest", "require_deployment", "require_graph"]
+__all__ = ["GraphCatalog", "require_deployment", "require_graph"]

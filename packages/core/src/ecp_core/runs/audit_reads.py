@@ -1,19 +1,19 @@
 """Use cases for the audit trail: read, verify, erase, publish keys."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ecp_core.audit.record import (
     AuditRecordListResponse,
     AuditTimelineResponse,
     AuditVerificationResponse,
 )
-from ecp_core.audit.signing import KeyRing, PublicSigningKey
 from ecp_core.audit.verify import verify_chain
+from ecp_core.catalog.service import require_deployment
 from ecp_core.errors import FieldError, NotFound, ValidationFailed
-from ecp_core.graphs.catalog import require_deployment
 from ecp_core.pages import DEFAULT_PAGE, decode_cursor, encode_cursor
-from ecp_core.ports import UnitOfWork, UnitOfWorkFactory
+from ecp_core.ports.runs import RunsUnit
 from ecp_core.runs.model import Run
+from ecp_core.signing import KeyRing, PublicSigningKey
 
 
 def _position(cursor: str) -> tuple[str, int]:
@@ -26,7 +26,7 @@ def _position(cursor: str) -> tuple[str, int]:
     return run_id, int(attempt)
 
 
-def _require_run(uow: UnitOfWork, tenant_id: str, run_id: str) -> Run:
+def _require_run(uow: RunsUnit, tenant_id: str, run_id: str) -> Run:
     run = uow.runs.get(tenant_id, run_id)
     if run is None:
         raise NotFound(f"run {run_id} not found")
@@ -36,7 +36,7 @@ def _require_run(uow: UnitOfWork, tenant_id: str, run_id: str) -> Run:
 class AuditService:
     """Reads and verifies audit chains (erasure is the retention area's, in the spec's steps)."""
 
-    def __init__(self, uow: UnitOfWorkFactory, keys: Sequence[PublicSigningKey]) -> None:
+    def __init__(self, uow: Callable[[], RunsUnit], keys: Sequence[PublicSigningKey]) -> None:
         """``keys`` are the published verification keys (current and retired)."""
         self._uow = uow
         self._keys = tuple(keys)

@@ -1,5 +1,7 @@
 """Use cases for approvals: resolve, list, escalate overdue ones."""
 
+from collections.abc import Callable
+
 import attrs
 
 from ecp_core.approvals.model import (
@@ -8,8 +10,8 @@ from ecp_core.approvals.model import (
     ApprovalResolution,
     ApprovalResolutionRequest,
 )
-from ecp_core.audit.writer import AttemptRecord
 from ecp_core.canonical import thaw
+from ecp_core.catalog.service import require_graph
 from ecp_core.contracts.schema import payload_errors
 from ecp_core.errors import (
     ApprovalAlreadyResolved,
@@ -18,9 +20,10 @@ from ecp_core.errors import (
     NotFound,
     ValidationFailed,
 )
-from ecp_core.graphs.catalog import require_graph
 from ecp_core.identity import ActorIdentity
-from ecp_core.ports import Clock, UnitOfWork, UnitOfWorkFactory
+from ecp_core.ports.runs import RunsUnit
+from ecp_core.ports.system import Clock
+from ecp_core.runs.audit_writer import AttemptRecord
 from ecp_core.runs.engine import RunEngine
 from ecp_core.runs.model import APPROVAL_REJECTED, ApprovedAction, Run
 from ecp_core.types import ApprovalDecision, ApprovalStatus, AttemptStatus, NodeKind
@@ -34,7 +37,7 @@ _ACTION_NAMES = {
 
 
 def _check_request(
-    uow: UnitOfWork, approval: ApprovalRecord, request: ApprovalResolutionRequest
+    uow: RunsUnit, approval: ApprovalRecord, request: ApprovalResolutionRequest
 ) -> None:
     errors: list[FieldError] = []
     if request.decision not in approval.allowed_actions:
@@ -61,7 +64,7 @@ class ApprovalService:
 
     def __init__(
         self,
-        uow: UnitOfWorkFactory,
+        uow: Callable[[], RunsUnit],
         clock: Clock,
         engine: RunEngine,
     ) -> None:
@@ -125,7 +128,7 @@ class ApprovalService:
             uow.commit()
         return approval, run
 
-    def _continue(self, uow: UnitOfWork, run: Run, approval: ApprovalRecord) -> Run:
+    def _continue(self, uow: RunsUnit, run: Run, approval: ApprovalRecord) -> Run:
         resolution = approval.resolution
         assert resolution is not None  # noqa: S101 - set just above
         graph = require_graph(uow, run.tenant_id, run.graph_version_ref)

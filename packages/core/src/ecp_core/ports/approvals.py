@@ -1,0 +1,57 @@
+"""The approval port: approval records and their action trail."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
+    from ecp_core.types import ApprovalStatus
+
+
+class ApprovalRepository(Protocol):
+    """Approval records and their action trail."""
+
+    def add(self, approval: ApprovalRecord) -> None:
+        """Store a new approval."""
+        ...
+
+    def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord | None:
+        """One approval of the tenant, or None."""
+        ...
+
+    def save(self, approval: ApprovalRecord) -> None:
+        """Replace a stored approval."""
+        ...
+
+    def for_run(
+        self, tenant_id: str, run_id: str, status: ApprovalStatus | None = None
+    ) -> list[ApprovalRecord]:
+        """A run's approvals in creation order, optionally of one status."""
+        ...
+
+    def overdue(self, now: datetime, limit: int) -> list[ApprovalRecord]:
+        """Pending approvals whose sla_deadline has passed, across tenants."""
+        ...
+
+    def add_action(self, action: ApprovalActionRecord) -> None:
+        """Append to an approval's action trail."""
+        ...
+
+    def actions(self, tenant_id: str, approval_id: str) -> list[ApprovalActionRecord]:
+        """An approval's action trail in order."""
+        ...
+
+
+class WithApprovals(Protocol):
+    """A unit of work that reaches the approvals."""
+
+    @property
+    def approvals(self) -> ApprovalRepository:
+        """The approvals."""
+        ...
+
+
+__all__ = ["ApprovalRepository", "WithApprovals"]

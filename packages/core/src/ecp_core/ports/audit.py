@@ -1,0 +1,68 @@
+"""The audit port: append-only, hash-chained node-attempt records."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ecp_core.audit.record import ChainHead, NodeAuditRecord
+
+
+class AuditRepository(Protocol):
+    """Append-only audit chains, one per run."""
+
+    def head(self, run_id: str) -> ChainHead | None:
+        """The run's chain head, held against concurrent appends until commit."""
+        ...
+
+    def append(self, record: NodeAuditRecord) -> ChainHead:
+        """Add ``record`` as the new head; ChainConflict unless it extends the current head."""
+        ...
+
+    def for_run(self, tenant_id: str, run_id: str) -> list[NodeAuditRecord]:
+        """A run's records in chain order."""
+        ...
+
+    def for_deployment(
+        self,
+        tenant_id: str,
+        deployment_ref: str,
+        run_id: str | None = None,
+        *,
+        limit: int | None = None,
+        after: tuple[str, int] | None = None,
+    ) -> list[NodeAuditRecord]:
+        """A deployment's records by run id, then chain order.
+
+        At most ``limit`` of them, after the (run_id, attempt) position ``after`` when given.
+        """
+        ...
+
+    def get(self, tenant_id: str, audit_id: str) -> NodeAuditRecord | None:
+        """One record, or None."""
+        ...
+
+    def store_erasure(self, record: NodeAuditRecord) -> None:
+        """Persist an erased record; only personal data and erasure fields may differ."""
+        ...
+
+    def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
+        """Not yet erased digest_version 2 records created before the instant, oldest first.
+
+        Records of runs an active legal hold covers are left out.
+        """
+        ...
+
+
+class WithAudit(Protocol):
+    """A unit of work that reaches the audit records."""
+
+    @property
+    def audit(self) -> AuditRepository:
+        """The audit records."""
+        ...
+
+
+__all__ = ["AuditRepository", "WithAudit"]

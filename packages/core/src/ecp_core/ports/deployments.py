@@ -1,0 +1,32 @@
+"""The deployment port: deployments per tenant."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ecp_core.deployments.model import Deployment
+
+
+class DeploymentRepository(Protocol):
+    """Deployments per tenant."""
+
+    def add(self, deployment: Deployment) -> None:
+        """Store a new deployment (Conflict when the ref exists)."""
+        ...
+
+    def get(self, tenant_id: str, deployment_ref: str) -> Deployment | None:
+        """One deployment, or None."""
+        ...
+
+
+class WithDeployments(Protocol):
+    """A unit of work that reaches the deployments."""
+
+    @property
+    def deployments(self) -> DeploymentRepository:
+        """The deployments."""
+        ...
+
+
+__all__ = ["DeploymentRepository", "WithDeployments"]

@@ -1,0 +1,40 @@
+"""The graph port: immutable graph versions per tenant."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ecp_core.graphs.definition import GraphVersion
+
+
+class GraphRepository(Protocol):
+    """Immutable graph versions per tenant."""
+
+    def add(self, version: GraphVersion) -> None:
+        """Store a new version (Conflict when that version number exists)."""
+        ...
+
+    def get(self, tenant_id: str, graph_id: str, version: int) -> GraphVersion | None:
+        """One version, or None."""
+        ...
+
+    def latest(self, tenant_id: str, graph_id: str) -> GraphVersion | None:
+        """The highest version, or None."""
+        ...
+
+    def find_digest(self, tenant_id: str, graph_id: str, digest: str) -> GraphVersion | None:
+        """The version with this content digest, or None."""
+        ...
+
+
+class WithGraphs(Protocol):
+    """A unit of work that reaches the graph versions."""
+
+    @property
+    def graphs(self) -> GraphRepository:
+        """The graph versions."""
+        ...
+
+
+__all__ = ["GraphRepository", "WithGraphs"]

@@ -1,0 +1,32 @@
+"""The deployment-policy port: the policy in force per deployment."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ecp_core.policies.model import DeploymentPolicy
+
+
+class PolicyRepository(Protocol):
+    """The policy in force per deployment."""
+
+    def put(self, policy: DeploymentPolicy) -> None:
+        """Store ``policy`` as the deployment's current policy."""
+        ...
+
+    def get(self, tenant_id: str, deployment_ref: str) -> DeploymentPolicy | None:
+        """The current policy, or None."""
+        ...
+
+
+class WithPolicies(Protocol):
+    """A unit of work that reaches the deployment policies."""
+
+    @property
+    def policies(self) -> PolicyRepository:
+        """The deployment policies."""
+        ...
+
+
+__all__ = ["PolicyRepository", "WithPolicies"]

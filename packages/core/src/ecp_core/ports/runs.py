@@ -1,0 +1,150 @@
+"""The run port, and what the run lifecycle needs of storage."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from ecp_core.ports.approvals import WithApprovals
+from ecp_core.ports.audit import WithAudit
+from ecp_core.ports.contracts import WithContracts
+from ecp_core.ports.deployments import WithDeployments
+from ecp_core.ports.graphs import WithGraphs
+from ecp_core.ports.policies import WithPolicies
+from ecp_core.ports.unit import Transaction
+from ecp_core.ports.webhooks import WithWebhooks
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ecp_core.runs.model import Run, RunClaim
+
+
+class RunRepository(Protocol):
+    """Runs and their checkpoints."""
+
+    def add(self, run: Run) -> None:
+        """Store a new run (Conflict when the id exists)."""
+        ...
+
+    def get(self, tenant_id: str, run_id: str) -> Run | None:
+        """One run of the tenant, or None."""
+        ...
+
+    def lock(self, tenant_id: str, run_id: str) -> Run | None:
+        """Like :meth:`get`, holding the run against concurrent writers until commit."""
+        ...
+
+    def save(self, run: Run) -> None:
+        """Replace a stored run (NotFound when absent)."""
+        ...
+
+    def by_idempotency_key(self, tenant_id: str, deployment_ref: str, key: str) -> Run | None:
+        """The run started with this idempotency key, or None."""
+        ...
+
+    def page(self, tenant_id: str, *, limit: int, before: str | None = None) -> list[Run]:
+        """Up to ``limit`` runs, newest first, older than run id ``before`` when given."""
+        ...
+
+    def count(self, tenant_id: str) -> int:
+        """How many runs the tenant has."""
+        ...
+
+    def runnable(self, limit: int) -> list[Run]:
+        """Runs in PENDING or RUNNING, oldest first, across tenants (for dispatch)."""
+        ...
+
+    def claim_runnable(self, now: datetime | None = None) -> RunClaim | None:
+        """Claim the next run to dispatch, fairly across tenants; held until the unit of work ends.
+
+        Eligible: PENDING or RUNNING and not backing off at ``now`` (None: no run is backing off).
+        A run's *rank* is its place (from 1) among its tenant's eligible runs in id order; only
+        the first ``candidates_per_tenant(number of such tenants)`` of each tenant are
+        candidates (``ecp_core.runs.dispatch``). A tenant's *last
+        service* is its latest claim. The claim takes the candidate no other transaction holds
+        with the least (rank, last service with never first, run id) and stamps it as the newest
+        claim, so one claim after another visits the tenants in turn, each oldest run first.
+        The run itself is not read: :meth:`lock` it next. :meth:`undo_to_claim` later takes the
+        unit of work back to just after the claim.
+        """
+        ...
+
+    def undo_to_claim(self) -> None:
+        """Undo what the unit of work did since its last claim, keeping the claim and its hold.
+
+        So a failed attempt is counted before any other worker can claim the run again.
+        """
+        ...
+
+    def record_dispatch_failure(
+        self, tenant_id: str, run_id: str, not_before: datetime, *, counted: bool = True
+    ) -> int:
+        """Count one more failed dispatch in a row, back off until ``not_before``; the new count.
+
+        ``counted=False`` backs off without counting (the database, not the run, failed).
+        Touches only the run's dispatch bookkeeping (never reads its state) and counts as a
+        claim for fairness. NotFound when there is no such run.
+        """
+        ...
+
+    def clear_dispatch_failures(self, tenant_id: str, run_id: str) -> None:
+        """Reset the run's failed-dispatch count and backoff (a dispatch went through)."""
+        ...
+
+    def lock_header(self, tenant_id: str, run_id: str) -> Run | None:
+        """Like :meth:`lock`, reading no JSON payload a run may hold.
+
+        ``state``, ``output``, ``paused``, ``approved_action``, ``metadata``, ``artifacts`` and
+        ``error`` come back empty whatever is stored, so a run whose stored data cannot be read
+        can still be ended. Write the result back only with :meth:`save_header`.
+        """
+        ...
+
+    def save_header(self, run: Run) -> None:
+        """Write the run's status, node, counters, failure, pause and approvals (NotFound if absent).
+
+        ``state``, ``output``, ``metadata``, ``artifacts`` and ``error`` stay as stored.
+        """
+        ...
+
+    def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
+        """Terminal, not yet erased runs updated before the instant, oldest first.
+
+        Runs an active legal hold covers are left out, so held runs cannot starve the purge.
+        """
+        ...
+
+    def ids_of(self, tenant_id: str) -> list[str]:
+        """Every run id of the tenant, oldest first."""
+        ...
+
+    def tenants(self) -> list[str]:
+        """Every tenant that has runs."""
+        ...
+
+
+class WithRuns(Protocol):
+    """A unit of work that reaches the runs."""
+
+    @property
+    def runs(self) -> RunRepository:
+        """The runs."""
+        ...
+
+
+class RunsUnit(
+    Transaction,
+    WithRuns,
+    WithGraphs,
+    WithDeployments,
+    WithPolicies,
+    WithContracts,
+    WithApprovals,
+    WithAudit,
+    WithWebhooks,
+    Protocol,
+):
+    """Everything a run's step touches: the run, its graph and policy, approvals, audit, events."""
+
+
+__all__ = ["RunRepository", "RunsUnit", "WithRuns"]

@@ -1,0 +1,46 @@
+"""The whole unit of work a storage adapter implements: every area's unit in one transaction."""
+
+from collections.abc import Callable
+from typing import Protocol
+
+from ecp_core.ports.api_keys import ApiKeysUnit
+from ecp_core.ports.catalog import CatalogUnit
+from ecp_core.ports.contracts import ContractsUnit
+from ecp_core.ports.debugger import DebuggerUnit, EvidenceTallies
+from ecp_core.ports.decisions import DecisionsUnit, VersionEvidence
+from ecp_core.ports.evidence import EvidenceStore, EvidenceUnit
+from ecp_core.ports.reconciliation import ProviderEvents, ReconciliationUnit
+from ecp_core.ports.retention import RetentionUnit
+from ecp_core.ports.runs import RunsUnit
+from ecp_core.ports.webhooks import WebhooksUnit
+
+
+class EvidenceRepository(EvidenceStore, EvidenceTallies, ProviderEvents, VersionEvidence, Protocol):
+    """The stored evidence: its writes and every consumer's reads."""
+
+
+class UnitOfWork(
+    CatalogUnit,
+    ContractsUnit,
+    ApiKeysUnit,
+    RunsUnit,
+    WebhooksUnit,
+    RetentionUnit,
+    EvidenceUnit,
+    DebuggerUnit,
+    ReconciliationUnit,
+    DecisionsUnit,
+    Protocol,
+):
+    """One transaction over every storage port. Leaving without ``commit`` rolls back."""
+
+    @property
+    def evidence(self) -> EvidenceRepository:
+        """The stored evidence."""
+        ...
+
+
+UnitOfWorkFactory = Callable[[], UnitOfWork]
+"""Makes a fresh unit of work per use case."""
+
+__all__ = ["EvidenceRepository", "UnitOfWork", "UnitOfWorkFactory"]

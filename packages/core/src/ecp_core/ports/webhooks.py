@@ -1,0 +1,85 @@
+"""The webhook port: subscriptions, the delivery outbox and its attempts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from ecp_core.ports.deployments import WithDeployments
+from ecp_core.ports.unit import Transaction
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ecp_core.webhooks.model import Delivery, DeliveryAttempt, Subscription, WebhookEventType
+
+
+class WebhookRepository(Protocol):
+    """Subscriptions, the delivery outbox and its attempts."""
+
+    def add_subscription(self, subscription: Subscription) -> None:
+        """Store a new subscription."""
+        ...
+
+    def subscription(self, tenant_id: str, subscription_id: str) -> Subscription | None:
+        """One live subscription of the tenant, or None."""
+        ...
+
+    def subscriptions(self, tenant_id: str) -> list[Subscription]:
+        """The tenant's live subscriptions, oldest first."""
+        ...
+
+    def matching(
+        self, tenant_id: str, deployment_ref: str, event_type: WebhookEventType
+    ) -> list[Subscription]:
+        """Live subscriptions of the deployment that asked for the event type."""
+        ...
+
+    def delete_subscription(self, tenant_id: str, subscription_id: str) -> bool:
+        """Stop a subscription (its deliveries stay); False when there was none."""
+        ...
+
+    def add_delivery(self, delivery: Delivery) -> None:
+        """Queue a delivery."""
+        ...
+
+    def delivery(self, tenant_id: str, delivery_id: str) -> Delivery | None:
+        """One delivery of the tenant, or None."""
+        ...
+
+    def save_delivery(self, delivery: Delivery) -> None:
+        """Replace a stored delivery."""
+        ...
+
+    def claim_due(self, now: datetime, limit: int) -> list[Delivery]:
+        """Pending deliveries due by ``now``, oldest first, held against other workers until commit."""
+        ...
+
+    def add_attempt(self, attempt: DeliveryAttempt) -> None:
+        """Record one POST of a delivery."""
+        ...
+
+    def attempts(self, tenant_id: str, delivery_id: str) -> list[DeliveryAttempt]:
+        """A delivery's attempts in order."""
+        ...
+
+    def dead_letters(
+        self, tenant_id: str, *, limit: int, before: str | None = None
+    ) -> list[Delivery]:
+        """The tenant's dead deliveries, newest first, older than delivery id ``before``."""
+        ...
+
+
+class WithWebhooks(Protocol):
+    """A unit of work that reaches the webhook subscriptions and deliveries."""
+
+    @property
+    def webhooks(self) -> WebhookRepository:
+        """The webhook subscriptions and deliveries."""
+        ...
+
+
+class WebhooksUnit(Transaction, WithDeployments, WithWebhooks, Protocol):
+    """What the webhook use cases need."""
+
+
+__all__ = ["WebhookRepository", "WebhooksUnit", "WithWebhooks"]
