@@ -6,7 +6,7 @@ PACKAGES := packages/core packages/adapters_postgres packages/adapters_http pack
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install run test lint bench fuzz clean
+.PHONY: install run test lint bench fuzz spec-map clean
 
 install: $(STAMP)
 
@@ -25,6 +25,7 @@ test: install lint
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: install
 	$(BIN)/python -m pip install --quiet -r bench/requirements.txt
@@ -32,6 +33,10 @@ bench: install
 
 fuzz: install
 	$(BIN)/python scripts/fuzz.py $(FUZZ_ARGS)
+
+# docs/spec-map.md: spec rule → module → tests, from the `spec` markers (tests/unit/test_spec_map.py checks it)
+spec-map: install
+	$(BIN)/python scripts/spec_map.py --output docs/spec-map.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -117,10 +117,9 @@ def write_chain(count: int, signer: Ed25519Signer) -> tuple[MemoryStore, float]:
     )
 
     def append_all() -> None:
-        current = run
         for attempt in attempts:
             with store.unit_of_work() as uow:
-                current = writer.write(uow, current, attempt)
+                writer.write(uow, run, attempt)
                 uow.commit()
 
     seconds, _ = timed(append_all)

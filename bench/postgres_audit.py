@@ -72,7 +72,7 @@ from ecp_core.types import AttemptStatus
 from ecp_postgres import (
     PostgresStore,
 )
-from ecp_postgres.repositories import AUDIT
+from ecp_postgres.audit import AUDIT
 
 TENANT = "bench"
 DEPLOYMENT = "approvals"

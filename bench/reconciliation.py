@@ -92,8 +92,8 @@ from ecp_core.system import SystemClock
 from ecp_core.wire import unstructure
 from ecp_http.auth import mint_token
 from ecp_postgres import PostgresStore
-from ecp_postgres.evidence import _WORK_MEM as WORK_MEM
-from ecp_postgres.evidence_reads import PROVIDER_EVENTS
+from ecp_postgres.evidence import WORK_MEM
+from ecp_postgres.reconciliation import PROVIDER_EVENTS
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -60,7 +60,7 @@ from ecp_core.types import AttemptStatus, RunStatus
 from ecp_postgres import (
     PostgresStore,
 )
-from ecp_postgres.repositories import AUDIT
+from ecp_postgres.audit import AUDIT
 from ecp_postgres.retention import RETENTION_LOG
 from ecp_postgres.runs import RUNS
 

@@ -8,6 +8,7 @@ from tests.e2e.conftest import JWT_SECRET
 from tests.e2e.helpers import check, deploy, example_graph, problem, start
 
 
+@pytest.mark.spec("C2 health-live", "C4 ed25519-signatures")
 def test_health_and_signing_keys_are_public(ecp_server):
     client = ecp_server.client  # no credentials at all
     live = check(client.get("/health/live"), 200)
@@ -62,6 +63,7 @@ BAD_CREDENTIALS = {
 }
 
 
+@pytest.mark.spec("§5 auth-methods", "C1 status-codes")
 @pytest.mark.parametrize("headers", BAD_CREDENTIALS.values(), ids=BAD_CREDENTIALS.keys())
 def test_missing_or_bad_credentials_are_401(ecp_server, headers):
     client = ecp_server.client
@@ -76,6 +78,7 @@ def test_missing_or_bad_credentials_are_401(ecp_server, headers):
         assert response.headers["www-authenticate"].startswith("Bearer")
 
 
+@pytest.mark.spec("§5 role-rules", "C1 status-codes")
 def test_roles_without_the_permission_get_403(ecp_server, admin, tenant):
     deploy(admin, example_graph(), "refunds")
     run = start(admin, "refunds")
@@ -112,6 +115,7 @@ def test_roles_without_the_permission_get_403(ecp_server, admin, tenant):
     check(operator.post("/runs", json={"deployment_ref": "refunds"}), 201)
 
 
+@pytest.mark.spec("§5 tenant-isolation")
 def test_another_tenants_run_is_404(ecp_server, admin):
     deploy(admin, example_graph(), "refunds")
     run = start(admin, "refunds")
@@ -150,6 +154,7 @@ def test_another_tenants_run_is_404(ecp_server, admin):
     assert check(admin.get(f"/runs/{run_id}"), 200)["status"] == "waiting_approval"
 
 
+@pytest.mark.spec("C1 status-codes")
 def test_unknown_runs_and_approvals_are_404(admin):
     deploy(admin, example_graph(), "refunds")
     for method, path, body in [
@@ -169,6 +174,7 @@ def test_unknown_runs_and_approvals_are_404(admin):
         problem(admin.request(method, path, json=body), 404, "not_found")
 
 
+@pytest.mark.spec("§7 no-extras", "C1 field-locations")
 def test_unknown_body_fields_are_422_listing_each_field(admin):
     deploy(admin, example_graph(), "refunds")
     run = start(admin, "refunds")
@@ -213,6 +219,7 @@ def test_unknown_body_fields_are_422_listing_each_field(admin):
     assert check(admin.get(f"/runs/{run['run_id']}"), 200)["status"] == "waiting_approval"
 
 
+@pytest.mark.spec("C1 status-codes")
 def test_malformed_json_is_400(admin):
     response = admin.post(
         "/runs", content=b'{"deployment_ref": ', headers={"Content-Type": "application/json"}

@@ -17,6 +17,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from tests.e2e.helpers import check
 
+pytestmark = pytest.mark.spec("§4.3 bills-cli")
+
 METHOD = "measured-cost-proportional/1"
 ECP = pathlib.Path(sys.executable).with_name("ecp")
 COMMAND = [str(ECP)] if ECP.exists() else [sys.executable, "-m", "ecp_http.cli"]
@@ -171,6 +173,7 @@ def load_evidence(caller):
     check(caller.post("/v1/debugger/outcome-definitions", json=definition), 201)
 
 
+@pytest.mark.spec("§4.3 bill-import-replay")
 def test_import_a_statement_then_an_identical_one_then_changed_content(tmp_path, env):
     path = write(tmp_path, "statement.json", statement())
     first = bills("import", path, env=env)
@@ -232,6 +235,7 @@ def test_a_refused_statement_prints_each_failing_field(tmp_path, env):
     assert euro.stderr.splitlines()[1].startswith("  currency: ")
 
 
+@pytest.mark.spec("§9.1 cost-page-normalizer")
 def test_a_cost_page_is_normalized_offline(tmp_path):
     page = write(tmp_path, "page.json", cost_page())
     # Offline: no token and no server are needed.
@@ -332,6 +336,7 @@ def test_a_cost_page_is_imported_and_reported_as_json_and_markdown(tmp_path, env
     assert "| telemetry_variance_usd | 1.55 |" in markdown.stdout
 
 
+@pytest.mark.spec("§5 role-rules")
 def test_reading_reports_needs_a_reading_role_and_a_known_statement(
     tmp_path, env, ecp_server, tenant
 ):

@@ -31,6 +31,15 @@ EXAMPLE_STEPS = [
 ]
 
 
+@pytest.mark.spec(
+    "§3.1 approval-pauses-run",
+    "§3.1 approve-continues-run",
+    "§4.1 start-and-read-run",
+    "§4.1 resolve-approval",
+    "§4.1 run-timeline",
+    "C3 run-approvals",
+    "C4 verify-routes",
+)
 def test_example_graph_waits_for_approval_completes_and_its_signed_chain_verifies(
     ecp_server, admin, tenant
 ):
@@ -111,6 +120,7 @@ def test_example_graph_waits_for_approval_completes_and_its_signed_chain_verifie
         )
 
 
+@pytest.mark.spec("§3.1 policy-denial", "C3 deployment-policy", "§6.2 audit-per-attempt")
 def test_a_policy_denying_network_write_terminates_the_run_with_a_rejected_record(admin):
     deploy(admin, example_graph(), "refunds")
     policy = check(
@@ -149,6 +159,7 @@ def test_a_policy_denying_network_write_terminates_the_run_with_a_rejected_recor
     assert verification["record_count"] == 4
 
 
+@pytest.mark.spec("C3 reject-fails-run", "C3 run-approvals")
 def test_rejecting_the_approval_fails_the_run(admin):
     deploy(admin, example_graph(), "refunds")
     run = start(admin, "refunds")
@@ -174,6 +185,7 @@ def test_rejecting_the_approval_fails_the_run(admin):
     assert check(admin.get(f"/runs/{run['run_id']}/audit/verify"), 200)["verified"] is True
 
 
+@pytest.mark.spec("C3 approval-gated-action")
 def test_edit_and_approve_runs_the_gated_action_with_the_edited_payload(admin):
     deploy(admin, gated_action_graph(), "payments")
     run = start(admin, "payments", {"input": {}})
@@ -206,6 +218,7 @@ def test_edit_and_approve_runs_the_gated_action_with_the_edited_payload(admin):
     assert executed["execution_metadata"]["approval_id"] == approval["approval_id"]
 
 
+@pytest.mark.spec("C3 edit-needs-payload")
 def test_edit_and_approve_without_an_edited_payload_is_refused(admin):
     deploy(admin, gated_action_graph(), "payments")
     run = start(admin, "payments", {"input": {}})
@@ -218,6 +231,7 @@ def test_edit_and_approve_without_an_edited_payload_is_refused(admin):
     assert only_pending_approval(admin, run["run_id"])["approval_id"] == approval_id
 
 
+@pytest.mark.spec("C3 second-resolve-409")
 def test_a_second_resolve_is_a_conflict(admin):
     deploy(admin, example_graph(), "refunds")
     run = start(admin, "refunds")
@@ -232,6 +246,7 @@ def test_a_second_resolve_is_a_conflict(admin):
     assert len(steps(admin, run["run_id"])) == 5
 
 
+@pytest.mark.spec("C3 interrupt-resume")
 def test_an_interrupt_waits_and_resume_continues_the_run(admin):
     deploy(admin, interrupt_graph(), "ask")
     run = start(admin, "ask", {"input": {"order": "A-7"}})
@@ -261,6 +276,7 @@ def test_an_interrupt_waits_and_resume_continues_the_run(admin):
     problem(again, 409)
 
 
+@pytest.mark.spec("C3 run-start")
 def test_runs_started_without_prefer_wait_are_advanced_by_the_dispatcher(admin):
     deploy(admin, example_graph(), "refunds")
     run = start(admin, "refunds", wait=False)
@@ -307,6 +323,7 @@ def test_runs_started_without_prefer_wait_are_advanced_by_the_dispatcher(admin):
         assert completed["output"] == {"n": n, "a": 1, "copied": {"a": 1}}
 
 
+@pytest.mark.spec("C3 run-idempotency")
 def test_an_idempotency_key_repeat_returns_the_same_run(admin):
     deploy(admin, example_graph(), "refunds")
     body = {"deployment_ref": "refunds", "input": {"order": "A-9"}, "idempotency_key": "order-A-9"}
@@ -321,6 +338,7 @@ def test_an_idempotency_key_repeat_returns_the_same_run(admin):
     assert runs["total"] == 1
 
 
+@pytest.mark.spec("C1 list-paging", "C7 link-header")
 def test_the_admin_run_list_pages_with_a_link_header(admin):
     deploy(admin, example_graph(), "refunds")
     started = {start(admin, "refunds", {"input": {"n": n}}, wait=False)["run_id"] for n in range(3)}

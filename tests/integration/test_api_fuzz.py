@@ -90,6 +90,7 @@ def _fuzz(operation, mode: GenerationMode, headers: dict[str, str]) -> None:
     fuzz()
 
 
+@pytest.mark.spec("C1 openapi")
 def test_api_answers_as_documented(api_schema, subtests):
     headers = _headers()
     operations = [result.ok() for result in api_schema.get_all_operations()]
@@ -107,6 +108,7 @@ ACTION_WITH_NUL = (
 )
 
 
+@pytest.mark.spec("C7 i-json")
 @pytest.mark.parametrize(
     ("method", "path", "body"),
     [

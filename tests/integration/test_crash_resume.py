@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, StartRunRequest
 from ecp_postgres import PostgresStore
 
@@ -22,6 +24,7 @@ def worker(url, run_id, marker_dir, *extra):
     )
 
 
+@pytest.mark.spec("§6.2 audit-per-attempt")
 def test_a_killed_run_resumes_without_duplicates(fresh_database, tmp_path):
     signer = Ed25519Signer(SEED, key_id="crash")
     with PostgresStore(fresh_database, max_size=2) as store:

@@ -4,6 +4,8 @@ import threading
 import time
 from datetime import UTC, datetime
 
+import pytest
+
 from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, StartRunRequest
 from ecp_http.dispatch import Dispatcher
 from ecp_postgres import PostgresStore
@@ -35,6 +37,7 @@ def wait_for(condition, seconds=30.0):
         time.sleep(0.02)
 
 
+@pytest.mark.spec("C3 run-start")
 def test_two_dispatchers_on_two_stores_share_the_work(fresh_database):
     with PostgresStore(fresh_database) as one, PostgresStore(fresh_database) as two:
         ecp = deployed(one)
@@ -58,6 +61,7 @@ def test_two_dispatchers_on_two_stores_share_the_work(fresh_database):
             assert ecp.audit.verify_run("t", run_id).verified
 
 
+@pytest.mark.spec("§6.1 drain-on-shutdown")
 def test_stop_drains_the_attempt_in_flight(fresh_database):
     entered, release = threading.Event(), threading.Event()
 
@@ -84,6 +88,7 @@ def test_stop_drains_the_attempt_in_flight(fresh_database):
         assert [e.node_id for e in ecp.audit.timeline("t", run.run_id).entries] == ["a", "b"]
 
 
+@pytest.mark.spec("C3 approval-escalation")
 def test_overdue_approvals_are_escalated_by_the_sweep(fresh_database):
     from ecp_core.system import FixedClock
 

@@ -5,10 +5,12 @@ import subprocess
 import sys
 
 import psycopg
+import pytest
 
 from ecp_postgres import EmbeddedPostgres, database_url
 
 
+@pytest.mark.spec("C2 cli")
 def test_the_embedded_server_keeps_data_across_restarts(tmp_path):
     with (
         EmbeddedPostgres(tmp_path) as server,
@@ -21,6 +23,7 @@ def test_the_embedded_server_keeps_data_across_restarts(tmp_path):
         assert conn.execute("SELECT value FROM kept").fetchone() == ("still here",)
 
 
+@pytest.mark.spec("C2 cli")
 def test_a_configured_url_is_used_as_it_is(tmp_path):
     with database_url(
         {"ECP_DATABASE_URL": "postgresql://example/db", "ECP_DATA_DIR": str(tmp_path)}
@@ -42,6 +45,7 @@ def ecp(*args, url):
     ).stdout
 
 
+@pytest.mark.spec("C2 cli", "§9 migrations")
 def test_migrate_list_apply_rollback(postgres_url):
     from ecp_postgres import create_database, drop_database
 

@@ -1,7 +1,7 @@
 """Who may do what over HTTP: credentials, roles, tenant isolation, project API keys, bad bodies.
 
-Everything goes through the ASGI app on a fresh database; workers are not started, so runs move
-only when a test drives them.
+Everything goes through the ASGI app, on a fresh database and again on the memory store; workers
+are not started, so runs move only when a test drives them.
 """
 
 import base64
@@ -14,6 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from ecp_core.demo import EXAMPLE_GRAPH
+from ecp_core.memory import MemoryStore
 from ecp_http.app import create_app
 from ecp_http.auth import mint_token
 from ecp_http.settings import Settings
@@ -22,14 +23,17 @@ JWT_SECRET = "x" * 32
 PROBLEM_JSON = "application/problem+json"
 
 
-@pytest.fixture
-def client(fresh_database) -> Iterator[TestClient]:
+@pytest.fixture(params=["postgres", "memory"])
+def client(request) -> Iterator[TestClient]:
+    """The app on a fresh PostgreSQL database, and on the memory store (the root's two choices)."""
+    memory = request.param == "memory"
     settings = Settings(
-        database_url=fresh_database,
+        database_url=None if memory else request.getfixturevalue("fresh_database"),
         jwt_secret=JWT_SECRET,
         audit_signing_key=base64.b64encode(secrets.token_bytes(32)).decode("ascii"),
     )
-    with TestClient(create_app(settings, start_workers=False)) as test_client:
+    app = create_app(settings, start_workers=False, storage=MemoryStore() if memory else None)
+    with TestClient(app) as test_client:
         yield test_client
 
 
@@ -85,6 +89,7 @@ def waiting_run(client, tenant="acme"):
 # 401 ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§5 auth-methods")
 @pytest.mark.parametrize(
     ("method", "path"),
     [("GET", "/runs/r-1"), ("POST", "/v1/graphs"), ("GET", "/v1/api-keys"), ("GET", "/admin/runs")],
@@ -94,6 +99,7 @@ def test_missing_credentials_are_401(client, method, path):
     assert body["title"] == "Unauthorized"
 
 
+@pytest.mark.spec("C2 bearer-jwt")
 @pytest.mark.parametrize(
     "headers",
     [
@@ -110,21 +116,25 @@ def test_malformed_credentials_are_401(client, headers):
     assert_problem(client.get("/runs/r-1", headers=headers), 401, "unauthenticated")
 
 
+@pytest.mark.spec("C2 bearer-jwt")
 def test_an_expired_token_is_401(client):
     assert_problem(client.get("/runs/r-1", headers=bearer(ttl=-30)), 401, "unauthenticated")
 
 
+@pytest.mark.spec("C2 bearer-jwt")
 def test_a_token_signed_with_another_secret_is_401(client):
     headers = bearer(secret="y" * 32)
     assert_problem(client.get("/runs/r-1", headers=headers), 401, "unauthenticated")
 
 
+@pytest.mark.spec("C2 bearer-jwt")
 def test_an_unsigned_token_is_401(client):
     token = jwt.encode(claims(), None, algorithm="none")
     headers = {"Authorization": f"Bearer {token}"}
     assert_problem(client.get("/runs/r-1", headers=headers), 401, "unauthenticated")
 
 
+@pytest.mark.spec("C2 bearer-jwt", "§5 unknown-role-slug")
 @pytest.mark.parametrize(
     "bad",
     [
@@ -159,6 +169,7 @@ def test_tokens_with_bad_claims_are_401(client, bad):
 # 403 ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("C1 status-codes")
 @pytest.mark.parametrize(
     ("role", "method", "path", "body"),
     [
@@ -178,6 +189,7 @@ def test_a_role_without_the_permission_is_403(client, role, method, path, body):
     assert_problem(response, 403, "forbidden")
 
 
+@pytest.mark.spec("C1 status-codes")
 def test_403_comes_before_the_body_is_read(client):
     response = client.post(
         "/v1/api-keys", content=b"{not json", headers={**bearer("acme", "viewer")}
@@ -188,6 +200,7 @@ def test_403_comes_before_the_body_is_read(client):
 # 404 across tenants -------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§5 tenant-isolation")
 def test_another_tenants_resources_are_404(client):
     run_id, approval_id = waiting_run(client, "acme")
     mine = bearer("acme")
@@ -223,6 +236,7 @@ def test_another_tenants_resources_are_404(client):
 # Project API keys ---------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§5 project-api-keys", "C2 api-key-header")
 def test_an_api_key_authenticates_with_its_role_and_tenant_until_revoked(client):
     run_id, _ = waiting_run(client, "acme")
     admin = bearer("acme", subject="ana")
@@ -272,6 +286,7 @@ def test_an_api_key_authenticates_with_its_role_and_tenant_until_revoked(client)
     )
 
 
+@pytest.mark.spec("§5 tenant-isolation")
 def test_an_api_key_sees_only_its_own_tenant(client):
     run_id, _ = waiting_run(client, "acme")
     created = client.post(
@@ -292,6 +307,7 @@ def test_an_api_key_sees_only_its_own_tenant(client):
     )
 
 
+@pytest.mark.spec("§5 project-api-keys")
 def test_an_admin_api_key_can_manage_keys_and_a_key_wins_over_a_token(client):
     admin_key = client.post(
         "/v1/api-keys", json={"name": "automation", "role": "admin"}, headers=bearer("acme")
@@ -308,6 +324,7 @@ def test_an_admin_api_key_can_manage_keys_and_a_key_wins_over_a_token(client):
     assert_problem(client.get("/v1/api-keys", headers=wrong_key), 401, "unauthenticated")
 
 
+@pytest.mark.spec("C1 list-paging")
 def test_api_key_listing_pages(client):
     admin = bearer("acme")
     made = [
@@ -331,6 +348,7 @@ def test_api_key_listing_pages(client):
 # 400 and 422 --------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("C1 status-codes")
 @pytest.mark.parametrize("path", ["/v1/api-keys", "/v1/graphs", "/v1/deployments", "/runs"])
 def test_a_malformed_json_body_is_400(client, path):
     response = client.post(
@@ -341,6 +359,7 @@ def test_a_malformed_json_body_is_400(client, path):
     assert_problem(response, 400, "malformed_json")
 
 
+@pytest.mark.spec("§7 no-extras", "C1 field-locations")
 def test_unknown_fields_are_422_with_every_field_located(client):
     response = client.post(
         "/v1/api-keys",
@@ -365,6 +384,7 @@ def test_a_body_that_is_not_an_object_is_422(client):
     assert_problem(response, 422, "validation_failed")
 
 
+@pytest.mark.spec("C7 i-json")
 def test_text_postgres_cannot_store_is_a_client_error(client):
     admin = {**bearer("acme"), "Content-Type": "application/json"}
     for raw in (

@@ -157,6 +157,7 @@ def errors(answer):
 # --- comparisons and their revisions ---------------------------------------------------------
 
 
+@pytest.mark.spec("§4.4 decision-revisions")
 def test_a_comparison_is_retained_and_an_identical_request_returns_it(client):
     load(client)
     first = compare(client)
@@ -228,6 +229,7 @@ def test_a_comparison_is_retained_and_an_identical_request_returns_it(client):
     assert compare(client).json() == newer.json()  # ... and that one is retained in turn
 
 
+@pytest.mark.spec("§4.4 decision-history", "C7 link-header")
 def test_history_lists_newest_first_with_the_original_inputs_and_pages_with_link(client):
     load(client)
     made = [
@@ -279,6 +281,7 @@ def test_history_lists_newest_first_with_the_original_inputs_and_pages_with_link
     assert client.get("/v1/decisions", params={"limit": 0}, headers=auth()).status_code == 422
 
 
+@pytest.mark.spec("§2.9 evidence-tenant-boundary")
 def test_another_tenant_compares_its_own_evidence(client):
     load(client)
     ours = compare(client).json()
@@ -328,6 +331,7 @@ def test_invalid_comparisons_are_refused(client, fields, loc):
     assert history(client).json()["decisions"] == []  # nothing was retained
 
 
+@pytest.mark.spec("§4.4 decision-schedules")
 @pytest.mark.parametrize(
     ("fields", "loc"),
     [
@@ -351,6 +355,7 @@ def test_invalid_schedules_are_refused(client, fields, loc):
     assert client.get("/v1/decision-schedules", headers=auth()).json() == {"schedules": []}
 
 
+@pytest.mark.spec("C2 permission-table")
 def test_roles_and_permissions(client):
     load(client)
     for role in ("admin", "analyst"):
@@ -382,6 +387,7 @@ def test_roles_and_permissions(client):
 # --- schedules -------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§4.4 decision-schedules")
 def test_schedules_are_created_and_listed_per_tenant_oldest_first(client):
     before = datetime.now(UTC)
     first = client.post("/v1/decision-schedules", json=schedule_body(), headers=auth())
@@ -426,6 +432,7 @@ def poll(read, done, *, seconds=30.0):
         time.sleep(0.05)
 
 
+@pytest.mark.spec("§9.1 schedule-claims")
 def test_the_running_servers_scheduler_runs_a_due_schedule_once(fresh_database, tmp_path):
     with make_client(
         fresh_database, tmp_path, start_workers=True, scheduler_interval_seconds=0.1
@@ -459,6 +466,7 @@ def test_the_running_servers_scheduler_runs_a_due_schedule_once(fresh_database, 
         assert schedules() == [ran]
 
 
+@pytest.mark.spec("§4.5 readiness")
 def test_readiness_reports_the_scheduler_task(fresh_database, tmp_path):
     with make_client(fresh_database, tmp_path, start_workers=True) as client:
         ready = client.get("/health/ready")
@@ -511,6 +519,7 @@ def racing(client, database, bodies):
             return [future.result(timeout=60) for future in futures]
 
 
+@pytest.mark.spec("§4.4 decision-revisions")
 def test_identical_comparisons_at_once_answer_with_one_retained_artifact(client, fresh_database):
     load(client)
     answers = racing(client, fresh_database, [body(), body()])
@@ -521,6 +530,7 @@ def test_identical_comparisons_at_once_answer_with_one_retained_artifact(client,
     assert len(history(client).json()["decisions"]) == 1
 
 
+@pytest.mark.spec("§4.4 decision-revisions")
 def test_concurrent_comparisons_of_one_subject_take_distinct_revisions(client, fresh_database):
     load(client)
     assert compare(client).status_code == 201
@@ -552,6 +562,7 @@ def store_legacy(database, artifact, *without):
     return payload["decision_id"]
 
 
+@pytest.mark.spec("§9 historical-reports")
 def test_a_retained_payload_without_calculation_inputs_reads_them_as_null(client, fresh_database):
     load(client)
     artifact = compare(client).json()
@@ -563,6 +574,7 @@ def test_a_retained_payload_without_calculation_inputs_reads_them_as_null(client
     assert old["source_evidence"] == artifact["source_evidence"]
 
 
+@pytest.mark.spec("§9 method-versions")
 def test_retained_payloads_without_claim_or_method_read_as_legacy(client, fresh_database):
     load(client)
     artifact = compare(client).json()

@@ -259,6 +259,7 @@ def gaps(accounting):
     )
 
 
+@pytest.mark.spec("§4.4 debugger-timeline")
 def test_the_timeline_of_a_known_data_set(client):
     load(client)
     answer = read(client, "timeline", granularity="hour")
@@ -319,6 +320,7 @@ def test_the_timeline_of_a_known_data_set(client):
     assert only_v2["totals"]["known_cost_usd"] == "0.70"
 
 
+@pytest.mark.spec("§4.4 debugger-cohorts")
 def test_cohorts_by_subject_and_by_dimension(client):
     load(client)
     answer = read(client, "cohorts")
@@ -351,6 +353,7 @@ def test_cohorts_by_subject_and_by_dimension(client):
     ] == [("v1", None, 3), ("v1", "free", 1), ("v1", "pro", 2), ("v2", None, 1), ("v2", "free", 1)]
 
 
+@pytest.mark.spec("§4.4 debugger-breakage")
 def test_breakage_orders_steps_by_failed_run_exposure(client):
     load(client)
     answer = read(client, "breakage", role="approver")
@@ -374,6 +377,7 @@ def test_breakage_orders_steps_by_failed_run_exposure(client):
     ]
 
 
+@pytest.mark.spec("§4.4 debugger-report")
 def test_the_report_in_json_and_markdown(client):
     load(client)
     answer = read(client, "report", granularity="hour", cohort="dimension:plan")
@@ -398,6 +402,7 @@ def test_the_report_in_json_and_markdown(client):
     assert without_as_of(as_json.json()) == without_as_of(read(client, "report"))
 
 
+@pytest.mark.spec("C6 debugger-queries")
 def test_an_empty_window_answers_zeroes_and_complete(client):
     answer = read(client, "report")
     assert answer["totals"]["events"] == 0
@@ -411,6 +416,7 @@ def test_an_empty_window_answers_zeroes_and_complete(client):
     )
 
 
+@pytest.mark.spec("C6 evidence-ingestion")
 def test_ingestion_is_idempotent_and_a_changed_replay_stores_nothing(client):
     first = post(client, "executions", EXECUTIONS[:3])
     assert first.json() == {"received": 3, "stored": 3, "replayed": 0}
@@ -449,6 +455,7 @@ def _errors(answer):
     return [error["loc"] for error in body["errors"]]
 
 
+@pytest.mark.spec("C6 evidence-ingestion")
 def test_invalid_batches_are_refused_whole(client):
     too_many = [execution(f"n{index}", "0.01", run_id="r1") for index in range(1001)]
     assert _errors(post(client, "executions", too_many))
@@ -484,6 +491,7 @@ def test_invalid_batches_are_refused_whole(client):
     assert post(client, "executions", EXECUTIONS[:2]).json()["stored"] == 2
 
 
+@pytest.mark.spec("§2.9 outcome-definition")
 def test_outcome_definitions_are_immutable_per_workflow_version(client):
     body = definition()
     created = client.post("/v1/debugger/outcome-definitions", json=body, headers=auth())
@@ -528,6 +536,7 @@ def test_outcome_definitions_are_immutable_per_workflow_version(client):
     )
 
 
+@pytest.mark.spec("§5 role-rules")
 def test_roles_and_permissions(client):
     assert post(client, "executions", EXECUTIONS[:1], role="operator").status_code == 200
     assert post(client, "executions", EXECUTIONS[1:2], role="admin").status_code == 200
@@ -556,6 +565,7 @@ def test_roles_and_permissions(client):
     )
 
 
+@pytest.mark.spec("§2.9 evidence-tenant-boundary")
 def test_a_tenant_never_sees_another_tenants_evidence(client):
     load(client)
     empty = read(client, "report", tenant="globex")
@@ -576,6 +586,7 @@ def test_a_tenant_never_sees_another_tenants_evidence(client):
     assert read(client, "timeline")["totals"]["known_cost_usd"] == "1.07000001"
 
 
+@pytest.mark.spec("C6 debugger-queries")
 @pytest.mark.parametrize(
     ("query", "loc"),
     [
@@ -598,6 +609,7 @@ def test_bad_queries_are_refused(client, query, loc):
         assert loc in [error[-len(loc) :] for error in _errors(answer)], route
 
 
+@pytest.mark.spec("C6 debugger-queries")
 def test_missing_query_parameters_and_a_bad_format_are_refused(client):
     for missing in ("workflow_id", "start", "end"):
         params = {name: value for name, value in WINDOW.items() if name != missing}
@@ -652,6 +664,7 @@ def copy_executions(database, count, *, start):
         conn.commit()
 
 
+@pytest.mark.spec("§7 debugger-event-limit")
 def test_a_window_of_more_than_50000_execution_events_is_refused(client, fresh_database):
     start = datetime(2026, 3, 1, tzinfo=UTC)
     copy_executions(fresh_database, 50_000, start=start)
@@ -713,6 +726,7 @@ def erase(client, run_id):
     return answer.json()["runs"][0]["steps"][-1]
 
 
+@pytest.mark.spec("§9.1 econ-erasure-join-key")
 def test_erasure_deletes_the_runs_economic_events(fresh_database, tmp_path):
     with make_client(fresh_database, tmp_path, retention_econ_erase_enabled=True) as client:
         run_id, other = completed_run(client), completed_run(client)
@@ -741,6 +755,7 @@ def test_erasure_deletes_the_runs_economic_events(fresh_database, tmp_path):
         assert (again["status"], again["newly_erased"]) == ("done", 2)
 
 
+@pytest.mark.spec("§6.2 econ-erase-steps")
 def test_erasure_skips_economic_events_unless_enabled(client):
     run_id = completed_run(client)
     assert post(client, "executions", [execution("mine", "1", run_id=run_id)]).json()["stored"] == 1
@@ -749,6 +764,7 @@ def test_erasure_skips_economic_events_unless_enabled(client):
     assert read(client, "timeline")["totals"]["events"] == 1
 
 
+@pytest.mark.spec("§6.2 econ-erase-steps")
 def test_erasure_fails_retryably_while_the_econ_schema_is_missing(fresh_database, tmp_path):
     with make_client(fresh_database, tmp_path, retention_econ_erase_enabled=True) as client:
         run_id = completed_run(client)

@@ -3,6 +3,7 @@
 import base64
 
 import psycopg
+import pytest
 from starlette.testclient import TestClient
 
 from ecp_http.app import create_app
@@ -12,6 +13,7 @@ from ecp_http.settings import Settings
 SECRET = "f" * 40
 
 
+@pytest.mark.spec("C1 problem-details")
 def test_an_unexpected_failure_is_a_500_problem_without_a_traceback(fresh_database, caplog):
     # A database that is away is a 503 (test_database_outage.py); a table gone is unexpected.
     settings = Settings(
@@ -37,6 +39,7 @@ def test_an_unexpected_failure_is_a_500_problem_without_a_traceback(fresh_databa
         assert "unhandled error" in caplog.text
 
 
+@pytest.mark.spec("§4.5 readiness")
 def test_readiness_is_503_while_the_schema_is_outdated(fresh_database):
     from ecp_postgres import apply_migrations, rollback_migrations
 
@@ -58,6 +61,7 @@ def test_readiness_is_503_while_the_schema_is_outdated(fresh_database):
         assert client.get("/health/ready").status_code == 200
 
 
+@pytest.mark.spec("§4.5 readiness")
 def test_readiness_is_503_while_the_enabled_scheduler_task_is_stopped(fresh_database):
     settings = Settings(
         database_url=fresh_database,
@@ -78,6 +82,7 @@ def test_readiness_is_503_while_the_enabled_scheduler_task_is_stopped(fresh_data
         }
 
 
+@pytest.mark.spec("§4.5 readiness")
 def test_a_disabled_scheduler_does_not_make_the_service_unready(fresh_database):
     settings = Settings(
         database_url=fresh_database,

@@ -209,6 +209,7 @@ def groups(allocation):
 # --- import -----------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§4.3 bill-import-replay")
 def test_import_201_exact_replay_200_changed_content_409(client):
     created = import_(client, DAY_STATEMENT)
     assert created.status_code == 201, created.text
@@ -328,6 +329,7 @@ REJECTIONS = {
 }
 
 
+@pytest.mark.spec("§7 statement-validation", "C1 field-locations")
 @pytest.mark.parametrize(("change", "loc"), list(REJECTIONS.values()), ids=list(REJECTIONS))
 def test_each_broken_rule_is_a_422_naming_the_field_and_stores_nothing(client, change, loc):
     assert loc in _errors(import_(client, _with(change)))
@@ -335,6 +337,7 @@ def test_each_broken_rule_is_a_422_naming_the_field_and_stores_nothing(client, c
     assert import_(client, _valid()).status_code == 201
 
 
+@pytest.mark.spec("§7 statement-validation")
 def test_every_broken_rule_is_named_at_once(client):
     data = statement(
         "s1",
@@ -350,6 +353,7 @@ def test_every_broken_rule_is_named_at_once(client):
 # --- permissions and isolation ------------------------------------------------------------------
 
 
+@pytest.mark.spec("§5 role-rules")
 def test_only_an_admin_imports_and_admin_analyst_approver_read_reports(client):
     for role in ("operator", "analyst", "approver", "viewer"):
         refused = import_(client, DAY_STATEMENT, role=role)
@@ -366,6 +370,7 @@ def test_only_an_admin_imports_and_admin_analyst_approver_read_reports(client):
     assert client.get(f"{BILLS}/openai/openai-2026-03-01/report").status_code == 401
 
 
+@pytest.mark.spec("§4.3 bill-report")
 def test_an_unknown_statement_is_404(client):
     assert import_(client, DAY_STATEMENT).status_code == 201
     for provider, statement_id in (
@@ -378,6 +383,7 @@ def test_an_unknown_statement_is_404(client):
         assert missing.json()["code"] == "not_found"
 
 
+@pytest.mark.spec("§5 tenant-isolation")
 def test_a_tenant_never_sees_another_tenants_statements_or_evidence(client):
     load(client)
     assert import_(client, DAY_STATEMENT).status_code == 201
@@ -398,6 +404,7 @@ def test_a_tenant_never_sees_another_tenants_statements_or_evidence(client):
 # --- reports --------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§4.3 bill-report", "§2.9 reconciliation-report")
 def test_the_report_of_a_known_data_set(client):
     load(client)
     assert import_(client, DAY_STATEMENT).status_code == 201
@@ -456,6 +463,7 @@ def test_the_report_of_a_known_data_set(client):
     assert {**as_json.json(), "as_of": None} == {**answer, "as_of": None}
 
 
+@pytest.mark.spec("§3.5 closure-state")
 @pytest.mark.parametrize(
     ("statement_id", "body", "closure"),
     [
@@ -539,6 +547,7 @@ def test_each_closure_state(client, statement_id, body, closure):
         ] == [("x", "overlapping", ["y"]), ("y", "overlapping", ["x"])]
 
 
+@pytest.mark.spec("§4.3 bill-report")
 def test_the_report_as_markdown(client):
     load(client)
     assert import_(client, DAY_STATEMENT).status_code == 201
@@ -560,6 +569,7 @@ def test_the_report_as_markdown(client):
     assert _errors(bad) == [["query", "format"]]
 
 
+@pytest.mark.spec("§2.9 reconciliation-report")
 def test_reports_follow_the_evidence_as_it_stands(client):
     assert import_(client, DAY_STATEMENT).status_code == 201
     before = figures(client, "openai-2026-03-01")
@@ -643,6 +653,7 @@ def copy_executions(database, count, *, start):
         conn.commit()
 
 
+@pytest.mark.spec("§7 reconciliation-event-limit")
 def test_a_statement_period_of_more_than_50000_execution_events_is_refused(client, fresh_database):
     start = datetime(2026, 3, 1, tzinfo=UTC)
     copy_executions(fresh_database, 50_000, start=start)

@@ -52,6 +52,9 @@ def completed_run(client):
     return run["run_id"]
 
 
+@pytest.mark.spec(
+    "§4.2 erasure-request", "§4.2 legal-hold-routes", "§7 legal-hold-409", "§3.2 crypto-erase-v2"
+)
 def test_erasure_through_http_keeps_the_chain_verifying(client):
     run_id = completed_run(client)
     before = client.get(f"/runs/{run_id}/audit/verify", headers=auth()).json()
@@ -97,6 +100,7 @@ def test_erasure_through_http_keeps_the_chain_verifying(client):
     assert holds[0]["released_at"] is not None
 
 
+@pytest.mark.spec("§4.2 retention-policy-route", "§7 ttl-validation")
 def test_policy_round_trip_and_validation(client):
     assert client.get("/v1/retention/policy", headers=auth()).json()["source"] == "system_default"
     put = client.put(
@@ -121,6 +125,7 @@ def test_policy_round_trip_and_validation(client):
     assert client.get("/v1/retention/policy", headers=auth()).json()["audit_ttl_seconds"] == 3600
 
 
+@pytest.mark.spec("§5 role-rules", "§5 tenant-isolation")
 def test_retention_needs_the_admin_permission_and_stays_in_the_tenant(client):
     run_id = completed_run(client)
     assert client.get("/v1/retention/policy", headers=auth("operator")).status_code == 403

@@ -40,6 +40,7 @@ def deploy(client):
     )
 
 
+@pytest.mark.spec("§4.6 register-subscription", "C5 subscription-routes")
 def test_subscriptions_round_trip(fresh_database, tmp_path):
     with make_client(fresh_database, tmp_path, allow_private=True) as client:
         deploy(client)
@@ -88,6 +89,7 @@ def test_subscriptions_round_trip(fresh_database, tmp_path):
         )
 
 
+@pytest.mark.spec("C7 address-guard")
 def test_private_targets_need_the_setting(fresh_database, tmp_path):
     with make_client(fresh_database, tmp_path, allow_private=False) as client:
         deploy(client)
@@ -101,11 +103,13 @@ def test_private_targets_need_the_setting(fresh_database, tmp_path):
         assert refused.json()["errors"][0]["loc"] == ["target_url"]
 
 
+@pytest.mark.spec("C7 address-guard")
 @pytest.mark.parametrize("address", ["169.254.169.254", "169.254.1.1", "fe80::1", "fd00:ec2::254"])
 def test_link_local_and_metadata_are_always_refused(address):
     assert webhook_guard(allow_private=True).refusal(ipaddress.ip_address(address)) is not None
 
 
+@pytest.mark.spec("C7 address-guard")
 @pytest.mark.parametrize(
     ("address", "private_ok"),
     [("127.0.0.1", True), ("10.1.2.3", True), ("192.168.0.1", True), ("8.8.8.8", False)],
@@ -117,6 +121,7 @@ def test_private_addresses_depend_on_the_setting(address, private_ok):
     ) is private_ok
 
 
+@pytest.mark.spec("C7 address-guard")
 @pytest.mark.parametrize(
     "url",
     [
@@ -130,6 +135,7 @@ def test_malformed_targets_are_problems_not_errors(url):
     assert target_problem(url, allow_private=True) is not None
 
 
+@pytest.mark.spec("C7 address-guard")
 def test_redirects_are_not_followed():
     with receiver(default=302) as hook:
         answer = HttpxSender(timeout_seconds=5, allow_private=True).post(hook.url, b"{}", {})
@@ -138,6 +144,7 @@ def test_redirects_are_not_followed():
     assert len(hook.received) == 1
 
 
+@pytest.mark.spec("C7 address-guard")
 def test_special_targets_are_refused_even_with_private_targets_allowed(fresh_database, tmp_path):
     targets = [
         "http://[::ffff:169.254.169.254]/",

@@ -175,6 +175,7 @@ def test_an_older_release_killed_holding_its_lock_row_blocks_nothing(fresh_datab
 # -- readiness never waits -------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§4.5 readiness")
 def test_readiness_answers_while_a_migration_holds_the_lock(fresh_database):
     older = get_backend(yoyo_url(fresh_database))
     with (
@@ -230,6 +231,7 @@ def refusing_database() -> str:
     return f"postgresql://ecp@127.0.0.1:{port}/ecp"
 
 
+@pytest.mark.spec("§4.5 readiness")
 def test_readiness_is_503_naming_the_schema_when_the_database_refuses_or_stalls(fresh_database):
     with (
         stalled_database() as stalled,
@@ -258,6 +260,7 @@ def test_readiness_is_503_naming_the_schema_when_the_database_refuses_or_stalls(
 # -- concurrent start-ups ------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§9 migrations")
 def test_two_concurrent_start_ups_apply_each_migration_exactly_once(empty_database):
     every = [m.id for m in migrations()]
     both = threading.Barrier(2)

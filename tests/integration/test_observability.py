@@ -110,6 +110,7 @@ def sample(found: dict, family: str, suffix: str = "_total", **labels) -> float:
 # Request ids ------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("C7 request-id")
 def test_a_request_id_is_made_when_the_client_sends_none(client):
     first = client.get("/health/live")
     second = client.get("/health/live")
@@ -117,6 +118,7 @@ def test_a_request_id_is_made_when_the_client_sends_none(client):
     assert first.headers["x-request-id"] != second.headers["x-request-id"]
 
 
+@pytest.mark.spec("C7 request-id")
 @pytest.mark.parametrize("sane", ["abc", "req-1.2:3_4", "A" * 128])
 def test_a_sane_client_request_id_is_kept(client, sane):
     assert (
@@ -124,6 +126,7 @@ def test_a_sane_client_request_id_is_kept(client, sane):
     )
 
 
+@pytest.mark.spec("C7 request-id")
 @pytest.mark.parametrize("insane", ["", "has space", "A" * 129, "semi;colon", "caf\u00e9"])
 def test_an_insane_client_request_id_is_replaced(client, insane):
     header = {"X-Request-Id": insane.encode("utf-8")}
@@ -131,6 +134,7 @@ def test_an_insane_client_request_id_is_replaced(client, insane):
     assert re.fullmatch(r"[0-9a-f]{32}", answered)
 
 
+@pytest.mark.spec("C7 request-id")
 @pytest.mark.parametrize(
     ("method", "path", "status"),
     [("GET", "/no/such/path", 404), ("DELETE", "/health/live", 405), ("GET", "/admin/runs", 401)],
@@ -145,6 +149,7 @@ def test_problems_carry_the_request_id_as_instance(client, method, path, status)
 # Log lines --------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("C8 json-logs", "C7 request-id")
 def test_request_lines_are_json_with_the_contract_keys(client, lines):
     client.get("/health/live", headers={"X-Request-Id": "line-1"})
     (line,) = [x for x in lines() if x.get("request_id") == "line-1"]
@@ -153,6 +158,7 @@ def test_request_lines_are_json_with_the_contract_keys(client, lines):
     assert (line["route"], line["status"], line["method"]) == ("/health/live", 200, "GET")
 
 
+@pytest.mark.spec("C8 json-logs")
 def test_log_settings_are_checked():
     assert Settings.from_mapping({"ECP_LOG_FORMAT": "JSON"}).log_format == "json"
     assert Settings.from_mapping({"ECP_LOG_LEVEL": "warning"}).log_level == "WARNING"
@@ -163,6 +169,7 @@ def test_log_settings_are_checked():
         Settings.from_mapping({"ECP_LOG_LEVEL": "loud"})
 
 
+@pytest.mark.spec("C8 json-logs")
 def test_console_format_on_a_terminal_json_otherwise():
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -172,6 +179,7 @@ def test_console_format_on_a_terminal_json_otherwise():
     assert logs.default_format(io.StringIO()) == "json"
 
 
+@pytest.mark.spec("C8 json-logs")
 def test_uvicorns_colour_copy_of_a_message_stays_out_of_json_lines():
     record = logging.LogRecord("uvicorn.error", logging.INFO, "", 0, "Finished %d", (7,), None)
     record.color_message = "Finished \x1b[36m%d\x1b[0m"
@@ -180,6 +188,7 @@ def test_uvicorns_colour_copy_of_a_message_stays_out_of_json_lines():
     assert "color_message" not in line
 
 
+@pytest.mark.spec("C8 json-logs")
 def test_lines_below_the_level_are_not_written(fresh_database):
     stream = io.StringIO()
     root = logging.getLogger()
@@ -195,6 +204,7 @@ def test_lines_below_the_level_are_not_written(fresh_database):
     assert "http request" not in stream.getvalue()
 
 
+@pytest.mark.spec("C8 json-logs", "C7 request-id")
 def test_an_unexpected_error_is_logged_once_with_its_request_id(client, lines, fresh_database):
     deploy(client)
     run_id = start_run(client)
@@ -222,6 +232,7 @@ def test_an_unexpected_error_is_logged_once_with_its_request_id(client, lines, f
 # Metrics ----------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("C8 metrics")
 def test_metrics_have_every_family_and_no_tenant_data(client):
     deploy(client)
     run_id = start_run(client)
@@ -250,6 +261,7 @@ def test_metrics_have_every_family_and_no_tenant_data(client):
     assert [s.value for s in histogram] == [1]
 
 
+@pytest.mark.spec("C8 metrics")
 def test_the_metrics_token_guards_the_scrape(fresh_database):
     guarded = settings(fresh_database, metrics_token="scrape-secret")
     with TestClient(create_app(guarded, start_workers=False)) as client:
@@ -262,6 +274,7 @@ def test_the_metrics_token_guards_the_scrape(fresh_database):
         assert "ecp_http_requests_total" in allowed.text
 
 
+@pytest.mark.spec("C8 metrics")
 def test_metrics_can_be_switched_off(fresh_database):
     with TestClient(
         create_app(settings(fresh_database, metrics_enabled=False), start_workers=False)
@@ -270,6 +283,7 @@ def test_metrics_can_be_switched_off(fresh_database):
         assert "/metrics" not in client.get("/openapi.json").json()["paths"]
 
 
+@pytest.mark.spec("C8 metrics")
 def test_metrics_are_in_the_openapi_document(client):
     document = client.get("/openapi.json").json()
     validate(document)
@@ -278,6 +292,7 @@ def test_metrics_are_in_the_openapi_document(client):
     assert "text/plain; version=0.0.4; charset=utf-8" in operation["responses"]["200"]["content"]
 
 
+@pytest.mark.spec("C8 metrics")
 def test_two_apps_keep_their_own_figures(fresh_database, client):
     with TestClient(create_app(settings(fresh_database), start_workers=False)) as other:
         other.get("/health/live")
@@ -289,6 +304,7 @@ def test_two_apps_keep_their_own_figures(fresh_database, client):
 # Background work --------------------------------------------------------------------------
 
 
+@pytest.mark.spec("C8 json-logs", "C8 metrics")
 def test_background_work_is_logged_and_counted(fresh_database, lines):
     background = settings(
         fresh_database,

@@ -26,6 +26,8 @@ from ecp_http.outbound import (
 )
 from ecp_http.webhook_sender import HttpxSender
 
+pytestmark = pytest.mark.spec("C7 address-guard")
+
 LOOPBACK_ONLY = AddressGuard(allow_loopback=True)
 
 

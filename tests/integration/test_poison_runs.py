@@ -9,6 +9,7 @@ import logging
 import time
 
 import psycopg
+import pytest
 from psycopg.rows import dict_row
 from tests.support.runs import deploy_three_steps
 
@@ -26,6 +27,8 @@ from ecp_core.webhooks import CreateSubscriptionRequest, RetryPolicy
 from ecp_core.webhooks.model import WebhookEventType
 from ecp_http.dispatch import Dispatcher
 from ecp_postgres import PostgresStore
+
+pytestmark = pytest.mark.spec("C8 poison-runs")
 
 SIGNER = Ed25519Signer(bytes(range(9, 41)), key_id="poison")
 MAX_ATTEMPTS = 3

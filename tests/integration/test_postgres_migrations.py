@@ -3,6 +3,7 @@
 import pathlib
 
 import psycopg
+import pytest
 
 from ecp_postgres import (
     apply_migrations,
@@ -30,6 +31,7 @@ def indexes(url):
     return {row[0] for row in rows}
 
 
+@pytest.mark.spec("§9 migrations")
 def test_each_migration_rolls_back_and_reapplies(postgres_url):
     url = create_database(postgres_url, "ecp_test_migrations")
     try:

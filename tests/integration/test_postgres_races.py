@@ -16,6 +16,7 @@ def race(count, call):
         return list(pool.map(lambda _: call(), range(count)))
 
 
+@pytest.mark.spec("C3 graph-registration", "C3 run-idempotency")
 def test_identical_registrations_deployments_and_keyed_starts(postgres_store):
     ecp = Ecp.build(postgres_store.unit_of_work, signer=SIGNER)
     registrations = race(6, lambda: ecp.graphs.register("t", GRAPH))
@@ -36,6 +37,7 @@ def test_identical_registrations_deployments_and_keyed_starts(postgres_store):
         )
 
 
+@pytest.mark.spec("C3 graph-registration")
 def test_different_graphs_racing_for_the_next_version_all_land(postgres_store):
     ecp = Ecp.build(postgres_store.unit_of_work, signer=SIGNER)
     graphs = [GraphBuilder("g").action("a", "echo", arguments={"i": i}).build() for i in range(4)]
@@ -46,6 +48,7 @@ def test_different_graphs_racing_for_the_next_version_all_land(postgres_store):
     assert versions == [1, 2, 3, 4]
 
 
+@pytest.mark.spec("C1 list-paging")
 @pytest.mark.parametrize("cursor", ["%%%", "bm90LW91cnM", "cnVuczo"])
 def test_cursors_the_service_did_not_issue_are_refused(postgres_store, cursor):
     ecp = Ecp.build(postgres_store.unit_of_work, signer=SIGNER)

@@ -27,6 +27,7 @@ from ecp_core.types import AttemptStatus
 SIGNER = Ed25519Signer(bytes(range(1, 33)), key_id="pg-test")
 
 
+@pytest.mark.spec("§3.1 approval-pauses-run", "§3.1 approve-continues-run")
 def test_the_example_graph_end_to_end(postgres_store):
     ecp = Ecp.build(postgres_store.unit_of_work, signer=SIGNER)
     ecp.graphs.register("t", structure(EXAMPLE_GRAPH, GraphDefinition))
@@ -75,6 +76,7 @@ def test_the_example_graph_end_to_end(postgres_store):
         ecp.audit.verify_run("other", run.run_id)
 
 
+@pytest.mark.spec("C7 numbers-as-accepted")
 def test_exact_values_survive_storage(postgres_store):
     """Personal-data columns keep values exactly, so commitments still match after a round trip."""
     awkward = {
@@ -110,6 +112,7 @@ def test_exact_values_survive_storage(postgres_store):
     assert verify_chain(stored, KeyRing.of([SIGNER]), scope="run:r1", head=head).verified
 
 
+@pytest.mark.spec("C4 chain-per-run")
 def test_many_writers_keep_one_chain_linear(postgres_store):
     writers, per_writer = 8, 10
     errors: list[BaseException] = []
@@ -160,7 +163,7 @@ def test_many_writers_keep_one_chain_linear(postgres_store):
 
 
 def test_claims_skip_runs_another_worker_holds(postgres_store):
-    from tests.contract.records import run
+    from ecp_core.testing.samples import run
 
     with postgres_store.unit_of_work() as uow:
         uow.runs.add(run("run-1"))

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import attrs
 import pytest
-from tests.contract.records import NOW
-from tests.contract.test_webhook_port import attempt, delivery, ids, subscription
 
 from ecp_core.errors import Conflict
+from ecp_core.testing.conformance.webhooks import attempt, delivery, ids, subscription
+from ecp_core.testing.samples import NOW
 from ecp_core.webhooks.model import DeliveryStatus
 
 LATER = NOW + timedelta(hours=1)
@@ -53,6 +53,7 @@ def test_a_rolled_back_claim_releases_its_deliveries(postgres_store):
         assert ids(waiting.webhooks.claim_due(LATER, 10)) == every
 
 
+@pytest.mark.spec("§6.1 at-least-once")
 def test_concurrent_workers_deliver_every_delivery_exactly_once(postgres_store):
     uow = postgres_store.unit_of_work
     every = queue(uow, 60)
@@ -106,6 +107,7 @@ def test_on_postgres_a_repeated_attempt_number_is_a_conflict(postgres_store):
         ]
 
 
+@pytest.mark.spec("C5 subscription-routes")
 def test_a_deleted_subscription_keeps_its_row_and_secret(postgres_store):
     uow = postgres_store.unit_of_work
     with uow() as tx:

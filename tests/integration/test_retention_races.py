@@ -152,6 +152,7 @@ def expire(ecp: Ecp, clock: FixedClock) -> None:
 # -- the race ---------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§3.3 legal-hold-blocks-erasure", "§9.1 purge-worker")
 def test_a_hold_placed_while_the_sweep_selects_leaves_the_run_untouched(postgres_store):
     ecp, clock = world(postgres_store)
     run = run_to(ecp)
@@ -199,6 +200,7 @@ def test_a_hold_placed_while_the_sweep_selects_leaves_the_run_untouched(postgres
     assert ecp.retention.sweep().runs_erased == 0
 
 
+@pytest.mark.spec("§3.3 legal-hold-blocks-erasure", "§9.1 purge-worker")
 @pytest.mark.parametrize("scope", ["run", "tenant"])
 def test_a_hold_committed_before_the_sweep_keeps_the_run_out_of_the_candidates(
     postgres_store, scope
@@ -239,6 +241,7 @@ hold_kinds = st.sampled_from(["none", "none", "run", "released"])
 tenant_holds = st.sampled_from(["none", "none", "active", "released"])
 
 
+@pytest.mark.spec("§9.1 purge-worker", "§3.3 ttl-terminal-runs-only")
 @settings(
     max_examples=15,
     deadline=None,

@@ -29,6 +29,8 @@ import sys
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
+
 from ecp_core import ActorIdentity, AuthMethod, Ecp
 from ecp_core.decisions.model import ComparisonPolicy, CreateScheduleRequest
 from ecp_core.evidence.model import (
@@ -40,6 +42,8 @@ from ecp_core.evidence.model import (
     SuccessPredicate,
 )
 from ecp_postgres import PostgresStore
+
+pytestmark = pytest.mark.spec("§9.1 schedule-claims")
 
 WORKER = pathlib.Path(__file__).with_name("schedule_worker.py")
 ROUNDS, PER_ROUND = 10, 10

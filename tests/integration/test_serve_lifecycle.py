@@ -187,6 +187,7 @@ def assert_stopped_clean(served: Served, code: int) -> None:
     assert not (pgdata / "postmaster.pid").exists()
 
 
+@pytest.mark.spec("C8 clean-stop", "§6.1 drain-on-shutdown")
 def test_sigterm_drains_stops_postgres_and_the_runs_resume(ecp_serve, data_dir):
     with receiver() as hooks:
         # One dispatch worker, so runs are still queued or in flight when SIGTERM arrives.
@@ -225,6 +226,7 @@ def delivery_run(body: bytes) -> str:
     return json.loads(body)["data"]["run_id"]
 
 
+@pytest.mark.spec("C8 clean-stop")
 def test_sigint_stops_the_same_way_even_after_a_crashed_server(ecp_serve, data_dir):
     crashed = ecp_serve(data_dir)
     crashed.wait_announced()
@@ -248,6 +250,7 @@ def one_line_refusal(served: Served, pattern: str) -> None:
     assert re.fullmatch(pattern, err.strip()), err
 
 
+@pytest.mark.spec("C8 clean-stop")
 def test_a_second_server_on_the_same_data_directory_is_refused(ecp_serve, data_dir, fresh_database):
     first = ecp_serve(data_dir, ECP_DATABASE_URL=fresh_database)
     first.wait_announced()
@@ -261,6 +264,7 @@ def test_a_second_server_on_the_same_data_directory_is_refused(ecp_serve, data_d
     assert first.stop(signal.SIGTERM) == 0
 
 
+@pytest.mark.spec("C8 clean-stop")
 def test_a_port_in_use_is_one_line_and_nothing_announced(ecp_serve, data_dir):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -6,6 +6,7 @@ import sys
 import threading
 import time
 
+import pytest
 from tests.support.receiver import receiver
 
 from ecp_core import (
@@ -63,6 +64,7 @@ def deliver_until(ecp, sender, done, seconds=20):
         time.sleep(0.01)
 
 
+@pytest.mark.spec("§6.1 lifecycle-events", "§5 outbound-signature", "C5 event-payload")
 def test_a_completed_run_delivers_exactly_one_signed_event(postgres_store):
     sender = HttpxSender(timeout_seconds=5, allow_private=True)
     with receiver() as hook:
@@ -87,6 +89,7 @@ def test_a_completed_run_delivers_exactly_one_signed_event(postgres_store):
     }
 
 
+@pytest.mark.spec("§6.1 at-least-once", "§6.1 retry-and-dead-letter", "§2.7 stable-event-id")
 def test_four_failures_then_success_resend_the_same_event(postgres_store):
     sender = HttpxSender(timeout_seconds=5, allow_private=True)
     with receiver(script=[500, 500, 500, 500]) as hook:
@@ -100,6 +103,7 @@ def test_four_failures_then_success_resend_the_same_event(postgres_store):
     assert ecp.webhooks.dead_letters("t") == []
 
 
+@pytest.mark.spec("§6.1 retry-and-dead-letter")
 def test_a_receiver_that_always_fails_ends_in_a_dead_letter_that_replays(postgres_store):
     sender = HttpxSender(timeout_seconds=5, allow_private=True)
     with receiver(default=503) as hook:
@@ -128,6 +132,7 @@ with PostgresStore(sys.argv[1], max_size=2) as store:
 """
 
 
+@pytest.mark.spec("§6.1 at-least-once")
 def test_a_killed_worker_loses_nothing(postgres_store):
     hold = threading.Event()
     with receiver(hold=hold) as hook:

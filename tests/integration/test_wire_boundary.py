@@ -142,6 +142,7 @@ values = st.tuples(st.recursive(leaf_texts, _combine, max_leaves=8), st.integers
 )
 
 
+@pytest.mark.spec("C7 i-json")
 @settings(
     max_examples=60,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -178,6 +179,7 @@ def test_the_boundary_refuses_cleanly_or_everything_after_it_holds(client, gener
     assert verified["verified"] is True and verified["signature_verified"] is True
 
 
+@pytest.mark.spec("C7 numbers-as-accepted")
 def test_large_floats_come_back_as_they_were_accepted_through_jsonb(client):
     text = '{"deployment_ref": "copy", "input": {"v": [1e16, 1e21, 12345678901234567e10, 0.1]}}'
     run_id = client.post("/runs", content=text, headers=JSON).json()["run_id"]
@@ -192,6 +194,7 @@ def test_large_floats_come_back_as_they_were_accepted_through_jsonb(client):
 # -- bodies: size, media type, encoding ----------------------------------------------------------
 
 
+@pytest.mark.spec("C7 body-caps")
 def test_a_body_over_the_cap_is_413_and_nothing_is_written(client):
     before = run_count(client)
     padding = "x" * (64 * 1024)
@@ -208,6 +211,7 @@ def test_a_body_over_the_cap_is_413_and_nothing_is_written(client):
     assert run_count(client) == before
 
 
+@pytest.mark.spec("C7 body-caps")
 def test_a_body_just_under_the_cap_is_accepted(client):
     head = b'{"deployment_ref": "copy", "input": {"v": "'
     tail = b'"}}'
@@ -215,6 +219,7 @@ def test_a_body_just_under_the_cap_is_accepted(client):
     assert client.post("/runs", content=body, headers=JSON).status_code == 201
 
 
+@pytest.mark.spec("C7 media-type")
 @pytest.mark.parametrize(
     "content_type",
     ["text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-16", None],
@@ -227,6 +232,7 @@ def test_bodies_must_be_json_in_utf8(client, content_type):
     assert run_count(client) == before
 
 
+@pytest.mark.spec("C7 media-type")
 def test_utf16_text_and_charset_spellings(client):
     body = json.dumps({"deployment_ref": "copy", "input": {}})
     problem(
@@ -239,6 +245,7 @@ def test_utf16_text_and_charset_spellings(client):
         )
 
 
+@pytest.mark.spec("C1 status-codes")
 def test_401_and_403_come_before_size_and_media_type(client):
     big = b"{" + b" " * (128 * 1024) + b"}"
     unauthenticated = client.post("/runs", content=big, headers={"Authorization": "", **JSON})
@@ -247,6 +254,7 @@ def test_401_and_403_come_before_size_and_media_type(client):
     problem(client.post("/v1/api-keys", content=b"x", headers=viewer), 403, "forbidden")
 
 
+@pytest.mark.spec("C7 i-json")
 def test_hostile_json_everywhere_a_body_is_read(client):
     deep = "[" * 10_000 + "]" * 10_000
     for method, path, text in [
@@ -262,6 +270,7 @@ def test_hostile_json_everywhere_a_body_is_read(client):
         assert found["errors"], found
 
 
+@pytest.mark.spec("C7 i-json")
 def test_a_lone_surrogate_key_is_reported_with_its_location(client):
     text = '{"deployment_ref": "copy", "input": {"ok": {"\\udc01": true}}}'
     found = problem(client.post("/runs", content=text, headers=JSON), 422, "invalid_json_value")
@@ -276,6 +285,7 @@ def test_a_lone_surrogate_key_is_reported_with_its_location(client):
 # -- query parameters ---------------------------------------------------------------------------
 
 
+@pytest.mark.spec("C7 query-parameters")
 @pytest.mark.parametrize(
     "raw", ["%C2%B2", "%E2%91%A0", "%EF%BC%95", "-1", "0", "501", "1" * 5000, "+5", " 5"]
 )
@@ -285,6 +295,7 @@ def test_integer_parameters_take_ascii_digits_in_range_only(client, raw):
         problem(client.get(f"/v1/graphs/copy?version={raw}"), 422, "validation_failed")
 
 
+@pytest.mark.spec("C7 query-parameters")
 def test_unknown_and_repeated_query_parameters_are_refused(client):
     found = problem(client.get("/admin/runs?limit=5&colour=red&size=2"), 422, "unknown_parameter")
     assert [e["loc"] for e in found["errors"]] == [["query", "colour"], ["query", "size"]]
@@ -304,6 +315,7 @@ def test_405_names_every_method_of_the_path(client):
     assert "POST" in response.headers["allow"]
 
 
+@pytest.mark.spec("C7 query-parameters")
 def test_declared_text_parameters_may_not_be_empty(client):
     found = problem(client.get("/v1/decisions?workflow_id="), 422, "validation_failed")
     assert found["errors"] == [{"loc": ["query", "workflow_id"], "msg": "must not be empty"}]
@@ -313,6 +325,7 @@ def test_declared_text_parameters_may_not_be_empty(client):
 # -- Idempotency-Key and Link ---------------------------------------------------------------------
 
 
+@pytest.mark.spec("C7 idempotency-key-header")
 def test_the_idempotency_key_header_means_the_body_field(client):
     body = {"deployment_ref": "copy", "input": {"v": 1}}
     first = client.post("/runs", json=body, headers={"Idempotency-Key": "order-77"})
@@ -342,6 +355,7 @@ def test_the_idempotency_key_header_means_the_body_field(client):
     assert run_count(client) == before
 
 
+@pytest.mark.spec("C7 link-header")
 def test_every_list_with_a_next_page_links_to_it(client):
     for name in ("one", "two", "three"):
         assert client.post("/v1/api-keys", json={"name": name, "role": "viewer"}).status_code == 201

@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from ecp_http.outbound import AddressGuard, AddressKind, PinnedTarget, Refusal, address_kind, pin
 
+pytestmark = pytest.mark.spec("C7 address-guard")
+
 K = AddressKind
 STRICT = AddressGuard()
 LENIENT = AddressGuard(allow_loopback=True, allow_private=True)

@@ -53,6 +53,7 @@ def stored_values(store):
     return repr(store.tables.data)
 
 
+@pytest.mark.spec("§5 project-api-keys", "C2 api-key-header")
 def test_a_key_has_256_random_bits_and_a_non_secret_fingerprint():
     keys, _, _ = service()
     created = keys.create(ADMIN, request())
@@ -66,6 +67,7 @@ def test_a_key_has_256_random_bits_and_a_non_secret_fingerprint():
     assert key_id_of(created.key) == key_id
 
 
+@pytest.mark.spec("§5 project-api-keys")
 def test_only_the_hash_is_stored():
     keys, store, _ = service()
     created = keys.create(ADMIN, request())
@@ -76,6 +78,7 @@ def test_only_the_hash_is_stored():
     assert created.key[13:] not in stored_values(store)
 
 
+@pytest.mark.spec("§5 project-api-keys")
 def test_the_key_is_shown_once():
     keys, _, _ = service()
     created = keys.create(ADMIN, request())
@@ -96,6 +99,7 @@ def test_the_key_is_shown_once():
         assert created.fingerprint in text
 
 
+@pytest.mark.spec("§5 project-api-keys")
 def test_a_key_authenticates_with_its_tenant_and_one_role():
     keys, _, _ = service()
     created = keys.create(ADMIN, request(role=ServiceRole.APPROVER))
@@ -109,6 +113,7 @@ def test_a_key_authenticates_with_its_tenant_and_one_role():
     assert (created.created_by, created.created_at, created.revoked_at) == ("ana", START, None)
 
 
+@pytest.mark.spec("§5 project-api-keys", "§5 tenant-isolation")
 def test_keys_are_tenant_scoped():
     keys, _, _ = service()
     mine = keys.create(ADMIN, request())
@@ -123,6 +128,7 @@ def test_keys_are_tenant_scoped():
     assert keys.lookup(mine.key).tenant_id == "acme"
 
 
+@pytest.mark.spec("§5 project-api-keys")
 def test_a_revoked_key_no_longer_authenticates_and_revoking_again_succeeds():
     keys, _, clock = service()
     created = keys.create(ADMIN, request())
@@ -149,6 +155,7 @@ def test_ids_not_shaped_like_a_key_id_name_no_key():
             keys.get("acme", key_id)
 
 
+@pytest.mark.spec("§5 project-api-keys")
 def test_malformed_and_unknown_keys_do_not_authenticate():
     keys, _, _ = service()
     created = keys.create(ADMIN, request())
@@ -184,12 +191,14 @@ def test_a_random_source_that_never_yields_a_free_id_is_a_conflict():
         keys.create(ADMIN, request())
 
 
+@pytest.mark.spec("C2 api-key-header")
 def test_a_short_random_source_is_refused():
     keys, _, _ = service(lambda n: b"\x00" * (n - 1))
     with pytest.raises(ValueError, match="bytes instead of"):
         keys.create(ADMIN, request())
 
 
+@pytest.mark.spec("C1 list-paging")
 def test_listing_pages_with_an_opaque_cursor():
     keys, _, clock = service()
     made = []
@@ -213,6 +222,7 @@ def test_listing_pages_with_an_opaque_cursor():
             keys.list("acme", limit=limit)
 
 
+@pytest.mark.spec("§7 no-extras")
 def test_the_create_request_is_strict():
     assert structure({"name": "ci", "role": "viewer"}, CreateApiKeyRequest) == CreateApiKeyRequest(
         name="ci", role=ServiceRole.VIEWER
@@ -251,6 +261,7 @@ def test_the_core_wires_the_service():
 key_material = st.tuples(st.binary(min_size=5, max_size=5), st.binary(min_size=32, max_size=32))
 
 
+@pytest.mark.spec("§5 project-api-keys")
 @given(st.lists(key_material, min_size=2, max_size=6, unique_by=lambda pair: pair[0]))
 def test_distinct_keys_never_collide_in_lookup(materials):
     keys, _, _ = service(scripted(*itertools.chain.from_iterable(materials)))
@@ -272,6 +283,7 @@ def test_distinct_keys_never_collide_in_lookup(materials):
 KEY_ALPHABET = string.ascii_letters + string.digits + "_-" + " ."
 
 
+@pytest.mark.spec("§5 project-api-keys")
 @given(key_material, st.data())
 def test_a_key_with_one_character_changed_never_authenticates(material, data):
     keys, _, _ = service(scripted(*material))
@@ -286,6 +298,7 @@ def test_a_key_with_one_character_changed_never_authenticates(material, data):
     assert keys.lookup(created.key) is not None
 
 
+@pytest.mark.spec("§5 project-api-keys")
 @given(st.text(max_size=80))
 def test_arbitrary_text_never_authenticates(presented):
     keys, _, _ = service()

@@ -4,7 +4,6 @@ import attrs
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from tests.support.chains import SIGNER, START, build_chain, json_values, personal_data
 
 from ecp_core.audit import (
     PII_FIELDS,
@@ -16,6 +15,8 @@ from ecp_core.audit import (
     verify_chain,
 )
 from ecp_core.errors import AuditRecordNotErasable
+from ecp_core.testing.strategies.audit import SIGNER, START, build_chain, personal_data
+from ecp_core.testing.strategies.text import json_values
 from ecp_core.types import AttemptStatus
 
 RING = KeyRing.of([SIGNER])
@@ -26,6 +27,7 @@ def verify(records, head, ring=RING):
     return verify_chain(records, ring, scope="run:run-1", head=head)
 
 
+@pytest.mark.spec("C4 chain-per-run", "§2.3 audit-verification")
 @given(chains)
 def test_an_untouched_chain_verifies(contents):
     records, head = build_chain(contents)
@@ -50,6 +52,7 @@ ENVELOPE_CHANGES = {
 }
 
 
+@pytest.mark.spec("C4 chain-per-run")
 @given(chains, st.data())
 def test_changing_a_hashed_envelope_field_fails_at_that_record(contents, data):
     records, head = build_chain(contents)
@@ -61,6 +64,7 @@ def test_changing_a_hashed_envelope_field_fails_at_that_record(contents, data):
     assert result.failed_audit_id == records[index].audit_id
 
 
+@pytest.mark.spec("C4 chain-per-run", "§9.1 pii-commitments")
 @given(chains, st.data())
 def test_changing_personal_data_fails_at_that_record(contents, data):
     records, head = build_chain(contents)
@@ -74,6 +78,7 @@ def test_changing_personal_data_fails_at_that_record(contents, data):
     assert result.failed_audit_id == records[index].audit_id
 
 
+@pytest.mark.spec("C4 chain-per-run")
 @given(chains, st.data())
 def test_changing_digests_or_commitments_fails_at_that_record(contents, data):
     records, head = build_chain(contents)
@@ -94,6 +99,7 @@ def test_changing_digests_or_commitments_fails_at_that_record(contents, data):
     assert result.failed_audit_id == records[index].audit_id
 
 
+@pytest.mark.spec("C4 chain-per-run")
 @given(chains, st.data())
 def test_deleting_a_record_fails_where_it_stood(contents, data):
     records, head = build_chain(contents)
@@ -109,6 +115,7 @@ def test_deleting_a_record_fails_where_it_stood(contents, data):
     assert result.failed_audit_id == expected
 
 
+@pytest.mark.spec("C4 chain-per-run")
 @given(chains, personal_data, st.data())
 def test_inserting_a_forged_record_fails_at_the_insertion(contents, forged_content, data):
     records, head = build_chain(contents)
@@ -135,6 +142,7 @@ def test_inserting_a_forged_record_fails_at_the_insertion(contents, forged_conte
     assert result.failed_audit_id == following
 
 
+@pytest.mark.spec("C4 chain-per-run")
 @given(st.lists(personal_data, min_size=2, max_size=6), st.data())
 def test_reordering_records_fails_at_the_first_moved_one(contents, data):
     records, head = build_chain(contents)
@@ -146,6 +154,7 @@ def test_reordering_records_fails_at_the_first_moved_one(contents, data):
     assert result.failed_audit_id == records[i].audit_id
 
 
+@pytest.mark.spec("§3.2 crypto-erase-v2", "§9.1 pii-commitments")
 @given(chains, st.data())
 def test_erasing_any_subset_keeps_the_chain_verified(contents, data):
     records, head = build_chain(contents)
@@ -177,6 +186,7 @@ def test_erasing_any_subset_keeps_the_chain_verified(contents, data):
         assert all(getattr(record, name) == getattr(original, name) for name in kept)
 
 
+@pytest.mark.spec("§3.2 crypto-erase-v2")
 @given(chains, st.data())
 def test_an_erased_record_that_regains_data_fails(contents, data):
     records, head = build_chain(contents)
@@ -187,12 +197,14 @@ def test_an_erased_record_that_regains_data_fails(contents, data):
     assert result.failed_audit_id == records[index].audit_id
 
 
+@pytest.mark.spec("§3.2 crypto-erase-v2")
 def test_erasing_twice_changes_nothing():
     records, _ = build_chain([{"stdout": "x"}])
     once = crypto_erase(records[0], "first", START)
     assert crypto_erase(once, "second", START.replace(year=2031)) is once
 
 
+@pytest.mark.spec("C4 ed25519-signatures", "§2.3 audit-verification")
 @given(chains)
 def test_a_wrong_key_fails_the_signature_axis_only(contents):
     records, head = build_chain(contents)
@@ -203,11 +215,13 @@ def test_a_wrong_key_fails_the_signature_axis_only(contents):
     assert result.failed_audit_id == records[0].audit_id
 
 
+@pytest.mark.spec("C4 ed25519-signatures")
 def test_an_unknown_key_id_fails_the_signature_axis():
     records, head = build_chain([{}, {}])
     assert verify(records, head, KeyRing()).signature_verified is False
 
 
+@pytest.mark.spec("C4 ed25519-signatures")
 def test_a_tampered_signature_fails_at_that_record():
     records, head = build_chain([{}, {}, {}])
     other = SIGNER.sign_text("sha256:" + "0" * 64)
@@ -218,6 +232,7 @@ def test_a_tampered_signature_fails_at_that_record():
     assert result.failed_audit_id == records[1].audit_id
 
 
+@pytest.mark.spec("§2.3 audit-verification")
 @given(chains)
 def test_unsigned_records_leave_the_signature_axis_null(contents):
     records, head = build_chain(contents, signer=None)
@@ -227,11 +242,13 @@ def test_unsigned_records_leave_the_signature_axis_null(contents):
     assert result.unsigned_record_count == len(records)
 
 
+@pytest.mark.spec("C4 chain-per-run")
 def test_an_empty_chain_verifies_with_no_head():
     result = verify([], None)
     assert result.verified and result.record_count == 0 and result.signature_verified is None
 
 
+@pytest.mark.spec("C4 chain-per-run")
 def test_a_head_ahead_of_the_records_fails():
     records, _ = build_chain([{}, {}])
     result = verify(
@@ -241,6 +258,7 @@ def test_a_head_ahead_of_the_records_fails():
     assert result.failed_audit_id == records[-1].audit_id
 
 
+@pytest.mark.spec("§3.2 crypto-erase-v1-refused", "§9 digest-versions")
 @given(chains)
 def test_legacy_records_verify_but_cannot_be_erased(contents):
     records, head = build_chain(contents, digest_version=1)
@@ -250,12 +268,14 @@ def test_legacy_records_verify_but_cannot_be_erased(contents):
         crypto_erase(records[0], "r", START)
 
 
+@pytest.mark.spec("§9 digest-versions")
 def test_legacy_records_hash_personal_data_in_plaintext():
     records, head = build_chain([{"stdout": "secret"}], digest_version=1)
     records[0] = attrs.evolve(records[0], stdout="changed")
     assert not verify(records, head).verified
 
 
+@pytest.mark.spec("C4 ed25519-signatures")
 def test_stripping_signatures_from_the_tail_fails_the_signature_axis():
     records, head = build_chain([{}, {}, {}])
     records[2] = attrs.evolve(records[2], signature=None, signing_key_id=None)
@@ -266,6 +286,7 @@ def test_stripping_signatures_from_the_tail_fails_the_signature_axis():
     assert result.error == "unsigned record after signed ones"
 
 
+@pytest.mark.spec("§2.3 audit-verification")
 def test_unsigned_legacy_records_before_signed_ones_are_counted_not_failed():
     records, head = build_chain([{}, {}, {}])
     records[0] = attrs.evolve(records[0], signature=None, signing_key_id=None)
@@ -277,6 +298,7 @@ def test_unsigned_legacy_records_before_signed_ones_are_counted_not_failed():
     )
 
 
+@pytest.mark.spec("§9.1 pii-commitments")
 def test_personal_data_that_is_not_canonical_fails_verification_instead_of_raising():
     records, head = build_chain([{}, {}])
     records[1] = attrs.evolve(records[1], input_snapshot={"n": 2**60})
@@ -285,12 +307,14 @@ def test_personal_data_that_is_not_canonical_fails_verification_instead_of_raisi
     assert result.failed_audit_id == records[1].audit_id
 
 
+@pytest.mark.spec("§9 digest-versions")
 def test_legacy_records_carry_no_commitments():
     records, head = build_chain([{}], digest_version=1)
     records[0] = attrs.evolve(records[0], pii_commitments={"stdout": "sha256:" + "0" * 64})
     assert not verify(records, head).verified
 
 
+@pytest.mark.spec("§3.2 crypto-erase-v2")
 def test_an_erasure_must_null_personal_data():
     from ecp_core.audit.erasure import check_erasure
     from ecp_core.errors import Conflict
@@ -303,6 +327,7 @@ def test_an_erasure_must_null_personal_data():
             check_erasure(records[0], forged)
 
 
+@pytest.mark.spec("C1 wire-values")
 def test_records_need_utc_timestamps():
     from datetime import timedelta, timezone
 

@@ -7,6 +7,7 @@ back here and compared with the enum or constant it documents.
 import re
 
 import attrs
+import pytest
 from tests.support.audit_doc import DOC, documented_statuses, section, table_codes
 
 from ecp_core.audit.chain import ENVELOPE_FIELDS
@@ -17,6 +18,8 @@ from ecp_core.audit.record import (
     NodeAuditRecord,
 )
 from ecp_core.types import AttemptStatus
+
+pytestmark = pytest.mark.spec("C4 audit-format-doc")
 
 TEXT = DOC.read_text(encoding="utf-8")
 COUNTS = {"nine": 9, "eleven": 11}
@@ -32,6 +35,7 @@ def test_the_parser_sees_a_missing_status():
     assert documented_statuses(shortened) == [s.value for s in AttemptStatus][:-1]
 
 
+@pytest.mark.spec("§2.3 node-audit-record")
 def test_the_field_table_lists_every_field_of_the_record():
     documented = table_codes(section("Record fields"))
     assert sorted(documented) == sorted(field.name for field in attrs.fields(NodeAuditRecord))
@@ -52,6 +56,7 @@ def test_the_envelope_and_personal_data_lists_are_the_codes():
     assert (COUNTS["eleven"], COUNTS["nine"]) == (len(ENVELOPE_FIELDS), len(PII_FIELDS))
 
 
+@pytest.mark.spec("§9 digest-versions")
 def test_the_digest_versions_are_the_codes():
     row = next(line for line in TEXT.splitlines() if line.startswith("| `digest_version` |"))
     versions = {int(number) for number in re.findall(r"\b(\d+)\b", row.split("|")[2])}

@@ -19,7 +19,6 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.audit_doc import documented_statuses
-from tests.support.chains import personal_data
 
 from ecp_core import (
     ActorIdentity,
@@ -46,8 +45,11 @@ from ecp_core.audit import (
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_core.retention import ErasureRequest
 from ecp_core.system import FixedClock, SequentialIds
+from ecp_core.testing.strategies.audit import personal_data
 from ecp_core.types import AttemptStatus
 from ecp_core.wire import unstructure
+
+pytestmark = pytest.mark.spec("C4 audit-format-doc")
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "audit-format.md"
 
@@ -314,6 +316,7 @@ def test_a_run_written_by_the_service_verifies(service):
     assert result["record_count"] == official.record_count == len(entries)
 
 
+@pytest.mark.spec("§3.2 crypto-erase-v2")
 def test_a_run_erased_by_the_service_still_verifies(service):
     run_id = run_example(service)
     before = json.loads(json.dumps(unstructure(service.audit.timeline("acme", run_id))))
@@ -336,6 +339,7 @@ def test_a_run_erased_by_the_service_still_verifies(service):
     assert service.audit.verify_run("acme", run_id).verified
 
 
+@pytest.mark.spec("C3 approval-escalation")
 def test_an_escalated_approval_is_in_the_chain_and_verifies():
     clock = FixedClock(START)
     ecp = Ecp.in_memory(signer=SIGNER, clock=clock, ids=SequentialIds("id"))
@@ -392,6 +396,7 @@ def test_a_sealed_chain_verifies_and_agrees_with_the_core():
         assert recompute_digest(entry) == record.record_digest
 
 
+@pytest.mark.spec("§3.2 crypto-erase-v2")
 @pytest.mark.parametrize("erase", [(0,), (1,), (0, 2), (0, 1, 2)])
 def test_a_crypto_erased_chain_still_verifies(erase):
     records = sealed_chain(CONTENTS)
@@ -437,6 +442,7 @@ HASHED_FIELDS = (
 )
 
 
+@pytest.mark.spec("C4 chain-per-run")
 @pytest.mark.parametrize("index", [0, 1, 2])
 @pytest.mark.parametrize("field", HASHED_FIELDS)
 def test_changing_a_hashed_field_fails(field, index):
@@ -480,6 +486,7 @@ def test_erasure_flags_are_not_hashed_but_unerased_data_must_match():
     assert verify_timeline(timeline, published(SIGNER))["verified"] is True
 
 
+@pytest.mark.spec("C4 chain-per-run")
 def test_reordering_or_deleting_records_fails_and_truncation_needs_the_head():
     timeline = export(sealed_chain(CONTENTS))
     head = head_of(timeline)
@@ -495,6 +502,7 @@ def test_reordering_or_deleting_records_fails_and_truncation_needs_the_head():
     assert verify_timeline(truncated, published(SIGNER), head=head)["verified"] is False
 
 
+@pytest.mark.spec("C4 ed25519-signatures")
 def test_a_wrong_public_key_fails_the_signature_axis_only():
     timeline = export(sealed_chain(CONTENTS))
     impostor = [{**published(OTHER)[0], "key_id": SIGNER.key_id}]
@@ -505,6 +513,7 @@ def test_a_wrong_public_key_fails_the_signature_axis_only():
     assert verify_timeline(timeline, [])["signature_verified"] is False
 
 
+@pytest.mark.spec("C4 ed25519-signatures", "§2.3 audit-verification")
 def test_a_changed_signature_fails_and_unsigned_chains_report_null():
     timeline = export(sealed_chain(CONTENTS))
     raw = bytearray(base64.b64decode(timeline["entries"][2]["signature"]))
@@ -518,6 +527,7 @@ def test_a_changed_signature_fails_and_unsigned_chains_report_null():
     assert result["unsigned_record_count"] == 3
 
 
+@pytest.mark.spec("§9 digest-versions")
 def test_legacy_version_1_records_hash_their_plaintext():
     timeline = export(sealed_chain(CONTENTS, digest_version=1))
     assert all(entry["pii_commitments"] is None for entry in timeline["entries"])

@@ -6,10 +6,12 @@ import pytest
 import rfc8785
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.support.chains import text
 
 from ecp_core.canonical import MAX_SAFE_INTEGER, canonical_json, json_digest
 from ecp_core.errors import NotCanonicalizable
+from ecp_core.testing.strategies.text import text
+
+pytestmark = pytest.mark.spec("C4 canonical-json")
 
 safe_ints = st.integers(min_value=-MAX_SAFE_INTEGER, max_value=MAX_SAFE_INTEGER)
 finite_floats = st.floats(allow_nan=False, allow_infinity=False)

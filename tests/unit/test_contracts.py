@@ -29,6 +29,7 @@ def contract(schema=SCHEMA, name="refund-edit"):
     return CreateContractRequest(name=name, json_schema=schema)
 
 
+@pytest.mark.spec("§2.1 create-contract")
 def test_create_replay_conflict_and_scope():
     ecp = Ecp.in_memory()
     first, created = ecp.contracts.create("t", contract())
@@ -42,6 +43,7 @@ def test_create_replay_conflict_and_scope():
         ecp.contracts.get("u", "refund-edit")
 
 
+@pytest.mark.spec("§2.1 create-contract")
 def test_an_invalid_schema_is_refused_with_its_location():
     ecp = Ecp.in_memory()
     with pytest.raises(ValidationFailed) as caught:
@@ -49,6 +51,7 @@ def test_an_invalid_schema_is_refused_with_its_location():
     assert caught.value.errors[0].loc == ("json_schema", "type")
 
 
+@pytest.mark.spec("§2.1 create-contract")
 @pytest.mark.parametrize("name", ["", "has space", "x" * 201])
 def test_contract_names(name):
     with pytest.raises(ValidationFailed) as caught:
@@ -77,6 +80,7 @@ def gated(ecp):
     return ecp.runs.drive("t", run.run_id)
 
 
+@pytest.mark.spec("C3 edit-needs-payload")
 def test_edits_must_satisfy_the_contract():
     ecp = Ecp.in_memory()
     run = gated(ecp)
@@ -99,6 +103,7 @@ def test_edits_must_satisfy_the_contract():
     assert answer.run.output == {"amount": 50}
 
 
+@pytest.mark.spec("C3 graph-validation")
 def test_graphs_must_name_existing_contracts():
     ecp = Ecp.in_memory()
     graph = (

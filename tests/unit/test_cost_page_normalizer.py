@@ -15,6 +15,8 @@ from ecp_core.reconciliation.normalizer import normalize_cost_page, parse_page
 from ecp_core.system import FixedClock
 from ecp_core.wire import structure, unstructure
 
+pytestmark = pytest.mark.spec("§9.1 cost-page-normalizer")
+
 DAY1 = datetime(2026, 11, 1, tzinfo=UTC)
 DAY2 = DAY1 + timedelta(days=1)
 DAY3 = DAY2 + timedelta(days=1)
@@ -136,6 +138,7 @@ def test_amounts_are_read_exactly_from_the_json_text():
     assert statement.billed_total_usd == Decimal("0.600000000000000041")
 
 
+@pytest.mark.spec("§7 overlapping-buckets")
 def test_a_result_without_a_project_becomes_an_unscoped_bucket_and_reconciles_as_overlapping():
     statement = normalized(page(day(DAY1, result(1, "proj_a"), result(2, None), result(4, None))))
     by_scope = {b.provider_dimensions.get("project_id"): b for b in statement.buckets}
@@ -202,6 +205,7 @@ def test_non_usd_amounts_are_refused(currency):
     ]
 
 
+@pytest.mark.spec("§9.1 positive-amounts")
 @pytest.mark.parametrize("value", [-0.01, -1, "1.00", None, True])
 def test_credits_and_non_numeric_amounts_are_refused(value):
     [(loc, _)] = refused(page(day(DAY1, result(1)), day(DAY2, result(value))))

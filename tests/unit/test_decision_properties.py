@@ -17,6 +17,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 import attrs
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -457,6 +458,7 @@ def artifact_rows(found):
 # --- properties ------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§4.4 compare-abstains")
 @example(PASSING)
 @given(scenarios)
 def test_a_pass_never_occurs_when_an_abstain_condition_holds(scenario):
@@ -480,11 +482,13 @@ def test_a_pass_never_occurs_when_an_abstain_condition_holds(scenario):
         assert artifact.recommended_action.value == "keep_baseline"
 
 
+@pytest.mark.spec("§4.4 interval-constraints")
 def test_the_explicit_example_reaches_a_pass():
     artifact, _ = build(PASSING).decisions.compare(ACTOR, request(PASSING))
     assert artifact.verdict.value == "pass"
 
 
+@pytest.mark.spec("§2.9 calculation-inputs")
 @given(scenarios)
 def test_calculation_inputs_are_the_runs_grouped_with_multiplicities_summing_to_the_runs(scenario):
     artifact, _ = build(scenario).decisions.compare(ACTOR, request(scenario))
@@ -503,6 +507,7 @@ def test_calculation_inputs_are_the_runs_grouped_with_multiplicities_summing_to_
         ) == len(found)  # grouped: no two rows alike
 
 
+@pytest.mark.spec("§4.4 decision-revisions")
 @given(scenarios)
 def test_identical_requests_are_idempotent_and_ingestion_order_does_not_matter(scenario):
     ecp = build(scenario)

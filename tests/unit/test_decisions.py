@@ -221,6 +221,9 @@ def both_inventories(ecp, base_events, cand_events, **candidate_changes):
 # --- the verdict ---------------------------------------------------------------------------
 
 
+@pytest.mark.spec(
+    "§4.4 interval-constraints", "§4.4 cost-growth-tolerance", "§4.4 confidence-level"
+)
 def test_the_standard_scenario_passes_and_recommends_reviewing_the_candidate():
     artifact = decide()
     assert artifact.verdict.value == "pass"
@@ -242,6 +245,7 @@ def test_the_standard_scenario_passes_and_recommends_reviewing_the_candidate():
     assert artifact.policy.confidence_level == 0.95
 
 
+@pytest.mark.spec("§4.4 interval-constraints")
 def test_a_constraint_wholly_beyond_its_limit_fails_and_keeps_the_baseline():
     artifact = decide(cand={"costs": "5.00"})  # cost per accepted outcome 2.5 times the baseline's
     assert artifact.verdict.value == "fail"
@@ -256,6 +260,7 @@ def test_a_constraint_wholly_beyond_its_limit_fails_and_keeps_the_baseline():
     assert artifact.additional_runs_required is None
 
 
+@pytest.mark.spec("§4.4 interval-constraints")
 def test_a_failing_constraint_fails_even_beside_an_unresolved_one():
     artifact = decide({"min_success_rate": 0.3}, cand={"outcomes": HALF, "costs": "5.00"})
     assert statuses(artifact) == {
@@ -267,6 +272,7 @@ def test_a_failing_constraint_fails_even_beside_an_unresolved_one():
     assert artifact.recommended_action.value == "keep_baseline"
 
 
+@pytest.mark.spec("§4.4 interval-constraints")
 def test_an_interval_across_its_limit_abstains_naming_it_and_the_runs_that_would_resolve_it():
     artifact = decide(cand={"costs": "2.00"})  # the same cost per accepted outcome as the baseline
     assert artifact.verdict.value == "abstain"
@@ -291,6 +297,7 @@ def test_an_interval_across_its_limit_abstains_naming_it_and_the_runs_that_would
     assert statuses(resolved)[COST_RATIO] == "pass"
 
 
+@pytest.mark.spec("§4.4 compare-same-version")
 def test_comparing_a_version_with_itself_is_allowed():
     ecp, *_ = scenario()
     policy = {"min_success_rate": 0.3, "max_success_rate_drop": 0.5, "max_cost_growth": 1.0}
@@ -307,6 +314,7 @@ def test_comparing_a_version_with_itself_is_allowed():
 # --- abstain rules, each alone ---------------------------------------------------------------
 
 
+@pytest.mark.spec("§4.4 min-success-rate")
 @pytest.mark.parametrize(
     "policy", [None, {}, {"min_success_rate": None}], ids=["no-policy", "omitted", "null"]
 )
@@ -319,12 +327,14 @@ def test_a_missing_min_success_rate_abstains(policy):
     assert "candidate_success_rate" not in statuses(artifact)
 
 
+@pytest.mark.spec("§4.4 min-success-rate")
 def test_a_min_success_rate_of_zero_is_an_explicit_choice_that_can_pass():
     artifact = decide({"min_success_rate": 0})
     assert artifact.verdict.value == "pass"
     assert artifact.constraints[0].limit == 0.0
 
 
+@pytest.mark.spec("§4.4 compare-abstains")
 @pytest.mark.parametrize(
     ("policy", "changes"),
     [
@@ -337,10 +347,12 @@ def test_too_few_runs_abstain(policy, changes):
     assert decide(policy, **changes).abstain_reasons == ("too_few_runs",)
 
 
+@pytest.mark.spec("§4.4 compare-abstains")
 def test_exactly_the_minimum_number_of_runs_is_enough():
     assert decide({"min_success_rate": 0.5, "min_runs": RUNS}).verdict.value == "pass"
 
 
+@pytest.mark.spec("§4.4 compare-abstains")
 @pytest.mark.parametrize("side", ["base", "cand"])
 def test_low_outcome_coverage_abstains(side):
     outcomes = {"base": HALF, "cand": ALL}[side]
@@ -354,10 +366,12 @@ def test_low_outcome_coverage_abstains(side):
     )
 
 
+@pytest.mark.spec("§4.4 compare-abstains")
 def test_exactly_the_minimum_outcome_coverage_is_enough():
     assert decide(cand={"outcomes": [None] * 4 + ALL[4:]}).verdict.value == "pass"  # 36 / 40
 
 
+@pytest.mark.spec("§2.9 latest-outcome")
 def test_an_outcome_asserted_in_the_future_does_not_resolve_a_run_yet():
     ecp, clock, *_ = scenario(cand={"outcomes": [None] * 5 + ALL[5:]})
     ecp.evidence.ingest_outcomes(
@@ -379,6 +393,7 @@ def test_an_outcome_asserted_in_the_future_does_not_resolve_a_run_yet():
     assert compare(ecp)[0].verdict.value == "pass"
 
 
+@pytest.mark.spec("§4.4 compare-abstains", "§7 evidence-never-zero")
 @pytest.mark.parametrize("side", ["base", "cand"])
 def test_unmeasured_cost_abstains_and_is_never_counted_as_zero(side):
     costs = ["1.00"] * RUNS
@@ -390,6 +405,7 @@ def test_unmeasured_cost_abstains_and_is_never_counted_as_zero(side):
     assert [(row.cost_measurement, row.runs) for row in unknown] == [("unmeasured", 1)]
 
 
+@pytest.mark.spec("§2.9 charge-revisions")
 def test_a_charge_revision_to_an_unknown_cost_makes_the_cost_unmeasured():
     ecp, *_ = scenario()
     ecp.evidence.ingest_revisions(
@@ -407,6 +423,7 @@ def test_a_charge_revision_to_an_unknown_cost_makes_the_cost_unmeasured():
     assert compare(ecp)[0].abstain_reasons == ("unmeasured_cost",)
 
 
+@pytest.mark.spec("§4.4 compare-abstains")
 def test_estimated_cost_abstains_unless_the_policy_allows_estimates():
     costs = {"cand": {"costs": "1.00", "measurement": ESTIMATED}}
     assert decide(**costs).abstain_reasons == ("estimated_cost",)
@@ -415,11 +432,13 @@ def test_estimated_cost_abstains_unless_the_policy_allows_estimates():
     assert {row.cost_measurement for row in allowed.calculation_inputs.candidate} == {"estimated"}
 
 
+@pytest.mark.spec("§4.4 compare-abstains")
 def test_inferred_outcomes_abstain():
     assert decide(base={"inferred": {4}}).abstain_reasons == ("inferred_outcomes",)
     assert decide(cand={"inferred": {0}}).abstain_reasons == ("inferred_outcomes",)
 
 
+@pytest.mark.spec("§2.9 latest-outcome")
 def test_an_inferred_assertion_superseded_by_a_measured_one_does_not_count():
     ecp, *_ = scenario(cand={"inferred": {0}})
     ecp.evidence.ingest_outcomes(
@@ -438,11 +457,13 @@ def test_an_inferred_assertion_superseded_by_a_measured_one_does_not_count():
     assert compare(ecp)[0].verdict.value == "pass"
 
 
+@pytest.mark.spec("§4.4 compare-abstains")
 def test_a_baseline_without_accepted_outcomes_abstains():
     artifact = decide(base={"outcomes": [False] * RUNS})
     assert artifact.abstain_reasons == ("no_accepted_baseline_outcomes",)
 
 
+@pytest.mark.spec("§4.4 compare-abstains")
 def test_zero_baseline_cost_abstains():
     assert decide(base={"costs": "0"}).abstain_reasons == ("zero_baseline_cost",)
     # One observed non-zero cost is enough; the intervals decide (here: the candidate is dearer).
@@ -451,6 +472,7 @@ def test_zero_baseline_cost_abstains():
     assert nearly_free.verdict.value == "fail"
 
 
+@pytest.mark.spec("§4.4 compare-abstains")
 def test_a_missing_outcome_definition_abstains():
     # Without a definition no run of that version is judged, so coverage must be waived for the
     # rule to stand alone.
@@ -463,6 +485,7 @@ def test_a_missing_outcome_definition_abstains():
     assert "outcome_definition_missing" in decide(base_rule=None).abstain_reasons
 
 
+@pytest.mark.spec("§4.4 compare-abstains")
 def test_different_outcome_definitions_abstain():
     artifact = decide(
         cand_rule={"outcome_type": "done", "value": "yes"}, cand={"outcomes": ["yes"] * RUNS}
@@ -471,6 +494,7 @@ def test_different_outcome_definitions_abstain():
     assert artifact.outcome_semantics.baseline != artifact.outcome_semantics.candidate
 
 
+@pytest.mark.spec("§4.4 source-inventory")
 @pytest.mark.parametrize("named", ["baseline_inventory_id", "candidate_inventory_id"])
 def test_an_inventory_for_one_version_only_abstains(named):
     ecp, _, _, base_events, cand_events = scenario()
@@ -479,6 +503,7 @@ def test_an_inventory_for_one_version_only_abstains(named):
     assert artifact.abstain_reasons == ("source_inventory_one_sided",)
 
 
+@pytest.mark.spec("§4.4 source-inventory")
 def test_matching_inventories_on_both_sides_pass():
     ecp, _, _, base_events, cand_events = scenario()
     artifact, _ = compare(ecp, **both_inventories(ecp, base_events, cand_events))
@@ -487,6 +512,7 @@ def test_matching_inventories_on_both_sides_pass():
     assert artifact.source_delivery.candidate.missing_runs == 0
 
 
+@pytest.mark.spec("§4.4 source-inventory")
 def test_an_inventory_capture_interval_includes_its_end():
     ecp, _, _, base_events, cand_events = scenario()
     cand_events += record(ecp, "v2", [True], at=END, first=RUNS)
@@ -573,6 +599,7 @@ def _undeclared_window(events):
     }
 
 
+@pytest.mark.spec("§4.4 source-inventory")
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
@@ -594,6 +621,7 @@ def test_an_inventory_mismatch_abstains_and_names_the_problem(change, problem):
     assert any(problem in limitation for limitation in artifact.limitations)
 
 
+@pytest.mark.spec("§4.4 source-inventory")
 def test_an_event_naming_no_capture_window_is_a_mismatch_under_an_inventory():
     ecp, _, _, base_events, cand_events = scenario()
     ids = both_inventories(ecp, base_events, cand_events)
@@ -619,6 +647,7 @@ def test_an_event_naming_no_capture_window_is_a_mismatch_under_an_inventory():
     assert compare(ecp)[0].verdict.value == "pass"
 
 
+@pytest.mark.spec("§4.4 source-inventory")
 def test_runs_missing_from_the_store_stay_visible_with_unknown_cost():
     ecp, _, _, base_events, cand_events = scenario()
     runs = [*sorted({e.run_id for e in cand_events}), "v2-lost"]
@@ -633,6 +662,7 @@ def test_runs_missing_from_the_store_stay_visible_with_unknown_cost():
     ]
 
 
+@pytest.mark.spec("§4.4 confidence-level")
 def test_every_confidence_level_the_policy_accepts_can_be_compared():
     artifact = decide({"min_success_rate": 0.5, "confidence_level": 1 - 2**-53})
     assert artifact.policy.confidence_level == 1 - 2**-53
@@ -641,6 +671,7 @@ def test_every_confidence_level_the_policy_accepts_can_be_compared():
 # --- immutability and revisions --------------------------------------------------------------
 
 
+@pytest.mark.spec("§4.4 decision-revisions")
 def test_the_same_request_over_the_same_evidence_returns_the_original_artifact():
     ecp, clock, *_ = scenario()
     first, created = compare(ecp)
@@ -657,6 +688,7 @@ def test_the_same_request_over_the_same_evidence_returns_the_original_artifact()
     assert same.decision_id == first.decision_id
 
 
+@pytest.mark.spec("§4.4 decision-revisions")
 def test_changed_policy_or_evidence_makes_a_new_revision():
     ecp, *_ = scenario()
     first, _ = compare(ecp)
@@ -707,6 +739,7 @@ def test_changed_policy_or_evidence_makes_a_new_revision():
     assert compare(ecp)[0].decision_id == newer.decision_id
 
 
+@pytest.mark.spec("§4.4 decision-revisions")
 def test_a_future_outcome_makes_a_new_revision_once_the_clock_passes_it():
     ecp, clock, *_ = scenario()
     first, _ = compare(ecp)
@@ -734,6 +767,7 @@ def test_a_future_outcome_makes_a_new_revision_once_the_clock_passes_it():
     assert accepted == RUNS - 1
 
 
+@pytest.mark.spec("§2.9 evidence-tenant-boundary")
 def test_another_tenants_evidence_is_not_seen():
     ecp, *_ = scenario()
     first, _ = compare(ecp)
@@ -759,6 +793,7 @@ def test_another_tenants_evidence_is_not_seen():
 # --- the artifact ----------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§2.9 decision-artifact", "§9 method-versions")
 def test_the_artifact_names_its_claim_method_evidence_binding_and_limitations():
     artifact = decide()
     assert artifact.claim_class == "observed_comparison"
@@ -786,6 +821,7 @@ def test_the_artifact_names_its_claim_method_evidence_binding_and_limitations():
     assert method_fields(wire) == ("observed_comparison", "interval-policy/1")
 
 
+@pytest.mark.spec("§2.9 decision-artifact")
 def test_outcome_semantics_are_equal_across_versions_with_the_same_rule():
     artifact = decide()
     assert artifact.outcome_semantics.baseline == artifact.outcome_semantics.candidate
@@ -794,6 +830,7 @@ def test_outcome_semantics_are_equal_across_versions_with_the_same_rule():
     assert other_type.outcome_semantics.baseline != other_type.outcome_semantics.candidate
 
 
+@pytest.mark.spec("§2.9 calculation-inputs")
 def test_calculation_inputs_group_identical_runs_with_exact_costs():
     ecp, *_ = scenario(base={"costs": ["1E-8", "0.10", *["1.00"] * (RUNS - 2)]})
     # A run of two charges sums exactly; a revision prices a charge.
@@ -848,6 +885,7 @@ def test_calculation_inputs_group_identical_runs_with_exact_costs():
     }
 
 
+@pytest.mark.spec("§4.4 decision-history", "C1 list-paging")
 def test_history_lists_newest_first_with_cursor_paging_and_keeps_the_original_inputs():
     ecp, clock, *_ = scenario()
     # Three at one instant (ordered by id among themselves), then two a minute apart.
@@ -877,12 +915,14 @@ def test_history_lists_newest_first_with_cursor_paging_and_keeps_the_original_in
     assert ecp.decisions.history("t", limit=len(made)) == (expected, None)
 
 
+@pytest.mark.spec("C1 list-paging")
 def test_a_cursor_this_service_did_not_issue_is_refused():
     ecp, *_ = scenario()
     with pytest.raises(ValidationFailed, match="invalid cursor"):
         ecp.decisions.history("t", limit=2, cursor="not-a-cursor")
 
 
+@pytest.mark.spec("§9 method-versions")
 @pytest.mark.parametrize(
     ("payload", "expected"),
     [
@@ -916,6 +956,7 @@ def test_an_empty_window_is_refused():
         compare(ecp, end=iso(START))
 
 
+@pytest.mark.spec("§4.4 source-inventory")
 def test_an_unknown_inventory_or_one_of_another_version_is_refused():
     ecp, _, _, base_events, _ = scenario()
     with pytest.raises(ValidationFailed, match="unknown source inventory"):
@@ -966,6 +1007,7 @@ def schedule_request(**fields):
     return structure(body | fields, CreateScheduleRequest)
 
 
+@pytest.mark.spec("§4.4 decision-schedules", "§9.1 schedule-claims")
 def test_a_schedule_runs_when_due_once_per_occurrence():
     ecp, clock, *_ = scenario()
     schedule = ecp.decisions.create_schedule(ACTOR, schedule_request(name="nightly"))
@@ -993,6 +1035,7 @@ def test_a_schedule_runs_when_due_once_per_occurrence():
     assert len(ecp.decisions.history("t", limit=10)[0]) == 2
 
 
+@pytest.mark.spec("§4.4 decision-schedules")
 def test_missed_occurrences_run_once_and_the_next_is_an_interval_later():
     ecp, clock, *_ = scenario()
     schedule = ecp.decisions.create_schedule(ACTOR, schedule_request())
@@ -1003,6 +1046,7 @@ def test_missed_occurrences_run_once_and_the_next_is_an_interval_later():
     assert stored.next_run_at == clock.now() + timedelta(days=1)
 
 
+@pytest.mark.spec("§9.1 schedule-claims")
 def test_a_claim_holding_a_stale_next_run_is_refused():
     ecp, _, store, *_ = scenario()
     schedule = ecp.decisions.create_schedule(ACTOR, schedule_request())
@@ -1027,6 +1071,7 @@ def test_a_claim_holding_a_stale_next_run_is_refused():
     assert ecp.decisions.schedules("t")[0].next_run_at == NOW + timedelta(days=5)
 
 
+@pytest.mark.spec("§4.4 decision-schedules")
 def test_schedules_are_listed_per_tenant_oldest_first():
     ecp, clock, *_ = scenario()
     first = ecp.decisions.create_schedule(ACTOR, schedule_request())
@@ -1040,6 +1085,7 @@ def test_schedules_are_listed_per_tenant_oldest_first():
     ]
 
 
+@pytest.mark.spec("§4.4 decision-schedules")
 @pytest.mark.parametrize(
     "fields", [{"interval_seconds": 86_399}, {"window_seconds": 3599}, {"name": " "}]
 )
@@ -1048,6 +1094,7 @@ def test_a_schedule_outside_its_ranges_is_refused(fields):
         schedule_request(**fields)
 
 
+@pytest.mark.spec("§9 historical-reports")
 def test_a_historical_artifact_without_inputs_reads_them_as_null():
     artifact = decide()
     payload = unstructure(artifact)

@@ -6,7 +6,6 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.support.signers import FailingSigner
 
 from ecp_core import (
     ActorIdentity,
@@ -20,9 +19,12 @@ from ecp_core import (
 from ecp_core.memory import MemoryStore
 from ecp_core.runs.dispatch import DISPATCH_POLICY, dispatch_backoff
 from ecp_core.system import FixedClock
+from ecp_core.testing.signers import FailingSigner
 from ecp_core.types import RunStatus
 from ecp_core.webhooks import CreateSubscriptionRequest, RetryPolicy
 from ecp_core.webhooks.model import WebhookEventType
+
+pytestmark = pytest.mark.spec("C8 poison-runs")
 
 GOOD = Ed25519Signer(bytes(range(7, 39)), key_id="good")
 START = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

@@ -8,6 +8,7 @@ import ast
 import json
 import pathlib
 
+import pytest
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.routing import Route
@@ -18,11 +19,13 @@ import ecp_core.runs.model
 import ecp_http
 from ecp_core.errors import EcpError
 from ecp_core.graphs.conditions import ConditionError
-from ecp_core.runs.engine import NoMatchingEdge
 from ecp_core.runs.model import FAILURE_REASONS
+from ecp_core.runs.step import NoMatchingEdge
 from ecp_http import problems
 from ecp_http.errors_doc import error_classes, main, render, unanswered
 from ecp_http.problems import STATUS_BY_CODE, TRANSPORT_CODES
+
+pytestmark = pytest.mark.spec("C1 problem-details")
 
 DOC = pathlib.Path(__file__).parents[2] / "docs" / "api" / "errors.md"
 REGENERATE = "python -m ecp_http.errors_doc --output docs/api/errors.md"

@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -200,6 +201,7 @@ def _rows(report):
     }
 
 
+@pytest.mark.spec("§4.4 debugger-timeline")
 @given(evidence(), queries)
 def test_every_total_is_the_exact_sum_of_its_rows(data, query):
     report = ingest(data).debugger.report("t", query)
@@ -251,6 +253,7 @@ def _oracle(data, query):
     return exact_sum(known), unknown, count
 
 
+@pytest.mark.spec("§2.9 charge-revisions")
 @given(evidence(), queries)
 def test_the_known_cost_is_the_latest_price_of_every_charge_in_the_window(data, query):
     totals = ingest(data).debugger.report("t", query).totals
@@ -300,6 +303,7 @@ def _gaps(accounting):
     return (gaps.unknown_cost_events, gaps.unresolved_runs, gaps.unattributed_events)
 
 
+@pytest.mark.spec("§7 evidence-never-zero")
 @given(evidence(), queries, st.data())
 def test_an_unknown_cost_never_lowers_an_incomplete_count(data, query, draw):
     before = ingest(data).debugger.report("t", query)
@@ -342,6 +346,7 @@ def test_an_unknown_cost_never_lowers_an_incomplete_count(data, query, draw):
         assert row.accounting.cost_per_successful_outcome_usd is None
 
 
+@pytest.mark.spec("C6 evidence-ingestion")
 @given(evidence(), queries)
 def test_ingesting_the_same_evidence_twice_changes_no_report(data, query):
     ecp = ingest(data)
@@ -361,6 +366,7 @@ def test_ingesting_the_same_evidence_twice_changes_no_report(data, query):
     assert unstructure(ecp.debugger.report("t", query)) == once
 
 
+@pytest.mark.spec("C6 evidence-ingestion")
 @given(evidence(), queries, st.randoms(use_true_random=False))
 def test_the_report_does_not_depend_on_arrival_order(data, query, order):
     expected = json.dumps(unstructure(ingest(data).debugger.report("t", query)), sort_keys=True)

@@ -154,6 +154,7 @@ def status_of(ecp, run_id="r1", version="1"):
     )
 
 
+@pytest.mark.spec("§2.9 latest-outcome")
 def test_the_latest_non_future_outcome_decides_a_run():
     ecp, clock = world(T0 + timedelta(minutes=90))
     define(ecp)
@@ -176,6 +177,7 @@ def test_the_latest_non_future_outcome_decides_a_run():
     assert status_of(ecp) == "failure"
 
 
+@pytest.mark.spec("§2.9 latest-outcome")
 @pytest.mark.parametrize("order", [("a", "b"), ("b", "a")])
 def test_outcomes_asserted_at_the_same_instant_are_ordered_by_event_id(order):
     ecp, _ = world()
@@ -187,6 +189,7 @@ def test_outcomes_asserted_at_the_same_instant_are_ordered_by_event_id(order):
     assert status_of(ecp) == "success"
 
 
+@pytest.mark.spec("§2.9 charge-revisions")
 def test_the_latest_charge_revision_prices_the_charge():
     ecp, _ = world()
     ecp.evidence.ingest_executions(
@@ -209,6 +212,7 @@ def test_the_latest_charge_revision_prices_the_charge():
     assert report(ecp).totals.measured_cost_usd == Decimal(7)
 
 
+@pytest.mark.spec("§2.9 charge-revisions")
 def test_a_revision_that_arrives_before_its_charge_applies_once_the_charge_arrives():
     ecp, _ = world()
     ecp.evidence.ingest_revisions("t", [revision("rv1", "c9", "0.25")])
@@ -218,6 +222,7 @@ def test_a_revision_that_arrives_before_its_charge_applies_once_the_charge_arriv
     assert (totals.events, totals.known_cost_usd) == (1, Decimal("0.25"))
 
 
+@pytest.mark.spec("§2.9 charge-revisions", "§7 evidence-never-zero")
 def test_a_revision_to_unknown_cost_makes_the_charge_unknown():
     ecp, _ = world()
     define(ecp)
@@ -232,6 +237,7 @@ def test_a_revision_to_unknown_cost_makes_the_charge_unknown():
     assert totals.cost_per_successful_outcome_usd is None
 
 
+@pytest.mark.spec("§2.9 repeated-attempt-cost")
 def test_repeated_attempt_spend_counts_only_attempts_after_the_first():
     ecp, _ = world()
     ecp.evidence.ingest_executions(
@@ -249,6 +255,7 @@ def test_repeated_attempt_spend_counts_only_attempts_after_the_first():
     assert totals.known_cost_usd == Decimal(7)
 
 
+@pytest.mark.spec("§2.9 charge-ownership")
 def test_summary_events_carry_no_money_and_are_never_unknown_cost():
     ecp, _ = world()
     define(ecp)
@@ -264,6 +271,7 @@ def test_summary_events_carry_no_money_and_are_never_unknown_cost():
     assert totals.cost_per_successful_outcome_usd == Decimal(2)
 
 
+@pytest.mark.spec("§2.9 cost-measurement", "§7 evidence-never-zero")
 def test_unknown_cost_is_incomplete_and_never_zero():
     ecp, _ = world()
     define(ecp)
@@ -290,6 +298,7 @@ def test_unknown_cost_is_incomplete_and_never_zero():
     assert "| n/a |" in markdown
 
 
+@pytest.mark.spec("§2.9 cost-measurement")
 def test_an_observed_zero_is_a_complete_zero():
     ecp, _ = world()
     define(ecp)
@@ -300,6 +309,7 @@ def test_an_observed_zero_is_a_complete_zero():
     assert totals["incomplete"]["complete"] is True
 
 
+@pytest.mark.spec("§7 evidence-never-zero")
 def test_events_without_a_run_are_unattributed_and_incomplete():
     ecp, _ = world()
     define(ecp)
@@ -312,6 +322,7 @@ def test_events_without_a_run_are_unattributed_and_incomplete():
     assert totals.incomplete.complete is False
 
 
+@pytest.mark.spec("§7 evidence-never-zero")
 def test_a_version_without_outcome_definition_leaves_its_runs_unresolved():
     ecp, _ = world()
     define(ecp, version="1")
@@ -332,6 +343,7 @@ def test_a_version_without_outcome_definition_leaves_its_runs_unresolved():
     assert "| 2 | missing |" in render_markdown(report(ecp))
 
 
+@pytest.mark.spec("§2.9 latest-outcome")
 def test_a_run_without_a_deciding_outcome_is_unresolved():
     ecp, _ = world()
     define(ecp)
@@ -342,6 +354,7 @@ def test_a_run_without_a_deciding_outcome_is_unresolved():
     assert totals.failure_rate == Decimal(0)  # failed over resolved runs only
 
 
+@pytest.mark.spec("§2.9 outcome-definition")
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
@@ -363,6 +376,7 @@ def test_a_threshold_judges_numbers_only(value, expected):
     assert status_of(ecp) == expected
 
 
+@pytest.mark.spec("§2.9 outcome-definition")
 @pytest.mark.parametrize(
     ("kind", "value", "expected"),
     [
@@ -381,6 +395,7 @@ def test_every_threshold_comparison(kind, value, expected):
     assert status_of(ecp) == expected
 
 
+@pytest.mark.spec("§2.9 outcome-definition")
 @pytest.mark.parametrize(
     ("expected_value", "value", "expected"),
     [
@@ -404,6 +419,7 @@ def test_equality_is_type_aware(expected_value, value, expected):
     assert status_of(ecp) == expected
 
 
+@pytest.mark.spec("§2.9 outcome-definition")
 def test_an_outcome_definition_is_immutable_per_workflow_version():
     ecp, clock = world()
     first, created = define(ecp, value=True)
@@ -436,6 +452,7 @@ def test_an_outcome_definition_is_immutable_per_workflow_version():
     assert ecp.evidence.define_outcome(stranger, request)[1] is True
 
 
+@pytest.mark.spec("§2.9 outcome-definition")
 @pytest.mark.parametrize(
     ("fields", "loc"),
     [
@@ -534,6 +551,7 @@ GOOD = {
 }
 
 
+@pytest.mark.spec("C6 evidence-ingestion")
 @pytest.mark.parametrize("case", sorted(BAD_BATCHES))
 def test_cross_field_rules_reject_the_whole_batch(case):
     kind, bad, loc = BAD_BATCHES[case]
@@ -546,6 +564,7 @@ def test_cross_field_rules_reject_the_whole_batch(case):
     assert ingest("t", [GOOD[kind]]).stored == 1
 
 
+@pytest.mark.spec("C6 evidence-ingestion")
 def test_a_summary_may_state_its_measurement_and_a_valid_inventory_is_stored():
     ecp, _ = world()
     result = ecp.evidence.ingest_executions("t", [summary("s1", cost_measurement=MEASURED)])
@@ -553,6 +572,7 @@ def test_a_summary_may_state_its_measurement_and_a_valid_inventory_is_stored():
     assert ecp.evidence.ingest_inventories("t", [inventory("i1", start=T0, end=T0)]).stored == 1
 
 
+@pytest.mark.spec("C1 field-locations")
 def test_every_failing_event_is_named():
     ecp, _ = world()
     with pytest.raises(ValidationFailed) as raised:
@@ -571,6 +591,7 @@ def test_every_failing_event_is_named():
     ]
 
 
+@pytest.mark.spec("C6 evidence-ingestion")
 def test_an_exact_replay_is_idempotent_and_a_changed_one_conflicts_storing_nothing():
     ecp, _ = world()
     first = ecp.evidence.ingest_executions("t", [charge("e1", "1"), charge("e2", "2")])
@@ -596,6 +617,7 @@ def test_an_exact_replay_is_idempotent_and_a_changed_one_conflicts_storing_nothi
     assert ecp.evidence.ingest_executions("u", [charge("e1", "9")]).stored == 1
 
 
+@pytest.mark.spec("§2.9 charge-ownership")
 def test_a_charge_id_belongs_to_one_event_of_the_tenant():
     ecp, _ = world()
     ecp.evidence.ingest_executions("t", [charge("e1", "1", charge_id="c1")])
@@ -610,6 +632,7 @@ def test_a_charge_id_belongs_to_one_event_of_the_tenant():
     assert ecp.evidence.ingest_executions("u", [charge("e2", "1", charge_id="c1")]).stored == 1
 
 
+@pytest.mark.spec("C1 wire-values")
 def test_exponent_notation_is_exact_money_written_plainly():
     ecp, _ = world()
     wire_events = [
@@ -637,6 +660,7 @@ def test_exponent_notation_is_exact_money_written_plainly():
     assert ecp.evidence.ingest_executions("t", [plain]).replayed == 1
 
 
+@pytest.mark.spec("C1 wire-values")
 def test_sums_are_exact_and_ratios_are_rounded_half_even_to_twelve_places():
     ecp, _ = world()
     define(ecp)
@@ -658,6 +682,7 @@ def test_sums_are_exact_and_ratios_are_rounded_half_even_to_twelve_places():
     assert totals["failure_tax_usd"] == "0.000000000000000001"
 
 
+@pytest.mark.spec("§4.4 debugger-timeline")
 def test_failure_tax_is_the_known_cost_of_failed_runs():
     ecp, _ = world()
     define(ecp)
@@ -687,6 +712,7 @@ def test_failure_tax_is_the_known_cost_of_failed_runs():
     assert result.steps[0].accounting.repeated_attempt_usd == Decimal(3)
 
 
+@pytest.mark.spec("§2.9 outcome-measurement")
 def test_inferred_and_provisional_outcomes_are_shown_but_keep_a_group_complete():
     ecp, _ = world()
     define(ecp)
@@ -706,6 +732,7 @@ def test_inferred_and_provisional_outcomes_are_shown_but_keep_a_group_complete()
     )
 
 
+@pytest.mark.spec("C6 debugger-queries")
 def test_the_window_is_half_open():
     ecp, _ = world()
     ecp.evidence.ingest_executions(
@@ -723,6 +750,7 @@ def test_the_window_is_half_open():
     assert (shifted.events, shifted.known_cost_usd) == (1, Decimal(1000))
 
 
+@pytest.mark.spec("C6 debugger-queries")
 def test_an_empty_or_reversed_window_is_refused():
     ecp, _ = world()
     for end in (T0, T0 - timedelta(seconds=1)):
@@ -731,6 +759,7 @@ def test_an_empty_or_reversed_window_is_refused():
         assert [error.loc for error in raised.value.errors] == [("end",)]
 
 
+@pytest.mark.spec("C6 debugger-queries")
 def test_an_empty_window_answers_zero_events_and_is_complete():
     ecp, _ = world()
     result = report(ecp)
@@ -738,6 +767,7 @@ def test_an_empty_window_answers_zero_events_and_is_complete():
     assert result.totals.incomplete.complete is True
 
 
+@pytest.mark.spec("§4.4 debugger-timeline")
 @pytest.mark.parametrize(
     ("granularity", "expected"),
     [
@@ -790,6 +820,7 @@ def test_timeline_windows_by_hour_and_day(granularity, expected):
     assert result.totals.known_cost_usd == Decimal(31)
 
 
+@pytest.mark.spec("C6 debugger-queries")
 def test_a_version_filter_narrows_every_figure():
     ecp, _ = world()
     ecp.evidence.ingest_executions(
@@ -801,6 +832,7 @@ def test_a_version_filter_narrows_every_figure():
     assert result.scope.workflow_version == "2"
 
 
+@pytest.mark.spec("§4.4 debugger-cohorts")
 def test_cohorts_group_by_subject_or_by_a_typed_dimension():
     ecp, _ = world()
     define(ecp)
@@ -840,6 +872,7 @@ def test_cohorts_group_by_subject_or_by_a_typed_dimension():
     assert type(cohorts[2][0]) is int
 
 
+@pytest.mark.spec("§9 method-versions")
 def test_every_answer_names_its_method_version():
     ecp, _ = world()
     ecp.evidence.ingest_executions("t", [charge("e1", "1")])
@@ -855,6 +888,7 @@ def test_every_answer_names_its_method_version():
     assert "(half-open)" in markdown
 
 
+@pytest.mark.spec("§2.9 evidence-tenant-boundary")
 def test_a_tenant_sees_only_its_own_evidence():
     ecp, _ = world()
     define(ecp)
@@ -886,6 +920,7 @@ def _fill(ecp, count, *, version="1"):
         )
 
 
+@pytest.mark.spec("§7 debugger-event-limit")
 def test_a_window_of_more_than_50000_execution_events_is_refused_never_truncated():
     ecp, _ = world()
     _fill(ecp, MAX_WINDOW_EVENTS)

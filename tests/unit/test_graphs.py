@@ -22,10 +22,12 @@ def locs(definition):
     return {error.loc for error in graph_errors(structure(definition, GraphDefinition))}
 
 
+@pytest.mark.spec("C3 graph-validation")
 def test_the_contract_example_is_valid():
     assert graph_errors(example()) == []
 
 
+@pytest.mark.spec("C3 graph-registration")
 def test_the_builder_makes_the_same_graph_as_the_json():
     built = (
         GraphBuilder("refund-triage")
@@ -43,6 +45,7 @@ def test_the_builder_makes_the_same_graph_as_the_json():
     assert graph_digest(built) == graph_digest(example())
 
 
+@pytest.mark.spec("C3 graph-validation")
 def test_unknown_entry_and_dangling_edges():
     bad = copy.deepcopy(EXAMPLE_GRAPH)
     bad["entry"] = "nowhere"
@@ -50,12 +53,14 @@ def test_unknown_entry_and_dangling_edges():
     assert locs(bad) == {("entry",), ("edges", 3, "source")}
 
 
+@pytest.mark.spec("C3 graph-validation")
 def test_duplicate_node_ids():
     bad = copy.deepcopy(EXAMPLE_GRAPH)
     bad["nodes"].append({"id": "done", "kind": "end"})
     assert ("nodes", 4, "id") in locs(bad)
 
 
+@pytest.mark.spec("C3 graph-validation")
 def test_kind_specific_fields():
     bad = copy.deepcopy(EXAMPLE_GRAPH)
     del bad["nodes"][0]["action"]
@@ -68,12 +73,14 @@ def test_kind_specific_fields():
     }
 
 
+@pytest.mark.spec("C3 graph-validation")
 def test_end_nodes_have_no_exits():
     bad = copy.deepcopy(EXAMPLE_GRAPH)
     bad["edges"].append({"source": "done", "target": "classify"})
     assert ("edges", 3, "source") in locs(bad)
 
 
+@pytest.mark.spec("C3 graph-validation", "§2.1 condition")
 def test_a_cycle_needs_an_edge_that_allows_it():
     cyclic = {
         "graph_id": "loop",
@@ -92,23 +99,27 @@ def test_a_cycle_needs_an_edge_that_allows_it():
     assert locs(cyclic) == set()
 
 
+@pytest.mark.spec("C3 graph-validation")
 def test_unreachable_nodes_are_rejected():
     bad = copy.deepcopy(EXAMPLE_GRAPH)
     bad["nodes"].append({"id": "orphan", "kind": "end"})
     assert locs(bad) == {("nodes", 4, "id")}
 
 
+@pytest.mark.spec("C3 cel-conditions")
 def test_cel_syntax_errors_are_located():
     bad = copy.deepcopy(EXAMPLE_GRAPH)
     bad["edges"][2]["condition"]["expression"] = "state.category == "
     assert locs(bad) == {("edges", 2, "condition", "expression")}
 
 
+@pytest.mark.spec("C3 graph-validation", "C10 action-plugins")
 def test_unknown_actions_when_the_registry_is_known():
     errors = graph_errors(example(), known_actions={"set"})
     assert [e.loc for e in errors] == [("nodes", 2, "action", "name")]
 
 
+@pytest.mark.spec("C3 graph-registration")
 def test_registration_versions_by_content():
     ecp = Ecp.in_memory()
     first = ecp.graphs.register("t", example())
@@ -128,6 +139,7 @@ def test_registration_versions_by_content():
         ecp.graphs.version("u", "refund-triage", 2)
 
 
+@pytest.mark.spec("C3 graph-validation")
 def test_invalid_graphs_are_not_stored():
     ecp = Ecp.in_memory()
     bad = copy.deepcopy(EXAMPLE_GRAPH)
@@ -138,6 +150,7 @@ def test_invalid_graphs_are_not_stored():
         ecp.graphs.version("t", "refund-triage")
 
 
+@pytest.mark.spec("C3 graph-registration")
 def test_digest_ignores_key_order_and_explicit_defaults():
     explicit = copy.deepcopy(EXAMPLE_GRAPH)
     explicit["max_steps"] = 1000
@@ -146,6 +159,7 @@ def test_digest_ignores_key_order_and_explicit_defaults():
     assert graph_digest(structure(reordered, GraphDefinition)) == graph_digest(example())
 
 
+@pytest.mark.spec("C3 cel-conditions")
 @pytest.mark.parametrize(
     ("condition", "state", "expected"),
     [
@@ -180,16 +194,19 @@ def test_conditions(condition, state, expected):
     assert condition_holds(structure(condition, Condition), state) is expected
 
 
+@pytest.mark.spec("C3 cel-conditions")
 @pytest.mark.parametrize("expression", ["state.n + 1", "state.missing == 1", "'a' + 1"])
 def test_conditions_that_cannot_decide_raise(expression):
     with pytest.raises(ConditionError):
         condition_holds(Condition(expression=expression), {"n": 1})
 
 
+@pytest.mark.spec("C3 cel-conditions")
 def test_no_condition_always_holds():
     assert condition_holds(None, {}) is True
 
 
+@pytest.mark.spec("C3 cel-conditions")
 @given(st.integers(), st.integers())
 def test_cel_comparisons_agree_with_python(a, b):
     safe = 2**63 - 1
@@ -198,5 +215,6 @@ def test_cel_comparisons_agree_with_python(a, b):
     assert condition_holds(Condition(expression="state.a < state.b"), {"a": a, "b": b}) is (a < b)
 
 
+@pytest.mark.spec("C3 graph-registration")
 def test_definitions_round_trip_through_the_wire():
     assert structure(unstructure(example()), GraphDefinition) == example()

@@ -66,6 +66,7 @@ def test_development_secrets_are_generated_once_and_private(tmp_path):
     assert [note.split()[0] for note in notes] == ["using", "using"]
 
 
+@pytest.mark.spec("§5 hosted-settings")
 def test_hosted_mode_refuses_generated_secrets(tmp_path):
     settings = Settings.from_mapping({"ECP_DATA_DIR": str(tmp_path), "ECP_HOSTED": "1"})
     with pytest.raises(SettingsError, match="ECP_JWT_SECRET, ECP_AUDIT_SIGNING_KEY"):
@@ -73,6 +74,7 @@ def test_hosted_mode_refuses_generated_secrets(tmp_path):
     assert not (tmp_path / "jwt-secret").exists()
 
 
+@pytest.mark.spec("C2 dev-token", "C2 bearer-jwt", "§5 unknown-role-slug")
 def test_tokens_round_trip_and_refuse_unknown_roles():
     secret = "k" * 32
     actor = Authenticator(secret).verify_token(

@@ -12,6 +12,8 @@ from ecp_core.canonical import MAX_SAFE_INTEGER, canonical_json
 from ecp_core.errors import InvalidJsonValue, MalformedRequest
 from ecp_core.json_text import MAX_DEPTH, nesting_depth, parse_json_text
 
+pytestmark = pytest.mark.spec("C7 i-json")
+
 safe_ints = st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
 texts = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"))
 json_values = st.recursive(

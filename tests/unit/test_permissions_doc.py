@@ -2,6 +2,8 @@
 
 import pathlib
 
+import pytest
+
 from ecp_core.permissions import ROLE_PERMISSIONS, Permission
 from ecp_core.types import ServiceRole
 from ecp_http.permissions_doc import declared_operations, main, render
@@ -10,10 +12,12 @@ DOC = pathlib.Path(__file__).parents[2] / "docs" / "api" / "permissions.md"
 REGENERATE = "python -m ecp_http.permissions_doc --output docs/api/permissions.md"
 
 
+@pytest.mark.spec("C2 permission-table")
 def test_the_committed_document_is_the_rendering():
     assert DOC.read_text(encoding="utf-8") == render(), f"regenerate it: {REGENERATE}"
 
 
+@pytest.mark.spec("C2 permission-table")
 def test_every_route_and_permission_appears():
     text = render()
     for op in declared_operations():
@@ -34,6 +38,7 @@ def roles_with(permission):
     return {role for role in ServiceRole if permission in ROLE_PERMISSIONS[role]}
 
 
+@pytest.mark.spec("§5 role-rules")
 def test_the_specifications_rules_hold_exactly():
     admin = {ServiceRole.ADMIN}
     assert ROLE_PERMISSIONS[ServiceRole.ADMIN] == frozenset(Permission)
@@ -50,6 +55,7 @@ def test_the_specifications_rules_hold_exactly():
     assert ServiceRole.VIEWER not in roles_with(Permission.DEBUGGER_READ)
 
 
+@pytest.mark.spec("C2 permission-table")
 def test_api_key_routes_are_admin_only():
     routes = {(op.method, op.path): op.permission for op in declared_operations()}
     for route in [

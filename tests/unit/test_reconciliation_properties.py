@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from decimal import Context, Decimal, Inexact, Rounded, localcontext
 from fractions import Fraction
 
+import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
@@ -387,6 +388,7 @@ def total(values):
     return sum(values, Decimal(0))
 
 
+@pytest.mark.spec("§9.1 bucket-matching", "§9.1 proportional-split", "§3.5 closure-state")
 @given(cases())
 def test_a_report_follows_the_reconciliation_rules(case):
     with localcontext(EXACT):
@@ -546,6 +548,7 @@ def test_the_respelling_helper_really_respells():
     assert respelled(data, random.Random(1), [120])["period_start"] == "2026-11-01T02:00:00+02:00"
 
 
+@pytest.mark.spec("§9.1 statement-normalized")
 @given(
     statements,
     st.randoms(use_true_random=False),
@@ -562,6 +565,7 @@ def test_the_digest_ignores_bucket_order_and_time_zone_spelling(data, rng, offse
     assert (created, replay.digest) == (False, digest)
 
 
+@pytest.mark.spec("§2.9 statement-digest")
 @given(statements, st.integers(0, 20))
 def test_the_digest_changes_with_any_amount(data, which):
     with localcontext(EXACT):
@@ -588,6 +592,7 @@ def weights_lists(draw):
     return rest
 
 
+@pytest.mark.spec("§9.1 proportional-split")
 @given(amounts, weights_lists())
 def test_split_is_exact_and_each_part_within_one_quantum(amount, weights):
     parts = split(amount, weights)
@@ -614,6 +619,7 @@ def test_split_is_exact_and_each_part_within_one_quantum(amount, weights):
                 assert (remainders[i], -i) > (remainders[j], -j)
 
 
+@pytest.mark.spec("§9.1 proportional-split")
 @given(amounts, weights_lists())
 def test_split_writes_exact_parts_with_the_amounts_own_decimals(amount, weights):
     exponent = min(0, amount.as_tuple().exponent)  # never coarser than units: 5E+2 splits as 500

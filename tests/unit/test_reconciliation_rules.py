@@ -271,6 +271,7 @@ REJECTIONS = {
 }
 
 
+@pytest.mark.spec("§7 statement-validation")
 @pytest.mark.parametrize(("data", "loc"), list(REJECTIONS.values()), ids=list(REJECTIONS))
 def test_import_refuses_each_broken_rule_by_field_and_stores_nothing(data, loc):
     ecp, _ = world()
@@ -283,6 +284,7 @@ def test_import_refuses_each_broken_rule_by_field_and_stores_nothing(data, loc):
     assert created is True
 
 
+@pytest.mark.spec("§7 statement-validation", "§2.9 provider-bucket")
 @pytest.mark.parametrize("where", ["before the start", "after the end"])
 def test_a_bucket_outside_the_statement_period_is_refused(where):
     ecp, _ = world()
@@ -301,6 +303,7 @@ def test_a_bucket_outside_the_statement_period_is_refused(where):
     assert created is True
 
 
+@pytest.mark.spec("§7 statement-validation", "C1 field-locations")
 def test_every_broken_rule_is_reported_at_once():
     ecp, _ = world()
     data = statement(
@@ -321,6 +324,7 @@ def test_every_broken_rule_is_reported_at_once():
     )
 
 
+@pytest.mark.spec("§2.9 provider-statement")
 def test_a_statement_period_must_not_be_empty():
     ecp, _ = world()
     with pytest.raises(ValidationFailed) as refused:
@@ -330,6 +334,7 @@ def test_a_statement_period_must_not_be_empty():
     assert created is True
 
 
+@pytest.mark.spec("§2.9 provider-statement")
 @pytest.mark.parametrize("statement_id", ["a" * 192, "9", "a.b_c:d-e", "openai-2026-11"])
 def test_statement_ids_up_to_192_characters_of_the_allowed_alphabet_are_accepted(statement_id):
     ecp, _ = world()
@@ -337,6 +342,7 @@ def test_statement_ids_up_to_192_characters_of_the_allowed_alphabet_are_accepted
     assert (created, stored.statement.statement_id) == (True, statement_id)
 
 
+@pytest.mark.spec("§2.9 provider-bucket")
 def test_allowed_scope_identifiers_and_a_bucket_filling_the_whole_period_are_accepted():
     ecp, _ = world()
     dims = {
@@ -350,6 +356,7 @@ def test_allowed_scope_identifiers_and_a_bucket_filling_the_whole_period_are_acc
     assert stored.statement.buckets[0].provider_dimensions == dims
 
 
+@pytest.mark.spec("§2.9 statement-digest")
 def test_import_replay_conflict_and_identity():
     ecp, clock = world()
     data = statement(
@@ -382,6 +389,7 @@ def test_import_replay_conflict_and_identity():
     assert imported(ecp, changed | {"provider": "anthropic"})[1] is True
 
 
+@pytest.mark.spec("§9.1 statement-normalized")
 def test_the_digest_ignores_bucket_order_and_time_zone_spelling():
     ecp, _ = world()
     data = statement(
@@ -426,6 +434,7 @@ def test_the_digest_ignores_bucket_order_and_time_zone_spelling():
 # --- matching -----------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§9.1 bucket-matching")
 def test_matching_is_half_open_in_time():
     ecp, _ = world()
     data = statement(bucket("b0", "3.00", start=hour(1), end=hour(2)), total="3.00")
@@ -445,6 +454,7 @@ def test_matching_is_half_open_in_time():
     assert totals(report)["unbilled_telemetry_usd"] == "12"
 
 
+@pytest.mark.spec("§9.1 bucket-matching")
 def test_a_bucket_model_narrows_the_match():
     ecp, _ = world()
     events = [charge("m1", "1", model="m1"), charge("m2", "2", model="m2"), charge("none", "4")]
@@ -459,6 +469,7 @@ def test_a_bucket_model_narrows_the_match():
     )  # every dollar went to runs without outcomes
 
 
+@pytest.mark.spec("§9.1 bucket-matching")
 def test_provider_dimensions_match_exactly_on_the_keys_the_bucket_names():
     ecp, _ = world()
     events = [
@@ -487,6 +498,7 @@ def test_provider_dimensions_match_exactly_on_the_keys_the_bucket_names():
     assert by_id(number)["b0"].status == "no_measured_match"
 
 
+@pytest.mark.spec("§9.1 bucket-matching")
 def test_events_of_other_providers_summaries_and_events_without_provider_are_ignored():
     ecp, _ = world()
     events = [
@@ -514,6 +526,7 @@ def test_events_of_other_providers_summaries_and_events_without_provider_are_ign
     assert totals(report)["telemetry_measured_usd"] == "1"
 
 
+@pytest.mark.spec("§9.1 proportional-split")
 def test_only_measured_cost_gets_billed_dollars_and_the_rest_stays_visible():
     ecp, _ = world()
     events = [
@@ -536,6 +549,7 @@ def test_only_measured_cost_gets_billed_dollars_and_the_rest_stays_visible():
     assert totals(report)["telemetry_variance_usd"] == "1.00"
 
 
+@pytest.mark.spec("§9.1 proportional-split", "§2.9 charge-revisions")
 def test_charge_revisions_change_the_measured_weight():
     ecp, _ = world()
     events = [
@@ -572,6 +586,7 @@ def test_charge_revisions_change_the_measured_weight():
     assert totals(report)["telemetry_measured_usd"] == "4"
 
 
+@pytest.mark.spec("§7 overlapping-buckets")
 def test_overlapping_buckets_are_refused_as_a_group_and_their_dollars_unreconciled():
     ecp, _ = world()
     data = statement(
@@ -635,6 +650,7 @@ def test_overlapping_buckets_are_refused_as_a_group_and_their_dollars_unreconcil
     assert report.closure_state == "unreconciled"
 
 
+@pytest.mark.spec("§7 overlapping-buckets")
 def test_buckets_of_different_projects_at_the_same_time_do_not_overlap():
     ecp, _ = world()
     define(ecp)
@@ -651,6 +667,7 @@ def test_buckets_of_different_projects_at_the_same_time_do_not_overlap():
     assert report.closure_state == "reconciled"
 
 
+@pytest.mark.spec("§3.5 closure-state")
 def test_a_bucket_without_measured_cost_is_no_measured_match():
     ecp, _ = world()
     data = statement(
@@ -684,6 +701,7 @@ def test_a_bucket_without_measured_cost_is_no_measured_match():
     assert report.closure_state == "unreconciled"
 
 
+@pytest.mark.spec("§2.9 reconciliation-report")
 def test_outcome_statuses_of_the_runs_the_dollars_paid_for():
     ecp, _ = world()
     define(ecp, "w", "v1")
@@ -717,6 +735,7 @@ def test_outcome_statuses_of_the_runs_the_dollars_paid_for():
     assert report.closure_state == "outcomes_unresolved"
 
 
+@pytest.mark.spec("§2.9 reconciliation-report")
 def test_reports_are_computed_from_the_evidence_as_it_stands():
     ecp, clock = world(T0 + timedelta(hours=2))
     define(ecp)
@@ -748,6 +767,7 @@ def resolved_world():
     return ecp
 
 
+@pytest.mark.spec("§3.5 closure-state")
 def test_closure_reconciled_when_every_dollar_is_allocated_resolved_and_measured():
     ecp = resolved_world()
     report = reconcile(ecp, statement(bucket(amount="3.00")))
@@ -767,6 +787,7 @@ def test_closure_reconciled_when_every_dollar_is_allocated_resolved_and_measured
     }
 
 
+@pytest.mark.spec("§3.5 closure-state")
 def test_closure_allocated_with_variance_when_the_bill_and_telemetry_differ():
     ecp = resolved_world()
     over = reconcile(ecp, statement(bucket(amount="3.30"), statement_id="over"))
@@ -787,6 +808,7 @@ def test_closure_allocated_with_variance_when_the_bill_and_telemetry_differ():
     )
 
 
+@pytest.mark.spec("§3.5 closure-state")
 def test_closure_outcomes_unresolved_comes_before_variance():
     ecp = resolved_world()
     ecp.evidence.ingest_executions("t", [charge("e3", "1", run_id="r3", at=hour(3))])
@@ -796,6 +818,7 @@ def test_closure_outcomes_unresolved_comes_before_variance():
     assert totals(report)["telemetry_variance_usd"] == "4"
 
 
+@pytest.mark.spec("§3.5 closure-state")
 def test_closure_unreconciled_comes_first():
     ecp = resolved_world()
     ecp.evidence.ingest_executions("t", [charge("e3", "1", run_id="r3", at=hour(3))])
@@ -816,6 +839,7 @@ def test_closure_unreconciled_comes_first():
 # --- rounding -----------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§9.1 proportional-split")
 def test_ten_split_three_ways_gives_the_extra_unit_to_the_earliest_group():
     ecp, _ = world()
     events = [charge(f"e{name}", "1", workflow_id=name) for name in ("c", "a", "b")]
@@ -828,6 +852,7 @@ def test_ten_split_three_ways_gives_the_extra_unit_to_the_earliest_group():
     assert sum(g.billed_usd for g in by_id(report)["b0"].groups) == Decimal(10)
 
 
+@pytest.mark.spec("§9.1 proportional-split")
 def test_split_rounding_examples():
     assert [str(p) for p in split(Decimal(10), [Decimal(1)] * 3)] == [
         "3.333333333334",
@@ -857,6 +882,7 @@ def test_split_rounding_examples():
     ] == ["0.00", "5.00"]
 
 
+@pytest.mark.spec("C1 wire-values")
 def test_report_amounts_keep_their_wire_spelling():
     ecp, _ = world()
     events = [charge("ea", "0.1", workflow_id="a"), charge("eb", "0.4", workflow_id="b")]
@@ -871,6 +897,7 @@ def test_report_amounts_keep_their_wire_spelling():
 # --- the window limit ---------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§7 reconciliation-event-limit")
 def test_more_than_50000_provider_events_in_the_period_are_refused():
     assert MAX_RECONCILIATION_EVENTS == 50_000
     ecp, _ = world()
@@ -915,6 +942,7 @@ def test_more_than_50000_provider_events_in_the_period_are_refused():
 # --- method, Markdown and lookup ----------------------------------------------------------------
 
 
+@pytest.mark.spec("§9 method-versions")
 def test_the_method_version_and_its_legacy_reading():
     ecp = resolved_world()
     report = reconcile(ecp, statement(bucket(amount="3.00")))
@@ -931,6 +959,7 @@ def test_the_method_version_and_its_legacy_reading():
     )
 
 
+@pytest.mark.spec("§4.3 bill-report")
 def test_markdown_names_the_method_and_the_closure_state_and_every_bucket():
     ecp = resolved_world()
     data = statement(
@@ -954,6 +983,7 @@ def test_markdown_names_the_method_and_the_closure_state_and_every_bucket():
     assert "**reconciled**" in render_markdown(reconciled)
 
 
+@pytest.mark.spec("§4.3 bill-report")
 def test_an_unknown_statement_is_not_found():
     ecp, _ = world()
     imported(ecp, statement())

@@ -36,6 +36,7 @@ def policy(tenant, audit, run, enabled=True):
     )
 
 
+@pytest.mark.spec("§2.8 retention-policy-rows")
 @pytest.mark.parametrize("good", [1, 3600, MAX_TTL_SECONDS, None])
 def test_valid_ttls(good):
     request = structure(
@@ -44,6 +45,7 @@ def test_valid_ttls(good):
     assert request.audit_ttl_seconds == good
 
 
+@pytest.mark.spec("§7 ttl-validation")
 @pytest.mark.parametrize(
     "bad", [0, -1, 1.5, 3600.0, True, False, "3600", MAX_TTL_SECONDS + 1, [], {}]
 )
@@ -53,6 +55,7 @@ def test_invalid_ttls_are_refused_field_by_field(bad):
     assert {e.loc for e in caught.value.errors} == {("audit_ttl_seconds",), ("run_ttl_seconds",)}
 
 
+@pytest.mark.spec("§2.8 retention-policy-rows")
 def test_both_ttls_must_be_stated():
     with pytest.raises(ValidationFailed) as caught:
         structure({}, RetentionPolicyRequest)
@@ -62,6 +65,7 @@ def test_both_ttls_must_be_stated():
     }
 
 
+@pytest.mark.spec("§9.1 policy-resolution")
 @given(ttls, ttls, ttls, ttls, ttls, ttls, st.booleans(), st.booleans())
 def test_resolution_order(t_audit, t_run, c_audit, c_run, s_audit, s_run, has_tenant, has_system):
     tenant_row = policy("acme", t_audit, t_run) if has_tenant else None
@@ -80,6 +84,7 @@ def test_resolution_order(t_audit, t_run, c_audit, c_run, s_audit, s_run, has_te
     assert resolved.tenant_id == "acme"
 
 
+@pytest.mark.spec("§9.1 policy-resolution")
 def test_a_stored_null_means_forever_even_with_defaults():
     resolved = resolve_policy(
         "acme",
@@ -107,6 +112,7 @@ def hold(run_id=None, tenant="acme", released=False):
     )
 
 
+@pytest.mark.spec("§2.8 legal-hold", "§3.3 legal-hold-blocks-erasure")
 def test_holds():
     assert held([hold("r1")], "acme", "r1")
     assert not held([hold("r1")], "acme", "r2")
@@ -117,6 +123,7 @@ def test_holds():
     assert not held([hold(None, released=True)], "acme", "r1")
 
 
+@pytest.mark.spec("§3.3 ttl-terminal-runs-only")
 @given(st.sampled_from(RunStatus), st.integers(-10_000, 10_000), ttls)
 def test_only_terminal_runs_past_their_ttl_are_eligible(status, age_seconds, ttl):
     updated = NOW - timedelta(seconds=age_seconds)

@@ -75,6 +75,7 @@ def run_to(ecp, status="completed", email="a@b.c"):
     return ecp.runs.get("t", run.run_id)
 
 
+@pytest.mark.spec("§9.1 erasure-steps", "§3.2 crypto-erase-v2", "§6.2 retention-log-per-step")
 def test_erasure_runs_every_step_and_keeps_the_chain_verifying():
     artifacts = MemoryArtifacts()
     ecp, _ = world(artifacts)
@@ -130,6 +131,7 @@ def _evidence(run_id, event_id, *, join_key=None):
     )
 
 
+@pytest.mark.spec("§9.1 econ-erasure-join-key")
 def test_enabled_econ_erasure_deletes_the_runs_evidence_and_nothing_else():
     ecp, _ = world(econ=True)
     run, other = run_to(ecp), run_to(ecp)
@@ -152,6 +154,7 @@ def test_enabled_econ_erasure_deletes_the_runs_evidence_and_nothing_else():
     assert again.runs[0].steps[-1].newly_erased == 0
 
 
+@pytest.mark.spec("§3.3 legal-hold-blocks-erasure", "§6.2 retention-log-per-step")
 def test_holds_beat_erasure_until_released():
     ecp, _ = world()
     run = run_to(ecp)
@@ -172,6 +175,7 @@ def test_holds_beat_erasure_until_released():
     )
 
 
+@pytest.mark.spec("§3.3 legal-hold-blocks-erasure", "§2.8 legal-hold")
 def test_a_tenant_wide_hold_blocks_tenant_erasure():
     ecp, _ = world()
     run_to(ecp)
@@ -180,6 +184,7 @@ def test_a_tenant_wide_hold_blocks_tenant_erasure():
         ecp.retention.request_erasure(ADMIN, ErasureRequest(tenant_id="t", reason="r"))
 
 
+@pytest.mark.spec("§9.1 erasure-granularity")
 def test_request_shapes_and_scope():
     ecp, _ = world()
     run = run_to(ecp, "waiting")
@@ -196,6 +201,7 @@ def test_request_shapes_and_scope():
         )
 
 
+@pytest.mark.spec("§9.1 policy-resolution")
 def test_policy_resolution_through_the_service():
     ecp, _ = world()
     assert ecp.retention.policy("t").source is PolicySource.SYSTEM_DEFAULT
@@ -212,6 +218,7 @@ def test_policy_resolution_through_the_service():
 kinds = st.sampled_from(["completed", "failed", "waiting"])
 
 
+@pytest.mark.spec("§9.1 purge-worker", "§3.3 ttl-terminal-runs-only")
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.tuples(kinds, st.booleans(), st.integers(0, 3)), min_size=1, max_size=6),
@@ -253,6 +260,7 @@ def test_purge_erases_exactly_the_eligible_runs(plan, ttl, tenant_hold, elapsed)
     assert ecp.retention.sweep().runs_erased == 0
 
 
+@pytest.mark.spec("§9.1 purge-worker")
 def test_erased_runs_are_marked_and_not_selected_again():
     ecp, clock = world()
     run = run_to(ecp)
@@ -264,6 +272,7 @@ def test_erased_runs_are_marked_and_not_selected_again():
         assert uow.runs.expired("t", clock.now(), 10) == []
 
 
+@pytest.mark.spec("§9.1 ttl-clocks")
 def test_the_audit_ttl_tombstones_aged_records_only():
     ecp, clock = world()
     old = run_to(ecp)
@@ -280,6 +289,7 @@ def test_the_audit_ttl_tombstones_aged_records_only():
     assert ecp.audit.verify_run("t", old.run_id).verified
 
 
+@pytest.mark.spec("§9.1 erasure-granularity")
 def test_tenant_erasure_erases_ended_runs_and_reports_active_ones():
     ecp, _ = world()
     done, failed, waiting = run_to(ecp), run_to(ecp, "failed"), run_to(ecp, "waiting")
@@ -299,6 +309,7 @@ def test_tenant_erasure_erases_ended_runs_and_reports_active_ones():
     )
 
 
+@pytest.mark.spec("§9.1 erasure-steps")
 def test_filesystem_artifacts_stay_inside_their_directory(tmp_path):
     from ecp_http.artifacts import FilesystemArtifacts
 

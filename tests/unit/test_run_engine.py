@@ -148,6 +148,7 @@ def world() -> World:
 # -- the CONTRACT example --------------------------------------------------------------------------
 
 
+@pytest.mark.spec("C3 graph-registration")
 def test_builder_and_declarative_json_produce_the_same_graph(world: World) -> None:
     built = (
         GraphBuilder("refund-triage")
@@ -171,6 +172,7 @@ def test_builder_and_declarative_json_produce_the_same_graph(world: World) -> No
     assert again.version == first.version == 1
 
 
+@pytest.mark.spec("§3.1 approval-pauses-run", "§3.1 approve-continues-run")
 def test_contract_example_runs_pending_waiting_approval_completed(world: World) -> None:
     ref = world.deploy(contract_graph(), "refunds")
     run = world.start(ref, {"order": "A-1001"})
@@ -216,6 +218,7 @@ def test_contract_example_runs_pending_waiting_approval_completed(world: World) 
     world.assert_chain_ok(run)
 
 
+@pytest.mark.spec("C3 reject-fails-run", "§3.1 resolution-stored")
 def test_reject_fails_the_run_with_approval_rejected(world: World) -> None:
     ref = world.deploy(contract_graph(), "refunds")
     run = world.start_and_drive(ref, {"order": "A-1002"})
@@ -258,6 +261,7 @@ def gated_payment_graph(**approval: Any) -> GraphDefinition:
     )
 
 
+@pytest.mark.spec("C3 approval-gated-action", "§3.1 resolution-stored")
 def test_edit_and_approve_runs_the_action_with_the_edited_arguments(world: World) -> None:
     ref = world.deploy(gated_payment_graph())
     run = world.start_and_drive(ref, {"invoice": "I-7"})
@@ -289,6 +293,7 @@ def test_edit_and_approve_runs_the_action_with_the_edited_arguments(world: World
     world.assert_chain_ok(run)
 
 
+@pytest.mark.spec("C3 edit-needs-payload")
 def test_edit_and_approve_requires_an_edited_payload(world: World) -> None:
     ref = world.deploy(gated_payment_graph())
     run = world.start_and_drive(ref)
@@ -309,6 +314,7 @@ def test_edit_and_approve_requires_an_edited_payload(world: World) -> None:
     assert world.records(run.run_id)[2].input_snapshot == {"amount": 10, "currency": "EUR"}
 
 
+@pytest.mark.spec("§2.2 approval-record")
 def test_a_decision_outside_allowed_actions_is_refused(world: World) -> None:
     graph = (
         GraphBuilder("strict-review")
@@ -337,6 +343,7 @@ def test_a_decision_outside_allowed_actions_is_refused(world: World) -> None:
     assert world.resolve(ref, approval_id, ApprovalDecision.APPROVE).output == {"x": 1}
 
 
+@pytest.mark.spec("C3 second-resolve-409")
 @pytest.mark.parametrize("first", list(ApprovalDecision))
 def test_a_second_resolve_is_approval_already_resolved(
     world: World, first: ApprovalDecision
@@ -364,6 +371,7 @@ def test_a_second_resolve_is_approval_already_resolved(
     assert resolution.decision is first
 
 
+@pytest.mark.spec("§6.2 approval-action-per-action", "§2.2 approval-action-record")
 @pytest.mark.parametrize(
     ("decision", "edited", "action"),
     [
@@ -395,6 +403,7 @@ def test_approval_action_trail(
 # -- policies --------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§3.1 policy-denial", "§6.2 audit-per-attempt")
 def test_policy_denial_terminates_the_run_by_policy(world: World) -> None:
     ref = world.deploy(contract_graph(), "refunds")
     policy = world.ecp.graphs.put_policy(
@@ -432,6 +441,7 @@ def test_policy_denial_terminates_the_run_by_policy(world: World) -> None:
     world.assert_chain_ok(run)
 
 
+@pytest.mark.spec("C3 deployment-policy")
 def test_a_policy_change_bumps_the_version_and_lifting_it_lets_runs_through(world: World) -> None:
     ref = world.deploy(contract_graph(), "refunds")
     deny = PolicyRequest(deny_capabilities=(Capability.NETWORK_WRITE,))
@@ -445,6 +455,7 @@ def test_a_policy_change_bumps_the_version_and_lifting_it_lets_runs_through(worl
     assert run.status is RunStatus.COMPLETED
 
 
+@pytest.mark.spec("C3 deployment-policy")
 def test_policy_is_checked_before_a_gated_action_asks_for_approval(world: World) -> None:
     action = ActionDescriptorV1(
         name="echo",
@@ -469,6 +480,7 @@ def test_policy_is_checked_before_a_gated_action_asks_for_approval(world: World)
 # -- actions ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("C3 run-failures")
 def test_a_handler_exception_fails_the_run_with_action_error(world: World) -> None:
     def explode(context: ActionContext) -> dict[str, Any]:
         raise RuntimeError(f"ledger unavailable for {context.node_id}")
@@ -497,6 +509,7 @@ def test_a_handler_exception_fails_the_run_with_action_error(world: World) -> No
     world.assert_chain_ok(run)
 
 
+@pytest.mark.spec("C3 run-failures")
 @pytest.mark.parametrize(
     ("handler", "error_type"),
     [
@@ -516,6 +529,7 @@ def test_a_handler_returning_a_bad_output_fails_with_action_error(
     world.assert_chain_ok(run)
 
 
+@pytest.mark.spec("C3 run-failures")
 def test_an_unregistered_action_fails_with_action_error(world: World) -> None:
     ref = world.deploy(GraphBuilder("unknown").action("a", "no-such-action").build())
     run = world.start_and_drive(ref)
@@ -527,6 +541,7 @@ def test_an_unregistered_action_fails_with_action_error(world: World) -> None:
 # -- interrupts ------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("C3 interrupt-resume", "C3 run-state")
 def test_interrupt_and_resume_write_the_value_at_target_path(world: World) -> None:
     graph = (
         GraphBuilder("ask")
@@ -562,6 +577,7 @@ def test_interrupt_and_resume_write_the_value_at_target_path(world: World) -> No
         world.ecp.runs.resume(TENANT, run.run_id, "again")
 
 
+@pytest.mark.spec("C3 interrupt-resume")
 def test_an_interrupt_without_target_path_writes_at_its_node_id(world: World) -> None:
     graph = GraphBuilder("ask").interrupt("answer").end("done").chain("answer", "done").build()
     ref = world.deploy(graph)
@@ -570,6 +586,7 @@ def test_an_interrupt_without_target_path_writes_at_its_node_id(world: World) ->
     assert world.ecp.runs.drive(TENANT, run.run_id).output == {"answer": 42}
 
 
+@pytest.mark.spec("C3 interrupt-resume")
 def test_resume_is_refused_unless_the_run_waits_for_an_interrupt(world: World) -> None:
     ref = world.deploy(contract_graph(), "refunds")
     pending = world.start(ref)
@@ -586,6 +603,7 @@ def test_resume_is_refused_unless_the_run_waits_for_an_interrupt(world: World) -
 # -- mapping and edges -----------------------------------------------------------------------------
 
 
+@pytest.mark.spec("§2.1 constant-mapping", "C3 run-state")
 def test_mapping_constant_and_copy_operations(world: World) -> None:
     graph = (
         GraphBuilder("shape")
@@ -616,6 +634,7 @@ def test_mapping_constant_and_copy_operations(world: World) -> None:
     assert [op["operation"] for op in record.input_snapshot] == ["constant", "copy", "constant"]
 
 
+@pytest.mark.spec("C3 run-failures")
 def test_mapping_copy_from_a_missing_path_fails_with_mapping_error(world: World) -> None:
     graph = (
         GraphBuilder("shape")
@@ -644,6 +663,7 @@ def routing_graph() -> GraphDefinition:
     )
 
 
+@pytest.mark.spec("C3 cel-conditions")
 @pytest.mark.parametrize(
     ("amount", "route"), [(500, "big"), (101, "big"), (100, "small"), (-3, "small")]
 )
@@ -657,6 +677,7 @@ def test_a_cel_condition_routes_between_two_edges(world: World, amount: int, rou
     assert records[0].execution_metadata["next_node_id"] == route
 
 
+@pytest.mark.spec("C3 run-failures")
 def test_no_matching_edge_fails_the_run(world: World) -> None:
     graph = (
         GraphBuilder("narrow")
@@ -677,6 +698,7 @@ def test_no_matching_edge_fails_the_run(world: World) -> None:
     world.assert_chain_ok(run)
 
 
+@pytest.mark.spec("C3 cel-conditions")
 def test_a_condition_on_a_missing_field_fails_with_condition_error(world: World) -> None:
     graph = (
         GraphBuilder("narrow")
@@ -691,6 +713,7 @@ def test_a_condition_on_a_missing_field_fails_with_condition_error(world: World)
     assert run.failure_state.reason == "condition_error"
 
 
+@pytest.mark.spec("§2.1 condition")
 def test_a_cycle_with_allow_cycle_traversal_stops_at_max_steps(world: World) -> None:
     graph = (
         GraphBuilder("spin", max_steps=5)
@@ -714,6 +737,7 @@ def test_a_cycle_with_allow_cycle_traversal_stops_at_max_steps(world: World) -> 
     world.assert_chain_ok(run)
 
 
+@pytest.mark.spec("§2.1 condition", "C3 graph-validation")
 def test_a_cycle_without_allow_cycle_traversal_is_rejected() -> None:
     builder = (
         GraphBuilder("spin")
@@ -729,6 +753,7 @@ def test_a_cycle_without_allow_cycle_traversal_is_rejected() -> None:
 # -- escalation ------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("C3 approval-escalation")
 def test_an_overdue_approval_is_escalated_and_replaced(world: World) -> None:
     graph = (
         GraphBuilder("sla")
@@ -785,6 +810,7 @@ def test_an_overdue_approval_is_escalated_and_replaced(world: World) -> None:
 # -- idempotency and tenancy -----------------------------------------------------------------------
 
 
+@pytest.mark.spec("C3 run-idempotency")
 def test_an_idempotency_key_returns_the_same_run(world: World) -> None:
     ref = world.deploy(contract_graph(), "refunds")
     request = StartRunRequest(deployment_ref=ref, input={"order": "C-1"}, idempotency_key="k-1")
@@ -808,6 +834,7 @@ def test_an_idempotency_key_returns_the_same_run(world: World) -> None:
     assert world.ecp.runs.page(TENANT)[1] == 1
 
 
+@pytest.mark.spec("§5 tenant-isolation")
 def test_another_tenant_gets_not_found(world: World) -> None:
     ref = world.deploy(contract_graph(), "refunds")
     run = world.start_and_drive(ref)

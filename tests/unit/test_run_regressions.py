@@ -28,6 +28,7 @@ def started(graph, ecp=None):
     return ecp, ecp.runs.drive("t", run.run_id)
 
 
+@pytest.mark.spec("C3 interrupt-resume")
 def test_a_resume_whose_exit_fails_ends_the_run_failed():
     ecp, run = started(
         GraphBuilder("g")
@@ -41,11 +42,13 @@ def test_a_resume_whose_exit_fails_ends_the_run_failed():
     assert ecp.audit.verify_run("t", run.run_id).verified
 
 
+@pytest.mark.spec("C3 interrupt-resume")
 def test_an_interrupt_without_exits_completes_on_resume():
     ecp, run = started(GraphBuilder("g").interrupt("ask").build())
     assert ecp.runs.resume("t", run.run_id, {"ok": True}).output == {"ask": {"ok": True}}
 
 
+@pytest.mark.spec("§3.1 approve-continues-run")
 def test_an_approval_without_exits_completes_on_approve():
     ecp, run = started(GraphBuilder("g").approval("rev", summary="s", rationale="r").build())
     request = ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE)
@@ -79,6 +82,7 @@ def test_a_handler_mutating_its_arguments_changes_no_record():
     assert ecp.audit.verify_run("t", run.run_id).verified
 
 
+@pytest.mark.spec("C3 run-failures")
 @pytest.mark.parametrize(
     "result",
     [
@@ -105,6 +109,7 @@ def test_reads_are_detached_from_the_store():
     assert ecp.audit.verify_run("t", run.run_id).verified
 
 
+@pytest.mark.spec("§5 tenant-isolation")
 def test_another_tenant_cannot_read_an_approval_trail():
     ecp, run = started(GraphBuilder("g").approval("rev", summary="s", rationale="r").build())
     with pytest.raises(NotFound):

@@ -23,7 +23,6 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
-from tests.support.chains import text
 
 from ecp_core import (
     ActionContext,
@@ -63,7 +62,16 @@ from ecp_core.graphs import (
 from ecp_core.runs.model import Run
 from ecp_core.runs.state_machine import TERMINAL, TRANSITIONS
 from ecp_core.system import FixedClock, SequentialIds
+from ecp_core.testing.strategies.text import text
 from ecp_core.types import ApprovalStatus, AttemptStatus, NodeKind
+
+pytestmark = pytest.mark.spec(
+    "§2.1 run-status",
+    "§3.1 approval-pauses-run",
+    "§3.1 policy-denial",
+    "§6.2 audit-per-attempt",
+    "C4 chain-per-run",
+)
 
 TENANT = "acme"
 INTRUDER = "intruder"

@@ -34,6 +34,7 @@ def run_in(status):
     )
 
 
+@pytest.mark.spec("§2.1 run-status")
 @given(st.sampled_from(RunStatus), st.sampled_from(RunStatus))
 def test_transition_follows_the_table(current, target):
     if target in TRANSITIONS[current]:
@@ -43,6 +44,7 @@ def test_transition_follows_the_table(current, target):
             transition(run_in(current), target, NOW)
 
 
+@pytest.mark.spec("§2.1 run-status")
 def test_the_lifecycle_of_the_issue():
     assert can_transition(RunStatus.PENDING, RunStatus.RUNNING)
     for waiting in (RunStatus.WAITING_APPROVAL, RunStatus.WAITING_INTERRUPT):
@@ -55,6 +57,7 @@ def test_the_lifecycle_of_the_issue():
     assert {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.TERMINATED_BY_POLICY} == TERMINAL
 
 
+@pytest.mark.spec("C1 public-status", "§3.1 policy-denial")
 def test_public_status():
     assert (
         public_status(RunStatus.FAILED, FailureState(reason="policy_violation"))

@@ -27,6 +27,8 @@ from ecp_core.stats import (
     wilson_interval,
 )
 
+pytestmark = pytest.mark.spec("§4.4 interval-constraints")
+
 TOLERANCE = 1e-9
 REFERENCE_EXAMPLES = 2000
 

@@ -29,12 +29,14 @@ def locs(data):
     return {e.loc[0] for e in caught.value.errors}
 
 
+@pytest.mark.spec("§2.7 subscription-request")
 def test_a_good_subscription():
     request = structure(GOOD, CreateSubscriptionRequest)
     assert request.tenant_id == "default"
     assert request.secret is None
 
 
+@pytest.mark.spec("§2.7 subscription-request")
 @pytest.mark.parametrize(
     ("change", "field"),
     [
@@ -65,6 +67,7 @@ def test_subscription_limits(change, field):
     assert field in locs({**GOOD, **change})
 
 
+@pytest.mark.spec("§5 outbound-signature")
 def test_signatures():
     body = b'{"event_id":"e1"}'
     signature = sign_body("s3cret-s3cret-s3cret", body)
@@ -83,6 +86,7 @@ policies = st.builds(
 )
 
 
+@pytest.mark.spec("§6.1 retry-and-dead-letter")
 @given(policies, st.integers(1, 200), st.integers(0, 2**32))
 def test_delays_stay_within_half_the_ceiling_and_the_ceiling(policy, attempt, seed):
     delay = next_delay(policy, attempt, rng=random.Random(seed))
@@ -90,11 +94,13 @@ def test_delays_stay_within_half_the_ceiling_and_the_ceiling(policy, attempt, se
     assert ceiling / 2 <= delay <= ceiling <= policy.max_seconds
 
 
+@pytest.mark.spec("§6.1 retry-and-dead-letter")
 @given(policies, st.integers(1, 200))
 def test_ceilings_never_shrink(policy, attempt):
     assert policy.ceiling(attempt) <= policy.ceiling(attempt + 1)
 
 
+@pytest.mark.spec("§6.1 retry-and-dead-letter")
 @given(policies, st.integers(1, 50), st.floats(0.001, 10_000), st.integers(0, 2**32))
 def test_retry_after_is_a_floor_up_to_the_cap(policy, attempt, retry_after, seed):
     delay = next_delay(policy, attempt, retry_after=retry_after, rng=random.Random(seed))
@@ -102,6 +108,7 @@ def test_retry_after_is_a_floor_up_to_the_cap(policy, attempt, retry_after, seed
     assert delay <= max(policy.ceiling(attempt), min(retry_after, policy.max_seconds))
 
 
+@pytest.mark.spec("§6.1 retry-and-dead-letter")
 def test_jitter_spreads_delays():
     delays = {round(next_delay(RetryPolicy(), 3, rng=random.Random(seed)), 6) for seed in range(50)}
     assert len(delays) > 40

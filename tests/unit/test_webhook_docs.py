@@ -3,11 +3,14 @@
 import pathlib
 import re
 
+import pytest
+
 from ecp_core.webhooks import sign_body
 
 GUIDE = pathlib.Path(__file__).parents[2] / "docs" / "webhooks.md"
 
 
+@pytest.mark.spec("§5 outbound-signature")
 def test_the_guides_snippet_verifies_signatures():
     code = re.search(r"```python\n(.*?)```", GUIDE.read_text(), re.DOTALL).group(1)
     namespace: dict = {}

@@ -6,13 +6,13 @@ from decimal import Decimal
 import attrs
 import pytest
 from hypothesis import given
-from tests.support.chains import text
 
 from ecp_core.approvals.model import ApprovalResolutionRequest
 from ecp_core.errors import ValidationFailed
 from ecp_core.evidence.model import ExecutionEvent
 from ecp_core.graphs.definition import ActionDescriptorV1, Condition
 from ecp_core.identity import ActorIdentity
+from ecp_core.testing.strategies.text import text
 from ecp_core.wire import converter, format_timestamp, parse_timestamp, structure, unstructure
 
 
@@ -22,6 +22,7 @@ def errors_of(data, cls):
     return {(e.loc, e.msg) for e in caught.value.errors}
 
 
+@pytest.mark.spec("§2.1 action-descriptor")
 def test_action_descriptor_defaults():
     action = structure({"name": "echo", "fingerprint": "echo/1"}, ActionDescriptorV1)
     assert action.arguments == {}
@@ -33,6 +34,7 @@ def test_action_descriptor_defaults():
     assert action.contract_ref is None
 
 
+@pytest.mark.spec("C1 field-locations")
 def test_every_failing_field_is_reported_with_its_location():
     found = errors_of(
         {
@@ -55,10 +57,12 @@ def test_every_failing_field_is_reported_with_its_location():
     assert (("surprise",), "unknown property") in found
 
 
+@pytest.mark.spec("C1 field-locations")
 def test_missing_required_field():
     assert errors_of({"fingerprint": "x"}, ActionDescriptorV1) == {(("name",), "required")}
 
 
+@pytest.mark.spec("§2.1 action-descriptor")
 @pytest.mark.parametrize("tool_call_id", ["", " a", "a ", "\ta", "x" * 257])
 def test_tool_call_id_limits(tool_call_id):
     assert {
@@ -69,6 +73,7 @@ def test_tool_call_id_limits(tool_call_id):
     } == {("tool_call_id",)}
 
 
+@pytest.mark.spec("§2.1 action-descriptor")
 @pytest.mark.parametrize("tool_call_id", ["a", "x" * 256, "call 1"])
 def test_tool_call_id_accepted(tool_call_id):
     assert (
@@ -79,6 +84,7 @@ def test_tool_call_id_accepted(tool_call_id):
     )
 
 
+@pytest.mark.spec("§2.1 action-descriptor")
 def test_python_construction_enforces_the_same_limits():
     with pytest.raises(ValueError, match="tool_call_id"):
         ActionDescriptorV1(name="a", fingerprint="b", tool_call_id=" x")
@@ -86,6 +92,7 @@ def test_python_construction_enforces_the_same_limits():
         ActionDescriptorV1(name="", fingerprint="b")
 
 
+@pytest.mark.spec("§2.2 approval-reason")
 @given(text(min_size=0, max_size=1100))
 def test_reason_is_one_to_a_thousand_characters(reason):
     data = {"decision": "reject", "reason": reason}
@@ -116,11 +123,13 @@ def test_integers_are_not_coerced_or_truncated():
         }
 
 
+@pytest.mark.spec("§2.1 condition")
 def test_condition_is_not_a_no_extras_schema():
     condition = structure({"expression": "true", "note": "kept out"}, Condition)
     assert condition.branch_rule == "expression"
 
 
+@pytest.mark.spec("C1 field-locations")
 def test_enum_errors_name_the_allowed_values():
     found = errors_of({"subject": "s", "auth_method": "password"}, ActorIdentity)
     ((loc, msg),) = found
@@ -128,6 +137,7 @@ def test_enum_errors_name_the_allowed_values():
     assert "'api_key'" in msg and "'bearer'" in msg
 
 
+@pytest.mark.spec("§2.1 actor-identity")
 def test_actor_defaults_to_the_default_tenant():
     actor = structure({"subject": "s", "auth_method": "bearer", "roles": ["admin"]}, ActorIdentity)
     assert actor.tenant_id == "default"
@@ -138,6 +148,7 @@ def test_not_an_object():
     assert errors_of([1, 2], ActionDescriptorV1) == {((), "expected an object")}
 
 
+@pytest.mark.spec("C1 wire-values")
 def test_timestamps_round_trip_in_utc_with_z():
     moment = parse_timestamp("2026-11-22T06:30:00.123456+01:00")
     assert moment == datetime(2026, 11, 22, 5, 30, 0, 123456, tzinfo=UTC)
@@ -146,6 +157,7 @@ def test_timestamps_round_trip_in_utc_with_z():
         parse_timestamp("2026-11-22T06:30:00")
 
 
+@pytest.mark.spec("C1 wire-values")
 def test_decimals_are_exact_strings():
     assert converter.structure("1E-8", Decimal) == Decimal("1E-8")
     assert unstructure(Decimal("0.10")) == "0.10"
@@ -153,6 +165,7 @@ def test_decimals_are_exact_strings():
         converter.structure(0.1, Decimal)
 
 
+@pytest.mark.spec("C7 i-json")
 @pytest.mark.parametrize("bad", ["a\x00b", "\ud800"])
 def test_text_a_database_cannot_store_is_refused(bad):
     assert {

@@ -1,4 +1,4 @@
-"""``create_app(settings)``: the Starlette application."""
+"""``create_app(settings)``: the Starlette application over what the composition root wires."""
 
 import contextlib
 from collections.abc import AsyncIterator
@@ -9,46 +9,21 @@ from starlette.routing import Route
 
 from ecp_core.errors import EcpError
 from ecp_http import problems
-from ecp_http.bootstrap import Runtime, build
-from ecp_http.handlers import (
-    api_keys,
-    decisions,
-    docs,
-    evidence,
-    graphs,
-    health,
-    metrics,
-    reconciliation,
-    retention,
-    runs,
-    webhooks,
-)
+from ecp_http.bootstrap import Storage, build
 from ecp_http.middleware import RequestMiddleware
-from ecp_http.routing import BodyLimits, Operation, routes
+from ecp_http.routing import BodyLimits, routes
 from ecp_http.settings import Settings
 
 
-def all_operations(runtime: Runtime) -> list[Operation]:
-    """Every operation the server offers."""
-    return [
-        *health.operations(runtime),
-        *graphs.operations(runtime),
-        *runs.operations(runtime),
-        *api_keys.operations(runtime),
-        *retention.operations(runtime),
-        *webhooks.operations(runtime),
-        *evidence.operations(runtime),
-        *reconciliation.operations(runtime),
-        *decisions.operations(runtime),
-        *docs.operations(runtime),
-        *metrics.operations(runtime),
-    ]
+def create_app(
+    settings: Settings, *, start_workers: bool = True, storage: Storage | None = None
+) -> Starlette:
+    """Build the application; workers start with its lifespan and drain when it ends.
 
-
-def create_app(settings: Settings, *, start_workers: bool = True) -> Starlette:
-    """Build the application; workers start with its lifespan and drain when it ends."""
-    runtime = build(settings)
-    operations = all_operations(runtime)
+    ``storage`` chooses where the data lives (see :func:`ecp_http.bootstrap.build`): PostgreSQL
+    at ``settings.database_url`` by default, or a ``MemoryStore``.
+    """
+    runtime = build(settings, storage=storage)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -61,8 +36,8 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> Starlette:
 
     app = Starlette(
         routes=routes(
-            operations,
-            runtime.authenticate,
+            runtime.operations,
+            runtime.services,
             BodyLimits(default=settings.max_body_bytes, bulk=settings.max_evidence_body_bytes),
         ),
         lifespan=lifespan,
@@ -78,5 +53,5 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> Starlette:
         # Around it: the request's span covers everything, an unforeseen error's 500 included.
         app.add_middleware(runtime.tracing.middleware, templates=templates)
     app.state.runtime = runtime
-    app.state.operations = operations
+    app.state.operations = list(runtime.operations)
     return app

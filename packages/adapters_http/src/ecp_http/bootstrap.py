@@ -1,31 +1,59 @@
-"""The one composition root: settings in, adapters and services wired, nothing at import time."""
+"""The one composition root: settings in, adapters, services and workers wired.
 
+Settings are read once, from an injected mapping (the process environment by default), by
+:func:`load_settings`. :func:`build` chooses the storage (PostgreSQL at ``ECP_DATABASE_URL``, or
+a store handed in: a ``MemoryStore`` runs the whole HTTP surface in memory) and wires the core,
+the authenticator, metrics, tracing, the workers and the handlers' :class:`Services`.
+:func:`provisioned` gets a database ready for ``ecp serve`` (the embedded server when no URL is
+set, development secrets, migrations); :func:`migrate` and :func:`development_token` serve the
+other commands. Nothing is built at import time.
+"""
+
+import contextlib
 import logging
+import os
 import threading
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 import attrs
 
+from ecp_core.memory import MemoryStore
+from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.runs.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
 from ecp_core.service import Ecp, RetentionSettings
 from ecp_core.signing import Ed25519Signer
 from ecp_core.webhooks.schedule import RetryPolicy
+from ecp_http.api_docs import ApiDocs
 from ecp_http.artifacts import FilesystemArtifacts
-from ecp_http.auth import Authenticator
+from ecp_http.auth import Authenticator, mint_token
 from ecp_http.dispatch import Dispatcher, Outage
+from ecp_http.handlers import all_operations
 from ecp_http.metrics import Metrics
 from ecp_http.observed import observed
+from ecp_http.routing import Operation
+from ecp_http.secrets import with_development_secrets
+from ecp_http.services import Services
 from ecp_http.settings import Settings, SettingsError
 from ecp_http.webhook_sender import HttpxSender
-from ecp_postgres import PostgresStore, migration_status
+from ecp_postgres import (
+    PostgresStore,
+    apply_migrations,
+    check_database,
+    database_url,
+    migration_status,
+    rollback_migrations,
+)
 from ecp_postgres.operations import queue_figures
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
+    from ecp_core.ports.retention import ArtifactStore
     from ecp_http.tracing import Tracing
+
+Storage = MemoryStore | PostgresStore
+"""Where the data lives: in this process's memory, or in PostgreSQL."""
 
 log = logging.getLogger("ecp_http")
 
@@ -42,7 +70,8 @@ class Runtime:
     """Everything a running server holds."""
 
     settings: Settings
-    store: PostgresStore
+    store: Storage
+    """Handed over to the runtime: closed with it."""
     ecp: Ecp
     signer: Ed25519Signer
     authenticate: Authenticator
@@ -53,19 +82,37 @@ class Runtime:
     """The application's Prometheus registry, unless ``ECP_METRICS_ENABLED`` is false."""
     tracing: "Tracing | None" = None
     """OpenTelemetry traces, when an OTLP endpoint is set and the ``otel`` extra installed."""
+    operations: tuple[Operation, ...] = ()
+    """Every operation the app serves."""
+    services: Services = attrs.field(init=False)
+    """What the handlers use (set by :func:`build`, which makes this runtime their background)."""
     _schema_read: "Future[list[tuple[str, bool]]] | None" = attrs.field(
         init=False, default=None, repr=False
     )
     """The schema read in flight: checks arriving meanwhile wait for it instead of starting one."""
     _schema_guard: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
+    def wake(self) -> None:
+        """Tell the run workers that there is work now."""
+        self.dispatcher.wake()
+
+    def dispatcher_alive(self) -> bool:
+        """Whether the run workers run."""
+        return self.dispatcher.alive
+
+    def scheduler_alive(self) -> bool | None:
+        """Whether the decision scheduler runs; None when it is disabled."""
+        return None if self.scheduler is None else self.scheduler.alive
+
     def schema_current(self) -> bool:
-        """Whether every migration is applied; takes no lock (ADR 0022).
+        """Whether every migration is applied (always, in memory); takes no lock (ADR 0022).
 
         Raises TimeoutError after :data:`SCHEMA_CHECK_SECONDS`, or the driver's error. The read
         runs on a daemon thread, one at a time, so a read stuck on a frozen database holds one
         thread and never holds up the process's exit.
         """
+        if isinstance(self.store, MemoryStore):
+            return True
         assert self.settings.database_url is not None  # noqa: S101 - checked in build()
         with self._schema_guard:
             read = self._schema_read
@@ -90,7 +137,8 @@ class Runtime:
         if self.scheduler is not None:
             self.scheduler.stop()
         self.dispatcher.stop()
-        self.store.close()
+        if isinstance(self.store, PostgresStore):
+            self.store.close()
         if self.tracing is not None:
             self.tracing.shutdown()  # after the workers: their last spans are exported too
 
@@ -123,27 +171,54 @@ def start_tracing(settings: Settings) -> "Tracing | None":
     return Tracing(settings.otel_traces_endpoint)
 
 
-def build(settings: Settings) -> Runtime:
-    """Wire a runtime; invalid settings raise SettingsError naming the setting."""
-    if not settings.database_url:
-        raise SettingsError("ECP_DATABASE_URL is not set (ecp serve starts an embedded server)")
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings, read once from ``environ`` (the process environment when None)."""
+    return Settings.from_mapping(os.environ if environ is None else environ)
+
+
+def _signer(settings: Settings) -> Ed25519Signer:
+    """The audit signer; SettingsError when the secrets are missing or the key is not one."""
     if not settings.jwt_secret:
         raise SettingsError("ECP_JWT_SECRET is not set")
     if not settings.audit_signing_key:
         raise SettingsError("ECP_AUDIT_SIGNING_KEY is not set")
     try:
-        signer = Ed25519Signer.from_base64_seed(
+        return Ed25519Signer.from_base64_seed(
             settings.audit_signing_key, settings.audit_signing_key_id
         )
     except ValueError as exc:
         raise SettingsError(f"ECP_AUDIT_SIGNING_KEY: {exc}") from exc
+
+
+def _storage(settings: Settings, storage: Storage | None) -> tuple[Storage, "ArtifactStore"]:
+    """The store (PostgreSQL at ``ECP_DATABASE_URL`` unless one is handed in) and its artifacts."""
+    if isinstance(storage, MemoryStore):
+        return storage, MemoryArtifacts()
+    artifacts = FilesystemArtifacts(settings.artifacts_dir or settings.data_dir / "artifacts")
+    if storage is not None:
+        return storage, artifacts
+    assert settings.database_url is not None  # noqa: S101 - checked first in build()
     store = PostgresStore(
         settings.database_url,
         max_size=max(4, settings.dispatch_workers + 8),
         timeout=settings.database_pool_timeout_seconds,
     )
+    return store, artifacts
+
+
+def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
+    """Wire a runtime over ``storage`` (handed over: closed with the runtime).
+
+    Without ``storage``, a PostgreSQL pool at ``ECP_DATABASE_URL``. Invalid settings raise
+    SettingsError naming the setting.
+    """
+    if not isinstance(storage, MemoryStore) and not settings.database_url:
+        raise SettingsError("ECP_DATABASE_URL is not set (ecp serve starts an embedded server)")
+    signer = _signer(settings)
+    assert settings.jwt_secret is not None  # noqa: S101 - checked by _signer
+    store, artifacts = _storage(settings, storage)
     retention = RetentionSettings(
-        artifacts=FilesystemArtifacts(settings.artifacts_dir or settings.data_dir / "artifacts"),
+        artifacts=artifacts,
         econ_erase_enabled=settings.retention_econ_erase_enabled,
         defaults=ConfiguredDefaults(
             audit_ttl_seconds=settings.retention_default_audit_ttl_seconds,
@@ -156,7 +231,7 @@ def build(settings: Settings) -> Runtime:
         max_seconds=settings.webhook_backoff_max_seconds,
     )
     metrics = Metrics() if settings.metrics_enabled else None
-    if metrics is not None:
+    if metrics is not None and isinstance(store, PostgresStore):
         metrics.watch_queues(lambda: queue_figures(store))
     tracing = start_tracing(settings)
     ecp = Ecp.build(
@@ -212,14 +287,88 @@ def build(settings: Settings) -> Runtime:
         if settings.scheduler_enabled
         else None
     )
-    return Runtime(
+    operations = tuple(all_operations(metrics_enabled=metrics is not None))
+    authenticate = Authenticator(settings.jwt_secret, api_keys=ecp.api_keys.lookup)
+    runtime = Runtime(
         settings=settings,
         store=store,
         ecp=ecp,
         signer=signer,
-        authenticate=Authenticator(settings.jwt_secret, api_keys=ecp.api_keys.lookup),
+        authenticate=authenticate,
         dispatcher=dispatcher,
         scheduler=scheduler,
         metrics=metrics,
         tracing=tracing,
+        operations=operations,
+    )
+    runtime.services = Services(
+        ecp=ecp,
+        settings=settings,
+        authenticate=authenticate,
+        background=runtime,
+        api=ApiDocs(operations),
+        metrics=metrics,
+    )
+    return runtime
+
+
+@contextlib.contextmanager
+def database(settings: Settings) -> Iterator[str]:
+    """The database URL, checked reachable: ``ECP_DATABASE_URL``, else the embedded server.
+
+    The embedded PostgreSQL lives under ``ECP_DATA_DIR`` and stops when the block ends. Raises
+    DatabaseUnavailable with one line when the database cannot be reached.
+    """
+    where = {
+        "ECP_DATABASE_URL": settings.database_url or "",
+        "ECP_DATA_DIR": str(settings.data_dir),
+    }
+    with database_url(where) as url:
+        check_database(url)
+        yield url
+
+
+@contextlib.contextmanager
+def provisioned(settings: Settings, tell: Callable[[str], None]) -> Iterator[Settings]:
+    """A database ready to serve: reachable, development secrets filled in, migrations applied.
+
+    Yields the settings to build the app with (the URL in use filled in); ``tell`` hears a line
+    for each secret generated or reused and for the migrations applied. Hosted mode refuses to
+    invent secrets (SettingsError).
+    """
+    with database(settings) as url:
+        settings, notes = with_development_secrets(attrs.evolve(settings, database_url=url))
+        for note in notes:
+            tell(note)
+        applied = apply_migrations(url)
+        if applied:
+            tell(f"applied {len(applied)} migration(s)")
+        yield settings
+
+
+def migrate(settings: Settings, action: str, count: int = 1) -> list[str]:
+    """Apply, roll back (``count``) or list (``list``) the migrations; the lines to print."""
+    with database(settings) as url:
+        if action == "apply":
+            applied = apply_migrations(url)
+            return [f"applied {len(applied)} migration(s)", *(f"  {m}" for m in applied)]
+        if action == "rollback":
+            undone = rollback_migrations(url, count)
+            return [f"rolled back {len(undone)} migration(s)", *(f"  {m}" for m in undone)]
+        return [
+            f"{'applied' if done else 'pending'}  {migration}"
+            for migration, done in migration_status(url)
+        ]
+
+
+def development_token(
+    settings: Settings, *, tenant: str, roles: list[str], ttl_seconds: int, subject: str
+) -> str:
+    """A JWT signed with the (development) secret; refused when the service is hosted."""
+    if settings.hosted:
+        raise SettingsError("ecp token is disabled when the service is configured as hosted")
+    settings, _ = with_development_secrets(settings)
+    assert settings.jwt_secret is not None  # noqa: S101 - filled in above
+    return mint_token(
+        settings.jwt_secret, tenant=tenant, roles=roles, ttl_seconds=ttl_seconds, subject=subject
     )

@@ -6,42 +6,23 @@
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
 from ecp_http import bills_cli
-from ecp_http.auth import mint_token
-from ecp_http.secrets import with_development_secrets
+from ecp_http.bootstrap import development_token, load_settings, migrate
 from ecp_http.serve import StartupRefused, serve
 from ecp_http.settings import Settings, SettingsError
-from ecp_postgres import (
-    DatabaseUnavailable,
-    apply_migrations,
-    check_database,
-    database_url,
-    migration_status,
-    rollback_migrations,
-)
+from ecp_postgres import DatabaseUnavailable
 
 
-def _migrate(args: argparse.Namespace) -> int:
-    with database_url() as url:
-        check_database(url)
-        if args.action == "apply":
-            applied = apply_migrations(url)
-            print(f"applied {len(applied)} migration(s)" + "".join(f"\n  {m}" for m in applied))
-        elif args.action == "rollback":
-            undone = rollback_migrations(url, args.count)
-            print(f"rolled back {len(undone)} migration(s)" + "".join(f"\n  {m}" for m in undone))
-        else:
-            for migration, done in migration_status(url):
-                print(f"{'applied' if done else 'pending'}  {migration}")
+def _migrate(args: argparse.Namespace, settings: Settings) -> int:
+    print("\n".join(migrate(settings, args.action, args.count)))
     return 0
 
 
-def _serve(args: argparse.Namespace) -> int:
-    settings = Settings.from_mapping()
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
     return serve(
         attrs.evolve(
             settings,
@@ -51,15 +32,10 @@ def _serve(args: argparse.Namespace) -> int:
     )
 
 
-def _token(args: argparse.Namespace) -> int:
-    settings = Settings.from_mapping()
-    if settings.hosted:
-        raise SettingsError("ecp token is disabled when the service is configured as hosted")
-    settings, _ = with_development_secrets(settings)
-    assert settings.jwt_secret is not None  # noqa: S101 - filled in above
+def _token(args: argparse.Namespace, settings: Settings) -> int:
     print(
-        mint_token(
-            settings.jwt_secret,
+        development_token(
+            settings,
             tenant=args.tenant,
             roles=args.role,
             ttl_seconds=args.ttl,
@@ -80,11 +56,11 @@ def parser() -> argparse.ArgumentParser:
     migrate.add_argument(
         "--count", type=int, default=1, help="how many to roll back (rollback only)"
     )
-    migrate.set_defaults(run=_migrate)
+    migrate.set_defaults(serving=_migrate)
     serve = commands.add_parser("serve", help="run the HTTP server")
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
-    serve.set_defaults(run=_serve)
+    serve.set_defaults(serving=_serve)
     token = commands.add_parser("token", help="mint a development JWT")
     token.add_argument("--tenant", required=True)
     token.add_argument(
@@ -92,15 +68,18 @@ def parser() -> argparse.ArgumentParser:
     )
     token.add_argument("--ttl", type=int, default=3600, help="seconds the token is valid")
     token.add_argument("--subject", default="developer")
-    token.set_defaults(run=_token)
+    token.set_defaults(serving=_token)
     bills_cli.add_parser(commands)
     return top
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line."""
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Run the command line; the server's commands read their settings once, from ``environ``."""
     args = parser().parse_args(argv)
     try:
+        serving = getattr(args, "serving", None)
+        if serving is not None:
+            return int(serving(args, load_settings(environ)))
         return int(args.run(args))
     except SettingsError as exc:
         print(f"ecp: invalid settings: {exc}", file=sys.stderr)

@@ -1,13 +1,16 @@
-"""Wire models of the HTTP adapter that the core does not define."""
+"""Wire models of the HTTP adapter that the core does not define, query strings included."""
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import attrs
 
 from ecp_core.approvals.model import ApprovalRecord
-from ecp_core.constraints import checked
+from ecp_core.constraints import Range, Text, checked
+from ecp_core.debugger.model import DebuggerQuery
+from ecp_core.pages import DEFAULT_PAGE, MAX_PAGE
 from ecp_core.signing import PublicSigningKey
 from ecp_core.types import ApprovalStatus
+from ecp_http.query import described
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -39,8 +42,71 @@ class HealthResponse:
     checks: dict[str, str] = attrs.field(factory=dict)
 
 
+Limit = Annotated[int, Range(1, MAX_PAGE)]
+"""How many items a page may hold."""
+
+
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalStatusQuery:
-    """The ``status`` query parameter of an approval listing."""
+    """The query of a run's approval listing: only those with this status, when given."""
 
-    status: ApprovalStatus
+    status: ApprovalStatus | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class PageQuery:
+    """A page of a listing: at most ``limit`` items after ``cursor``."""
+
+    limit: Limit = DEFAULT_PAGE
+    cursor: str | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class DeploymentAuditQuery:
+    """A page of a deployment's audit records, of one run when ``run_id`` is given."""
+
+    run_id: str | None = None
+    limit: Limit = DEFAULT_PAGE
+    cursor: str | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class DecisionHistoryQuery:
+    """A page of retained decisions, of one workflow when ``workflow_id`` is given."""
+
+    workflow_id: Annotated[str, Text(1)] | None = None
+    limit: Limit = DEFAULT_PAGE
+    cursor: str | None = None
+
+
+@described(version="a version number; the latest when absent")
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class GraphVersionQuery:
+    """Which version of a graph to read."""
+
+    version: Annotated[int, Range(1, 2**31 - 1)] | None = None
+
+
+ReportFormat = Literal["json", "markdown"]
+"""How a report is answered: JSON (the default) or Markdown."""
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ReportFormatQuery:
+    """The format of a report."""
+
+    format: ReportFormat = "json"
+
+
+described(
+    start="Window start (inclusive).",
+    end="Window end (exclusive).",
+    cohort="``subject_id`` (default) or ``dimension:<key>``.",
+)(DebuggerQuery)
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class DebuggerReportQuery(DebuggerQuery):
+    """The debugger window and the format of the combined report."""
+
+    format: ReportFormat = "json"

@@ -13,7 +13,6 @@ import inspect
 import re
 import sys
 import types
-import typing
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
@@ -34,6 +33,7 @@ from ecp_core.constraints import (
 )
 from ecp_core.wire import unstructure
 from ecp_http.problems import PROBLEM_JSON, STATUS_BY_CODE
+from ecp_http.query import description, field_types, parameters
 from ecp_http.routing import Operation
 
 OPENAPI_VERSION = "3.1.0"
@@ -118,9 +118,8 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     if not schema:
         return schema  # anything, null included
     kind = schema.get("type")
-    simple = isinstance(kind, str | list) and not {"enum", "const", "$ref"} & schema.keys()
-    if simple:
-        kinds = [kind] if isinstance(kind, str) else list(kind)
+    if isinstance(kind, str | list) and not {"enum", "const", "$ref"} & schema.keys():
+        kinds: list[Any] = [kind] if isinstance(kind, str) else list(kind)
         if "null" not in kinds:
             kinds.append("null")
         return {**schema, "type": kinds}
@@ -253,7 +252,7 @@ class SchemaBuilder:
         return schema
 
     def _model(self, cls: type) -> dict[str, Any]:
-        hints = _field_types(cls)
+        hints = field_types(cls)
         properties: dict[str, Any] = {}
         required: list[str] = []
         for field in attrs.fields(cls):
@@ -355,13 +354,6 @@ class SchemaBuilder:
         return schema
 
 
-def _field_types(cls: type) -> dict[str, Any]:
-    """Field types of an attrs class, resolving string annotations when there are any."""
-    if all(not isinstance(field.type, str) for field in attrs.fields(cls)):
-        return {field.name: field.type for field in attrs.fields(cls)}
-    return typing.get_type_hints(cls, include_extras=True)
-
-
 def _default_of(default: Any) -> Any:  # noqa: ANN401
     """A field default as JSON, or ``attrs.NOTHING`` when it cannot be shown."""
     if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
@@ -449,24 +441,44 @@ def problem_statuses(operation: Operation) -> list[int]:
     return sorted(statuses)
 
 
-def _parameters(operation: Operation) -> list[dict[str, Any]]:
-    parameters: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+def _parameter(
+    name: str, place: str, schema: Mapping[str, Any], *, required: bool, description: str | None
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": name, "in": place, "required": required, "schema": schema}
+    if description:
+        entry["description"] = description
+    return entry
+
+
+def _parameters(operation: Operation, builder: SchemaBuilder) -> list[dict[str, Any]]:
+    """Path parameters, then the query model's fields, then the headers read."""
+    found = [
+        _parameter(name, "path", {"type": "string"}, required=True, description=None)
         for name in _PATH_PARAM.findall(operation.path)
     ]
-    declared = [("query", param) for param in operation.query]
-    declared += [("header", param) for param in operation.headers]
-    for place, param in declared:
-        entry: dict[str, Any] = {
-            "name": param.name,
-            "in": place,
-            "required": param.required,
-            "schema": dict(param.schema),
-        }
-        if param.description:
-            entry["description"] = param.description
-        parameters.append(entry)
-    return parameters
+    model = operation.query
+    if model is not None:
+        found += [
+            _parameter(
+                param.name,
+                "query",
+                builder.schema(param.type),
+                required=param.required,
+                description=description(model, param.name),
+            )
+            for param in parameters(model)
+        ]
+    found += [
+        _parameter(
+            header.name,
+            "header",
+            dict(header.schema),
+            required=header.required,
+            description=header.description,
+        )
+        for header in operation.headers
+    ]
+    return found
 
 
 def _content(media_type: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -482,9 +494,9 @@ def _operation(operation: Operation, builder: SchemaBuilder) -> dict[str, Any]:
     }
     if operation.permission is not None:
         entry["description"] = f"Needs the `{operation.permission.value}` permission."
-    parameters = _parameters(operation)
-    if parameters:
-        entry["parameters"] = parameters
+    declared = _parameters(operation, builder)
+    if declared:
+        entry["parameters"] = declared
     if operation.body is not None:
         entry["requestBody"] = {
             "required": True,

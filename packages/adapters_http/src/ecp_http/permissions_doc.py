@@ -6,15 +6,12 @@ a permission or a route; a test fails while the committed file differs from this
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
 
 from ecp_core.permissions import ROLE_PERMISSIONS, Permission
 from ecp_core.types import ServiceRole
 from ecp_http.generated_docs import document_main
+from ecp_http.handlers import all_operations
 from ecp_http.routing import Operation
-
-if TYPE_CHECKING:
-    from ecp_http.bootstrap import Runtime
 
 GRANTED = "✓"
 
@@ -32,18 +29,9 @@ scoped to the caller's tenant.
 """
 
 
-class _Unwired:
-    """Stands in for a Runtime when only the operations' declarations are wanted."""
-
-    def __getattr__(self, name: str) -> "_Unwired":
-        return self
-
-
 def declared_operations() -> list[Operation]:
-    """Every operation the server offers, declared without a database or any wiring."""
-    from ecp_http.app import all_operations  # noqa: PLC0415 - the app imports every handler
-
-    return all_operations(cast("Runtime", _Unwired()))
+    """Every operation the server offers (the handler modules declare them; nothing is wired)."""
+    return all_operations()
 
 
 def _roles_granting(permission: Permission) -> list[ServiceRole]:

@@ -2,7 +2,7 @@
 
 import collections
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -27,15 +27,22 @@ from ecp_core.identity import ActorIdentity
 from ecp_core.json_text import parse_json_text
 from ecp_core.permissions import Permission, permissions_of
 from ecp_core.wire import structure, unstructure
+from ecp_http.query import min_length, parameters, structure_query
+from ecp_http.services import Services
 
 
 @attrs.frozen(kw_only=True)
 class Call:
-    """What a handler receives: the caller, path and query parameters, the structured body."""
+    """What a handler receives: the caller, path parameters, the query and the structured body.
+
+    ``params`` is the operation's query model built from the query string (None when the
+    operation declares none); ``query`` is the query string as given (for ``Link`` headers).
+    """
 
     actor: ActorIdentity | None
     path: Mapping[str, str]
-    query: Mapping[str, str]
+    query: Mapping[str, str] = attrs.field(factory=dict)
+    params: Any = None
     body: Any = None
     headers: Mapping[str, str] = attrs.field(factory=dict)
 
@@ -58,8 +65,8 @@ class Reply:
 
 
 @attrs.frozen(kw_only=True)
-class QueryParam:
-    """A documented query parameter."""
+class HeaderParam:
+    """A documented request header."""
 
     name: str
     schema: Mapping[str, Any]
@@ -73,14 +80,15 @@ class Operation:
 
     method: str
     path: str
-    handler: Callable[[Call], Any]
+    handler: Callable[[Call, Services], Any]
     summary: str
     tag: str
     permission: Permission | None
     body: type | None = None
     response: type | None = None
     status: int = 200
-    query: tuple[QueryParam, ...] = ()
+    query: type | None = None
+    """The query model (an attrs class, see :mod:`ecp_http.query`); None: no parameters."""
     extra_statuses: tuple[int, ...] = ()
     public: bool = False
     media_type: str = "application/json"
@@ -88,16 +96,13 @@ class Operation:
     """Further media types of the success answer (text bodies), chosen by a query parameter."""
     bulk: bool = False
     """Takes batches: the larger body cap (``ECP_MAX_EVIDENCE_BODY_BYTES``) applies."""
-    headers: tuple[QueryParam, ...] = ()
+    headers: tuple[HeaderParam, ...] = ()
     """Request headers the operation reads (documented; the handler checks them)."""
 
     @property
     def operation_id(self) -> str:
         """A stable id: the handler's name."""
         return self.handler.__name__
-
-
-Authenticate = Callable[[Mapping[str, str]], ActorIdentity]
 
 
 @attrs.frozen(kw_only=True)
@@ -185,32 +190,20 @@ def _render(value: Any, status: int, headers: Mapping[str, str] | None = None) -
     return JSONResponse(unstructure(value), status_code=status, headers=headers)
 
 
-def _declared_rule_errors(
-    query: Mapping[str, str], declared: Mapping[str, QueryParam]
-) -> list[FieldError]:
-    """Text parameters against their declared ``minLength``.
-
-    Handlers check the rest (integers, timestamps, patterns, choices) with messages of their own.
-    """
-    return [
-        FieldError(loc=("query", name), msg="must not be empty")
-        for name, value in query.items()
-        if len(value) < declared[name].schema.get("minLength", 0)
-    ]
-
-
 def _checked_parameters(
-    request: Request, declared: Mapping[str, QueryParam]
+    request: Request, minimums: Mapping[str, int]
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Path and query parameters; text no database can hold names nothing (404) or is invalid (422).
 
-    A query parameter the operation does not declare, or one given twice, is refused (422).
+    ``minimums`` maps each declared query parameter to its fewest characters. One the operation
+    does not declare is refused (422 ``unknown_parameter``); one given twice, or shorter than its
+    minimum, is invalid (422).
     """
     path = {name: str(value) for name, value in request.path_params.items()}
     if not all(storable_text(value) for value in path.values()):
         raise NotFound("no such resource")
     items = request.query_params.multi_items()
-    unknown = sorted({name for name, _ in items if name not in declared})
+    unknown = sorted({name for name, _ in items if name not in minimums})
     if unknown:
         raise UnknownParameter(
             "unknown query parameters",
@@ -225,7 +218,11 @@ def _checked_parameters(
         for name, value in query.items()
         if not storable_text(value)
     ]
-    errors += _declared_rule_errors(query, declared)
+    errors += [
+        FieldError(loc=("query", name), msg="must not be empty")
+        for name, value in query.items()
+        if len(value) < minimums[name]
+    ]
     if len(query) < len(items):
         counts = collections.Counter(name for name, _ in items)
         errors += [
@@ -260,10 +257,14 @@ def _retried_on_lost_connection(serve: _Serve) -> _Serve:
 
 
 def endpoint(
-    operation: Operation, authenticate: Authenticate, limits: BodyLimits
+    operation: Operation, services: Services, limits: BodyLimits
 ) -> Callable[[Request], Any]:
     """The Starlette endpoint that authenticates, checks the permission, parses and calls."""
-    declared = {param.name: param for param in operation.query}
+    model = operation.query
+    minimums = (
+        {} if model is None else {param.name: min_length(param) for param in parameters(model)}
+    )
+    authenticate = services.authenticate
     cap = limits.of(operation)
 
     def serve(request: Request, raw_body: bytes | EcpError | None) -> Any:  # noqa: ANN401
@@ -283,12 +284,13 @@ def endpoint(
             raise Forbidden(f"this needs the {permission.value} permission")
         if isinstance(raw_body, EcpError):
             raise raw_body
-        path, query = _checked_parameters(request, declared)
-        body = None
+        path, query = _checked_parameters(request, minimums)
+        params = None if model is None else structure_query(model, query)
+        body: Any = None
         if operation.body is not None and raw_body is not None:
             body = structure(parse_json_text(raw_body), operation.body, what="the body")
-        call = Call(actor=actor, path=path, query=query, body=body, headers=headers)
-        return operation.handler(call)
+        call = Call(actor=actor, path=path, query=query, params=params, body=body, headers=headers)
+        return operation.handler(call, services)
 
     attempt = _retried_on_lost_connection(serve) if operation.method == "GET" else serve
 
@@ -307,13 +309,13 @@ def endpoint(
 
 
 def routes(
-    operations: list[Operation], authenticate: Authenticate, limits: BodyLimits | None = None
+    operations: Sequence[Operation], services: Services, limits: BodyLimits | None = None
 ) -> list[Route]:
     """Starlette routes for ``operations``: one per path, so a 405 names every method in ``Allow``."""
     limits = limits or BodyLimits()
     by_path: dict[str, dict[str, Callable[[Request], Any]]] = {}
     for op in operations:
-        by_path.setdefault(op.path, {})[op.method] = endpoint(op, authenticate, limits)
+        by_path.setdefault(op.path, {})[op.method] = endpoint(op, services, limits)
     return [
         Route(path, _by_method(handlers), methods=list(handlers))
         for path, handlers in by_path.items()

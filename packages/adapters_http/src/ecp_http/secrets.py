@@ -4,13 +4,14 @@ import base64
 import os
 import pathlib
 import secrets
+from collections.abc import Callable
 
 import attrs
 
 from ecp_http.settings import Settings, SettingsError
 
 
-def _kept(path: pathlib.Path, make: "callable[[], str]") -> tuple[str, bool]:  # type: ignore[valid-type]
+def _kept(path: pathlib.Path, make: Callable[[], str]) -> tuple[str, bool]:
     if path.exists():
         return path.read_text().strip(), False
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -39,17 +40,17 @@ def with_development_secrets(settings: Settings) -> tuple[Settings, list[str]]:
     if settings.hosted:
         raise SettingsError(f"hosted mode needs real secrets: set {', '.join(missing)}")
     notes: list[str] = []
-    changes: dict[str, str] = {}
-    if not settings.jwt_secret:
+    jwt_secret, signing_key = settings.jwt_secret, settings.audit_signing_key
+    if not jwt_secret:
         path = settings.data_dir / "jwt-secret"
-        changes["jwt_secret"], made = _kept(path, lambda: secrets.token_urlsafe(48))
+        jwt_secret, made = _kept(path, lambda: secrets.token_urlsafe(48))
         notes.append(f"{'generated' if made else 'using'} a development JWT secret in {path}")
-    if not settings.audit_signing_key:
+    if not signing_key:
         path = settings.data_dir / "audit-signing-key"
-        changes["audit_signing_key"], made = _kept(
+        signing_key, made = _kept(
             path, lambda: base64.b64encode(secrets.token_bytes(32)).decode("ascii")
         )
         notes.append(
             f"{'generated' if made else 'using'} a development audit signing key in {path}"
         )
-    return attrs.evolve(settings, **changes), notes
+    return attrs.evolve(settings, jwt_secret=jwt_secret, audit_signing_key=signing_key), notes

@@ -21,12 +21,8 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import TYPE_CHECKING
 
-import attrs
-
 from ecp_http.auth import mint_token
-from ecp_http.secrets import with_development_secrets
 from ecp_http.settings import Settings
-from ecp_postgres import apply_migrations, check_database, database_url
 
 if TYPE_CHECKING:
     from uvicorn import Server
@@ -141,39 +137,29 @@ def serve(settings: Settings) -> int:
     import uvicorn  # noqa: PLC0415 - only serving needs the server and the app
 
     from ecp_http.app import create_app  # noqa: PLC0415
+    from ecp_http.bootstrap import provisioned  # noqa: PLC0415
     from ecp_http.logs import configure  # noqa: PLC0415
 
     configure(settings.log_format, settings.log_level)  # once; uvicorn's lines included (ADR 0018)
 
     embedded = not settings.database_url
-    database = {
-        "ECP_DATABASE_URL": settings.database_url or "",
-        "ECP_DATA_DIR": str(settings.data_dir),
-    }
     stops = _Stops()
     with (
         stops.installed(),
         data_dir_lock(settings.data_dir),
         contextlib.closing(listening_socket(settings.host, settings.port)) as sock,
-        database_url(database) as url,
+        provisioned(settings, _say) as ready,  # the URL in use and any development secrets
     ):
-        check_database(url)
-        settings, notes = with_development_secrets(attrs.evolve(settings, database_url=url))
-        for note in notes:
-            _say(note)
-        applied = apply_migrations(url)
-        if applied:
-            _say(f"applied {len(applied)} migration(s)")
         if stops.requested:
             return 0
         config = uvicorn.Config(
-            create_app(settings),
+            create_app(ready),
             log_config=None,  # keep the handler configure() installed
             access_log=False,  # the request middleware logs each request, with its id
-            log_level=settings.log_level.lower(),
+            log_level=ready.log_level.lower(),
         )
         server = uvicorn.Server(config)
-        _announce(settings, sock, embedded=embedded)
+        _announce(ready, sock, embedded=embedded)
         stops.hand_to(server)
         server.run(sockets=[sock])
     return 0

@@ -1,6 +1,5 @@
-"""Settings read from an injected mapping (the environment by default) into a frozen object."""
+"""Settings read from an injected mapping (the root passes the environment) into a frozen object."""
 
-import os
 import pathlib
 from collections.abc import Mapping
 
@@ -126,9 +125,11 @@ class Settings:
     """The OTLP/HTTP traces URL; set, traces are exported (the ``otel`` extra, ADR 0018)."""
 
     @classmethod
-    def from_mapping(cls, env: Mapping[str, str] | None = None) -> "Settings":
-        """Read ``ECP_*`` settings; raise SettingsError naming the first invalid one."""
-        env = os.environ if env is None else env
+    def from_mapping(cls, env: Mapping[str, str]) -> "Settings":
+        """Read ``ECP_*`` settings from ``env``; raise SettingsError naming the first invalid one.
+
+        The composition root passes the environment (``ecp_http.bootstrap.load_settings``).
+        """
         jwt_secret = env.get("ECP_JWT_SECRET") or None
         if jwt_secret is not None and len(jwt_secret) < 32:  # noqa: PLR2004 - HS256 wants 256 bits
             raise SettingsError("ECP_JWT_SECRET must be at least 32 characters")

@@ -1,7 +1,10 @@
 """PostgreSQL adapter for ECP.
 
 Every storage port of the core on psycopg 3, yoyo migrations, and an embedded server
-(``pgserver``) for when no database URL is configured.
+(``pgserver``) for when no database URL is configured. The modules mirror ``ecp_core.memory``
+one per storage area (``graphs``, ``runs``, ``evidence``, ``debugger``, ...); ``database``,
+``rows``, ``errors``, ``embedded``, ``runtime``, ``operations`` and ``migrations`` are this
+package's own plumbing.
 """
 
 from ecp_postgres.database import (

@@ -3,26 +3,26 @@
 from datetime import datetime
 
 from ecp_core.api_keys.model import ApiKey
-from ecp_postgres.repositories import _Repository
-from ecp_postgres.rows import Table
+from ecp_core.errors import exists
+from ecp_postgres.rows import Repository, Table
 
 API_KEYS = Table("ecp_api_keys", ApiKey)
 
 
-class PostgresApiKeys(_Repository):
+class PostgresApiKeys(Repository):
     """ApiKeyRepository on PostgreSQL; authentication reads through the unique hash index."""
 
     def add(self, key: ApiKey) -> None:
         """Store a new key (Conflict when its id or hash exists)."""
-        self._insert(API_KEYS, key, f"API key {key.key_id} exists")
+        self._insert(API_KEYS, key, exists("API key", key.key_id))
 
     def get(self, tenant_id: str, key_id: str) -> ApiKey | None:
         """One key of the tenant, or None."""
-        return self._one(API_KEYS, "key_id = %s AND tenant_id = %s", (key_id, tenant_id))  # type: ignore[no-any-return]
+        return self._one(API_KEYS, "key_id = %s AND tenant_id = %s", (key_id, tenant_id))
 
     def by_hash(self, key_hash: str) -> ApiKey | None:
         """The key with this hash, or None."""
-        return self._one(API_KEYS, "key_hash = %s", (key_hash,))  # type: ignore[no-any-return]
+        return self._one(API_KEYS, "key_hash = %s", (key_hash,))
 
     def page(
         self, tenant_id: str, *, limit: int, after: tuple[datetime, str] | None = None

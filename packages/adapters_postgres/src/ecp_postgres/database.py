@@ -1,4 +1,4 @@
-"""The connection pool and the PostgreSQL unit of work.
+"""The connection pool and the PostgreSQL unit of work, over one module per storage area.
 
 The pool checks each connection before handing it out and drops broken ones, and a request for a
 connection waits at most ``timeout`` seconds. A unit of work translates driver errors that mean
@@ -17,18 +17,17 @@ from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
 from ecp_postgres.api_keys import PostgresApiKeys
-from ecp_postgres.decisions import PostgresDecisions, PostgresReconciliation
+from ecp_postgres.approvals import PostgresApprovals
+from ecp_postgres.audit import PostgresAudit
+from ecp_postgres.contracts import PostgresContracts
+from ecp_postgres.debugger import PostgresEvidenceTallies
+from ecp_postgres.decisions import PostgresDecisions, PostgresVersionEvidence
+from ecp_postgres.deployments import PostgresDeployments
 from ecp_postgres.errors import unavailable
-from ecp_postgres.evidence import PostgresEvidence
-from ecp_postgres.repositories import (
-    GraphCache,
-    PostgresApprovals,
-    PostgresAudit,
-    PostgresContracts,
-    PostgresDeployments,
-    PostgresGraphs,
-    PostgresPolicies,
-)
+from ecp_postgres.evidence import PostgresEvidenceStore
+from ecp_postgres.graphs import GraphCache, PostgresGraphs
+from ecp_postgres.policies import PostgresPolicies
+from ecp_postgres.reconciliation import PostgresProviderEvents, PostgresReconciliation
 from ecp_postgres.retention import PostgresRetention
 from ecp_postgres.rows import load_json
 from ecp_postgres.runs import PostgresRuns
@@ -43,6 +42,12 @@ RECONNECT_SECONDS = 5.0
 Kept short so that the next demand starts a new chain from a 1 s delay: the pool finds a returned
 database within about 2 s, however long it was away (psycopg_pool's default is 300 s).
 """
+
+
+class PostgresEvidence(
+    PostgresEvidenceStore, PostgresEvidenceTallies, PostgresProviderEvents, PostgresVersionEvidence
+):
+    """EvidenceRepository on PostgreSQL: the store's writes and each consumer's reads, one object."""
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:

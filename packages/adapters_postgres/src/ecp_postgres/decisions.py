@@ -1,36 +1,40 @@
-"""DecisionRepository and ReconciliationRepository on PostgreSQL."""
+"""Version decisions on PostgreSQL: artifacts, schedules, and one version's evidence.
+
+:meth:`PostgresVersionEvidence.select` reads what :func:`ecp_core.decisions.selection.select`
+selects (one version's executions in the window, their runs' outcomes, their charges'
+revisions, with digests); the differential test
+``test_the_postgres_selection_and_artifact_equal_the_reference`` (the decisions suite,
+``ecp_core.testing.conformance.decisions``, run by tests/contract) holds it equal to the memory
+adapter, which calls the core's function itself.
+"""
 
 import json
 from datetime import datetime
 from typing import Any
 
-from psycopg.types.json import Json, Jsonb
+from psycopg.types.json import Json
 
 from ecp_core.decisions.model import (
+    ALREADY_RETAINED,
     CompareRequest,
     DecisionArtifact,
     DecisionSchedule,
     read_artifact,
 )
-from ecp_core.errors import Conflict
-from ecp_core.reconciliation.model import (
-    Currency,
-    ProviderBucket,
-    ProviderStatement,
-    SourceKind,
-    StoredStatement,
-)
+from ecp_core.decisions.selection import Selection, VersionWindow
+from ecp_core.errors import Conflict, exists
+from ecp_core.evidence.model import Digested
 from ecp_core.wire import unstructure
-from ecp_postgres.repositories import _Repository
-from ecp_postgres.rows import Table
+from ecp_postgres.evidence import EvidenceRows, execution_of, outcome_of, revision_of
+from ecp_postgres.rows import Repository, Table
 
 LOCK_NAMESPACE = "ecp.decisions:"
 """Prefix of the advisory lock keys of comparison subjects."""
 SCHEDULES = Table("ecp_decision_schedules", DecisionSchedule, json=["policy"])
 
 
-class PostgresDecisions(_Repository):
-    """Artifacts as exact JSON beside the columns that find them; schedules row by row."""
+class PostgresDecisions(Repository):
+    """DecisionRepository on PostgreSQL: artifacts as exact JSON beside the columns that find them; schedules row by row."""
 
     def lock_subject(self, tenant_id: str, request: CompareRequest) -> None:
         """A transaction-level advisory lock on the comparison's subject."""
@@ -97,7 +101,7 @@ class PostgresDecisions(_Repository):
             ),
         )
         if cursor.rowcount != 1:
-            raise Conflict("this comparison over this evidence is already retained")
+            raise Conflict(ALREADY_RETAINED)
 
     def page(
         self,
@@ -108,7 +112,8 @@ class PostgresDecisions(_Repository):
         workflow_id: str | None = None,
     ) -> list[DecisionArtifact]:
         """Artifacts newest first by (created_at, decision_id)."""
-        where, params = ["tenant_id = %s"], [tenant_id]
+        where = ["tenant_id = %s"]
+        params: list[Any] = [tenant_id]
         if workflow_id is not None:
             where.append("workflow_id = %s")
             params.append(workflow_id)
@@ -124,7 +129,7 @@ class PostgresDecisions(_Repository):
 
     def add_schedule(self, schedule: DecisionSchedule) -> None:
         """Store a new schedule."""
-        self._insert(SCHEDULES, schedule, f"schedule {schedule.schedule_id} exists")
+        self._insert(SCHEDULES, schedule, exists("schedule", schedule.schedule_id))
 
     def schedules(self, tenant_id: str) -> list[DecisionSchedule]:
         """The tenant's schedules by (created_at, schedule_id)."""
@@ -160,92 +165,39 @@ class PostgresDecisions(_Repository):
         )
 
 
-class PostgresReconciliation(_Repository):
-    """Statements in ``provider_bills`` and their buckets in ``provider_cost_buckets``."""
+class PostgresVersionEvidence(EvidenceRows):
+    """VersionEvidence on PostgreSQL: whole rows of one version's evidence, with digests."""
 
-    def statement(self, tenant_id: str, provider: str, statement_id: str) -> StoredStatement | None:
-        """One stored statement, or None."""
-        key = (tenant_id, provider, statement_id)
-        head = self._conn.execute(
-            "SELECT * FROM provider_bills WHERE tenant_id = %s AND provider = %s"
-            " AND statement_id = %s",
-            key,
-        ).fetchone()
-        if head is None:
-            return None
-        rows = self._conn.execute(
-            "SELECT * FROM provider_cost_buckets WHERE tenant_id = %s AND provider = %s"
-            " AND statement_id = %s ORDER BY bucket_id",
-            key,
-        ).fetchall()
-        buckets = tuple(
-            ProviderBucket(
-                bucket_id=row["bucket_id"],
-                period_start=row["period_start"],
-                period_end=row["period_end"],
-                amount_usd=row["amount_usd"],
-                model=row["model"],
-                provider_dimensions=row["provider_dimensions"],
-            )
-            for row in rows
-        )
-        statement = ProviderStatement(
-            statement_id=head["statement_id"],
-            provider=head["provider"],
-            period_start=head["period_start"],
-            period_end=head["period_end"],
-            currency=Currency(head["currency"]),
-            billed_total_usd=head["billed_total_usd"],
-            source_kind=SourceKind(head["source_kind"]),
-            buckets=buckets,
-        )
-        return StoredStatement(
-            tenant_id=tenant_id,
-            statement=statement,
-            digest=head["digest"],
-            imported_at=head["imported_at"],
-            imported_by=head["imported_by"],
-        )
-
-    def add_statement(self, stored: StoredStatement) -> None:
-        """Store a new statement and its buckets; Conflict when its identity is taken."""
-        statement = stored.statement
-        key = (stored.tenant_id, statement.provider, statement.statement_id)
-        cursor = self._conn.execute(
-            "INSERT INTO provider_bills (tenant_id, provider, statement_id, period_start,"
-            " period_end, currency, billed_total_usd, source_kind, digest, imported_at,"
-            " imported_by) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT DO NOTHING",
+    def select(self, tenant_id: str, window: VersionWindow, *, limit: int) -> Selection:
+        """One version's events in the window, their runs' outcomes and their charges' revisions."""
+        end = "<=" if window.end_inclusive else "<"
+        executions = self._conn.execute(  # the one interpolation is a constant comparison
+            "SELECT * FROM ecp_evidence_executions WHERE tenant_id = %s AND workflow_id = %s"  # noqa: S608
+            f" AND workflow_version = %s AND occurred_at >= %s AND occurred_at {end} %s"
+            " ORDER BY event_id LIMIT %s",
             (
-                *key,
-                statement.period_start,
-                statement.period_end,
-                statement.currency.value,
-                statement.billed_total_usd,
-                statement.source_kind.value,
-                stored.digest,
-                stored.imported_at,
-                stored.imported_by,
+                tenant_id,
+                window.workflow_id,
+                window.workflow_version,
+                window.start,
+                window.end,
+                limit,
             ),
+        ).fetchall()
+        runs = sorted({row["run_id"] for row in executions if row["run_id"] is not None})
+        charges = sorted({row["charge_id"] for row in executions if row["charge_id"] is not None})
+        outcomes = self._conn.execute(
+            "SELECT * FROM ecp_evidence_outcomes WHERE tenant_id = %s AND workflow_id = %s"
+            " AND workflow_version = %s AND run_id = ANY(%s)",
+            (tenant_id, window.workflow_id, window.workflow_version, runs),
+        ).fetchall()
+        revisions = self._conn.execute(
+            "SELECT * FROM ecp_evidence_revisions WHERE tenant_id = %s AND charge_id = ANY(%s)",
+            (tenant_id, charges),
+        ).fetchall()
+        return Selection(
+            executions=tuple(Digested(execution_of(r), r["digest"]) for r in executions),
+            outcomes=tuple(Digested(outcome_of(r), r["digest"]) for r in outcomes),
+            revisions=tuple(Digested(revision_of(r), r["digest"]) for r in revisions),
+            definition=self.definition(tenant_id, window.workflow_id, window.workflow_version),
         )
-        if cursor.rowcount != 1:
-            raise Conflict(f"statement {statement.statement_id} of {statement.provider} exists")
-        rows: list[tuple[Any, ...]] = [
-            (
-                *key,
-                bucket.bucket_id,
-                bucket.period_start,
-                bucket.period_end,
-                bucket.amount_usd,
-                bucket.model,
-                Jsonb(bucket.provider_dimensions),
-            )
-            for bucket in statement.buckets
-        ]
-        with self._conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO provider_cost_buckets (tenant_id, provider, statement_id, bucket_id,"
-                " period_start, period_end, amount_usd, model, provider_dimensions)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                rows,
-            )

@@ -1,4 +1,4 @@
-"""EvidenceRepository on PostgreSQL: bulk idempotent ingestion and the tally in one statement.
+"""The evidence store on PostgreSQL: bulk idempotent ingestion, erasure, and the evidence rows.
 
 Ingestion first COPYs a batch straight into its table (inside a savepoint): a batch of new
 events, the common case, costs what COPY costs. When an id or a charge id is already taken the
@@ -7,8 +7,10 @@ COPY fails on the unique index, the savepoint undoes it, and the batch goes thro
 exact replays (same id, same digest) or conflicts (another digest, or a charge id another event
 owns), which one more statement tells apart.
 
-:meth:`PostgresEvidence.tally` runs the rules of :mod:`ecp_core.debugger.tally` in SQL and
-returns only grouped rows; the contract suite proves both agree.
+The evidence tables are read by their consumers' adapters too, through :class:`EvidenceRows`:
+the debugger's tally (:mod:`ecp_postgres.debugger`), reconciliation's provider events
+(:mod:`ecp_postgres.reconciliation`) and the decisions' version selection
+(:mod:`ecp_postgres.decisions`).
 """
 
 import contextlib
@@ -16,41 +18,35 @@ import itertools
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC
 from typing import Any, Generic, TypeVar
 
 import psycopg
 
-from ecp_core.debugger.tally import (
-    Granularity,
-    Grouping,
-    Tally,
-    TallyQuery,
-    normalize_scalar,
-    scalar_key,
-)
-from ecp_core.errors import Conflict
 from ecp_core.evidence.model import (
+    MAX_SAFE_INTEGER,
     ChargeRevision,
+    CostMeasurement,
+    CostRole,
     Digested,
     ExecutionEvent,
     OutcomeDefinition,
     OutcomeEvent,
+    OutcomeMaturity,
+    OutcomeMeasurement,
     SourceInventory,
+    changed_replay,
+    charge_taken,
+    definition_taken,
 )
-from ecp_core.money import ZERO
-from ecp_core.reconciliation.matching import PricedEvent, ProviderWindow
-from ecp_core.wire import unstructure
-from ecp_postgres.evidence_reads import EvidenceReads
-from ecp_postgres.judging import FAILURE as _FAILURE
-from ecp_postgres.judging import JUDGE as _JUDGE
-from ecp_postgres.judging import UNRESOLVED as _UNRESOLVED
-from ecp_postgres.repositories import _Repository
-from ecp_postgres.rows import Table
+from ecp_core.wire import structure, unstructure
+from ecp_postgres.rows import Repository, Table
 
 T = TypeVar("T")
 
 DEFINITIONS = Table("ecp_evidence_definitions", OutcomeDefinition, json=["predicate"])
+
+WORK_MEM = "16MB"
+"""``work_mem`` of a statement over a whole window (see :meth:`EvidenceRows.whole_window`)."""
 
 
 def _json(value: Any) -> str:  # noqa: ANN401 - any JSON value
@@ -159,277 +155,129 @@ INVENTORIES: _Events[SourceInventory] = _Events(
     ],
 )
 
-# --- the tally ---------------------------------------------------------------------------------
-#
-# One statement. Per event (``events``): its price after revisions and its run's verdict. Sums
-# and counts are GROUPING SETS over the events (``sums``). Distinct runs are what make a tally
-# expensive: they are counted as (group, run) pairs, one GROUPING SETS hash aggregate that keys
-# each fine set with the run (``pairs``), then counted per group (``runs``). TOTAL and VERSION
-# are rolled up from the rows of one fine set (the base set) rather than aggregating every event
-# twice more: their sums from its sums, their runs from its pairs. Each group comes back as two
-# rows, its sums and its runs, which Python puts together; no per-event row leaves the server.
 
-_KEYS = ("workflow_version", "window_start", "step_id", "cohort")
-_SETS: dict[Grouping, tuple[str, ...]] = {
-    Grouping.TOTAL: (),
-    Grouping.VERSION: ("workflow_version",),
-    Grouping.VERSION_WINDOW: ("workflow_version", "window_start"),
-    Grouping.VERSION_STEP: ("workflow_version", "step_id"),
-    Grouping.VERSION_COHORT: ("workflow_version", "cohort"),
-}
-_FINE = (Grouping.VERSION_WINDOW, Grouping.VERSION_STEP, Grouping.VERSION_COHORT)
-_ROLLED_BITS = 16
-"""``bits`` of rolled-up rows: this plus GROUPING(workflow_version) (0 VERSION, 1 TOTAL)."""
-
-_RUN_FIGURES = {
-    "runs": "count(*)",
-    "successful_runs": f"count(*) FILTER (WHERE verdict < {_FAILURE})",
-    "failed_runs": f"count(*) FILTER (WHERE verdict >= {_FAILURE} AND verdict < {_UNRESOLVED})",
-    "unresolved_runs": f"count(*) FILTER (WHERE verdict >= {_UNRESOLVED})",
-    "inferred_outcome_runs": "count(*) FILTER (WHERE verdict & 2 <> 0)",
-    "provisional_outcome_runs": "count(*) FILTER (WHERE verdict & 1 <> 0)",
-}
-_FAILED = f"verdict >= {_FAILURE} AND verdict < {_UNRESOLVED}"
-_SUM_FIGURES = {
-    "events": "count(*)",
-    "summary_events": "count(*) FILTER (WHERE summary)",
-    "unattributed_events": "count(*) FILTER (WHERE verdict IS NULL)",
-    "measured_usd": "sum(cost) FILTER (WHERE NOT summary AND measurement = 'measured')",
-    "estimated_usd": "sum(cost) FILTER (WHERE NOT summary AND measurement = 'estimated')",
-    "unknown_cost_events": "count(*) FILTER (WHERE NOT summary AND cost IS NULL)",
-    "failure_tax_usd": f"sum(cost) FILTER (WHERE NOT summary AND {_FAILED})",
-    "repeated_attempt_events": "count(*) FILTER (WHERE NOT summary AND repeated)",
-    "repeated_attempt_usd": "sum(cost) FILTER (WHERE NOT summary AND repeated)",
-}
-_MONEY = ("measured_usd", "estimated_usd", "failure_tax_usd", "repeated_attempt_usd")
-
-# How a deciding outcome's value is judged. ``equals`` is jsonb equality, which is the
-# reference's type-aware equality (true <> 1, 1 = 1.0, a number by its decimal value);
-# thresholds judge only jsonb numbers, as exact numerics; anything else is unresolved.
+# --- rows back to events ------------------------------------------------------------------------
 
 
-# The workflow's definitions (parsed once: ``predicate`` is json), the deciding outcome of each
-# of its runs (the latest assertion of the defined type not after as_of, ties to the greatest
-# event id), and the pricing revision of each charge (likewise the latest).
-_VERDICTS = """
-defs AS MATERIALIZED (
-    SELECT workflow_version, outcome_type,
-           predicate ->> 'kind' AS kind,
-           (predicate -> 'value')::jsonb AS expected,
-           (predicate ->> 'threshold')::numeric AS threshold
-    FROM ecp_evidence_definitions
-    WHERE tenant_id = %(tenant)s AND workflow_id = %(workflow)s {version_d}
-),
-deciding AS (
-    SELECT DISTINCT ON (o.workflow_version, o.run_id)
-           o.workflow_version, o.run_id,
-           ({judge})::int2 AS verdict
-    FROM ecp_evidence_outcomes o
-    JOIN defs d ON d.workflow_version = o.workflow_version AND d.outcome_type = o.outcome_type
-    WHERE o.tenant_id = %(tenant)s AND o.workflow_id = %(workflow)s
-      AND o.asserted_at <= %(as_of)s {version_o}
-    ORDER BY o.workflow_version, o.run_id, o.asserted_at DESC, o.event_id DESC
-),
-latest AS (
-    SELECT DISTINCT ON (charge_id) charge_id, cost_usd, cost_measurement
-    FROM ecp_evidence_revisions
-    WHERE tenant_id = %(tenant)s
-    ORDER BY charge_id DESC, revised_at DESC, event_id DESC
-)"""
-
-# date_bin from midnight UTC of year 1 is date_trunc(granularity, occurred_at, 'UTC') for every
-# timestamp an event can carry (UTC has no offset changes; nothing precedes the origin), and
-# cheaper: no time zone conversion per event.
-_ORIGIN = "TIMESTAMPTZ '0001-01-01 00:00:00+00'"
-
-_TALLY = """
-WITH {verdicts},
-events AS MATERIALIZED (
-    SELECT e.workflow_version,
-           -- a run is a (version, run id) pair: the key is injective (length-prefixed)
-           length(e.workflow_version) || ':' || e.workflow_version || e.run_id AS run_id,
-           e.step_id,
-           date_bin(INTERVAL '1 {granularity}', e.occurred_at, {origin}) AS window_start,
-           {cohort} AS cohort,
-           e.cost_role = 'summary' AS summary,
-           e.attempt > 1 AS repeated,
-           -- the price: the latest revision's, else the event's own
-           CASE WHEN r.charge_id IS NULL THEN e.cost_usd ELSE r.cost_usd END AS cost,
-           CASE WHEN r.charge_id IS NULL THEN e.cost_measurement ELSE r.cost_measurement END
-               AS measurement,
-           -- the run's verdict: unresolved without a deciding outcome, NULL without a run
-           CASE WHEN e.run_id IS NOT NULL THEN coalesce(v.verdict, {unresolved}::int2) END
-               AS verdict
-    FROM ecp_evidence_executions e
-    LEFT JOIN latest r ON r.charge_id = e.charge_id
-    LEFT JOIN deciding v ON v.workflow_version = e.workflow_version AND v.run_id = e.run_id
-    WHERE e.tenant_id = %(tenant)s AND e.workflow_id = %(workflow)s
-      AND e.occurred_at >= %(start)s AND e.occurred_at < %(end)s {version_e}
-),
-sums AS (
-    SELECT GROUPING({used}) AS bits, {keys},
-           {sums}
-    FROM events
-    GROUP BY GROUPING SETS ({sets})
-),
-pairs AS (
-    SELECT GROUPING({used}) AS bits, {keys}, run_id, min(verdict) AS verdict
-    FROM events
-    WHERE run_id IS NOT NULL
-    GROUP BY GROUPING SETS ({pair_sets})
-){rolled}
-SELECT 's' AS part, * FROM sums{rolled_sums}
-UNION ALL
-SELECT 'r', bits, {key_list}, {runs}, {nulls}
-FROM ({all_pairs}) AS counted
-GROUP BY bits, {key_list}
-"""
-
-# TOTAL and VERSION from the base set's rows: their sums add up; their runs are the base
-# set's pairs regrouped by (version, run) and by run.
-_ROLLED = """,
-rolled_pairs AS (
-    SELECT {rolled_bits} + {version_bit} AS bits, {version} AS workflow_version,
-           NULL::timestamptz AS window_start, NULL::text AS step_id,
-           NULL::{cohort_type} AS cohort, run_id, min(verdict) AS verdict
-    FROM pairs
-    WHERE bits = {base}
-    GROUP BY GROUPING SETS ({pair_sets})
-)"""
-_ROLLED_SUMS = """
-UNION ALL
-SELECT 's', {rolled_bits} + {version_bit}, {version},
-       NULL::timestamptz, NULL::text, NULL::{cohort_type},
-       {sums}
-FROM sums
-WHERE bits = {base}
-GROUP BY GROUPING SETS ({sets})
-HAVING sum(events) > 0"""
+def _as_written(value: Any) -> Any:  # noqa: ANN401 - a JSON scalar read back from jsonb
+    """A number beyond the safe integers can only have been written as a float: read it so."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER:
+        return float(value)
+    return value
 
 
-def _tally_sql(query: TallyQuery) -> tuple[str, dict[int, Grouping]]:
-    """The statement for the query's shape, and each ``bits`` value's grouping.
+def _attributes(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: _as_written(value) for key, value in values.items()}
 
-    GROUPING() takes the key columns the fine sets use; a bit is set for each one a set leaves
-    out. Keys no set uses are NULL. A query with no fine grouping aggregates by version (the
-    base set; its rows are returned only when asked for).
-    """
-    requested = set(query.groupings)
-    fine = [grouping for grouping in _FINE if grouping in requested] or [Grouping.VERSION]
-    rolled = [g for g in (Grouping.VERSION, Grouping.TOTAL) if g in requested and g not in fine]
-    used = [key for key in _KEYS if any(key in _SETS[grouping] for grouping in fine)]
-    bits = {
-        sum(
-            1 << (len(used) - 1 - i) for i, key in enumerate(used) if key not in _SETS[grouping]
-        ): grouping
-        for grouping in fine
-    }
-    base = next(iter(bits))
-    cohort_type = "text" if query.dimension is None else "jsonb"
-    types = {"window_start": "timestamptz", "step_id": "text", "cohort": cohort_type}
-    version = "AND {}workflow_version = %(version)s" if query.workflow_version is not None else ""
-    rolled_sql = rolled_sums = ""
-    all_pairs = "SELECT * FROM pairs"
-    if rolled:
-        bits.update({_ROLLED_BITS + int(g is Grouping.TOTAL): g for g in rolled})
-        shape = {
-            "rolled_bits": _ROLLED_BITS,
-            "version_bit": "GROUPING(workflow_version)" if Grouping.VERSION in rolled else "1",
-            "version": "workflow_version" if Grouping.VERSION in rolled else "NULL::text",
-            "cohort_type": cohort_type,
-            "base": base,
-        }
-        rolled_sql = _ROLLED.format(
-            **shape,
-            pair_sets=", ".join(
-                "(" + ", ".join((*_SETS[grouping], "run_id")) + ")" for grouping in rolled
-            ),
-        )
-        rolled_sums = _ROLLED_SUMS.format(
-            **shape,
-            sums=",\n       ".join(f"sum({name})" for name in _SUM_FIGURES),
-            sets=", ".join("(" + ", ".join(_SETS[grouping]) + ")" for grouping in rolled),
-        )
-        all_pairs += " UNION ALL SELECT * FROM rolled_pairs"
-    sql = _TALLY.format(
-        verdicts=_VERDICTS.format(
-            version_d=version.format(""), version_o=version.format("o."), judge=_JUDGE
-        ),
-        unresolved=_UNRESOLVED,
-        version_e=version.format("e."),
-        granularity=Granularity(query.granularity).value,
-        origin=_ORIGIN,
-        cohort="e.subject_id" if query.dimension is None else "e.dimensions -> %(dimension)s::text",
-        used=", ".join(used),
-        keys=", ".join(key if key in used else f"NULL::{types[key]} AS {key}" for key in _KEYS),
-        key_list=", ".join(_KEYS),
-        sums=",\n           ".join(f"{sql} AS {name}" for name, sql in _SUM_FIGURES.items()),
-        sets=", ".join("(" + ", ".join(_SETS[grouping]) + ")" for grouping in fine),
-        pair_sets=", ".join(
-            "(" + ", ".join((*_SETS[grouping], "run_id")) + ")" for grouping in fine
-        ),
-        rolled=rolled_sql,
-        rolled_sums=rolled_sums,
-        all_pairs=all_pairs,
-        runs=", ".join(_RUN_FIGURES.values()),
-        nulls=", ".join(["NULL"] * (len(_SUM_FIGURES) - len(_RUN_FIGURES))),
+
+def execution_of(row: dict[str, Any]) -> ExecutionEvent:
+    """An execution event from its row."""
+    return ExecutionEvent(
+        event_id=row["event_id"],
+        workflow_id=row["workflow_id"],
+        workflow_version=row["workflow_version"],
+        occurred_at=row["occurred_at"],
+        run_id=row["run_id"],
+        step_id=row["step_id"],
+        attempt=row["attempt"],
+        subject_id=row["subject_id"],
+        dimensions=_attributes(row["dimensions"]),
+        cost_usd=row["cost_usd"],
+        cost_measurement=CostMeasurement(row["cost_measurement"]),
+        cost_role=CostRole(row["cost_role"]),
+        charge_id=row["charge_id"],
+        source_window_id=row["source_window_id"],
+        join_key=row["join_key"],
+        metadata=_attributes(row["metadata"]),
     )
-    return sql, bits
 
 
-def _cohort(value: Any) -> Any:  # noqa: ANN401 - a JSON scalar read back from jsonb
-    """The cohort as the reference spells it (:func:`normalize_scalar`).
+def outcome_of(row: dict[str, Any]) -> OutcomeEvent:
+    """An outcome event from its row."""
+    return OutcomeEvent(
+        event_id=row["event_id"],
+        workflow_id=row["workflow_id"],
+        workflow_version=row["workflow_version"],
+        run_id=row["run_id"],
+        outcome_type=row["outcome_type"],
+        asserted_at=row["asserted_at"],
+        value=_as_written(row["value"]),
+        outcome_measurement=OutcomeMeasurement(row["outcome_measurement"]),
+        maturity=OutcomeMaturity(row["maturity"]),
+        subject_id=row["subject_id"],
+        join_key=row["join_key"],
+    )
 
-    jsonb keeps a number as the decimal it was written as, which is what the reference's
-    normalisation yields for integral floats too.
-    """
-    return normalize_scalar(value)
+
+def revision_of(row: dict[str, Any]) -> ChargeRevision:
+    """A charge revision from its row."""
+    return ChargeRevision(
+        event_id=row["event_id"],
+        charge_id=row["charge_id"],
+        revised_at=row["revised_at"],
+        cost_usd=row["cost_usd"],
+        cost_measurement=CostMeasurement(row["cost_measurement"]),
+    )
 
 
-_FIGURE_COLUMNS = tuple(_SUM_FIGURES)
-"""The result's figure columns: a sums row fills them all, a runs row the first six."""
+class EvidenceRows(Repository):
+    """What every evidence adapter reads: definitions, inventories, whole-window settings."""
 
+    def definition(
+        self, tenant_id: str, workflow_id: str, workflow_version: str
+    ) -> OutcomeDefinition | None:
+        """The outcome definition of one workflow version, or None."""
+        return self._one(
+            DEFINITIONS,
+            "tenant_id = %s AND workflow_id = %s AND workflow_version = %s",
+            (tenant_id, workflow_id, workflow_version),
+        )
 
-def _tallies(
-    rows: list[dict[str, Any]], bits: dict[int, Grouping], wanted: frozenset[Grouping]
-) -> list[Tally]:
-    """Put each group's sums row and runs row together (a group without runs has none)."""
-    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for row in rows:
-        grouping = bits[row["bits"]]
-        if grouping not in wanted:
-            continue
-        keys = _SETS[grouping]
-        cohort = _cohort(row["cohort"]) if "cohort" in keys else None
-        key = {
-            "grouping": grouping,
-            "workflow_version": row["workflow_version"] if "workflow_version" in keys else None,
-            "window_start": row["window_start"].astimezone(UTC) if "window_start" in keys else None,
-            "step_id": row["step_id"] if "step_id" in keys else None,
+    def inventory(self, tenant_id: str, event_id: str) -> Digested[SourceInventory] | None:
+        """One stored source inventory with its digest, or None."""
+        row = self._conn.execute(
+            "SELECT * FROM ecp_evidence_inventories WHERE tenant_id = %s AND event_id = %s",
+            (tenant_id, event_id),
+        ).fetchone()
+        if row is None:
+            return None
+        data = {
+            "event_id": row["event_id"],
+            "workflow_id": row["workflow_id"],
+            "workflow_version": row["workflow_version"],
+            "capture_start": row["capture_start"].isoformat(),
+            "capture_end": row["capture_end"].isoformat(),
+            "terminal_run_ids": row["terminal_run_ids"],
+            "windows": row["windows"],
         }
-        group = groups.setdefault((*key.values(), scalar_key(cohort)), {**key, "cohort": cohort})
-        names = _SUM_FIGURES if row["part"] == "s" else _RUN_FIGURES
-        for name, column in zip(names, _FIGURE_COLUMNS, strict=False):
-            group[name] = row[column]
-    counts = [name for name in (*_SUM_FIGURES, *_RUN_FIGURES) if name not in _MONEY]
-    tallies = []
-    for group in groups.values():
-        fields: dict[str, Any] = {name: group[name] for name in ("grouping", *_KEYS)}
-        fields.update({name: int(group.get(name) or 0) for name in counts})
-        fields.update({name: group.get(name) or ZERO for name in _MONEY})
-        tallies.append(Tally(**fields))
-    return tallies
+        return Digested(structure(data, SourceInventory), row["digest"])
+
+    @contextlib.contextmanager
+    def whole_window(self) -> Iterator[None]:
+        """The settings a statement over a whole window is written for, for its duration.
+
+        Hash and merge joins only: with statistics that do not know a tenant's rows yet (a
+        tenant that has just ingested its first events), the planner would otherwise pick
+        nested loops over the window and take minutes instead of milliseconds. And enough
+        ``work_mem`` for the tally's (group, run) pairs and event rows to stay in memory
+        (50,000 events need about 12 MB; the default is 4 MB).
+        """
+        previous = self._conn.execute(
+            "SELECT current_setting('enable_nestloop') AS nestloop,"
+            " current_setting('work_mem') AS work_mem,"
+            " set_config('enable_nestloop', 'off', true), set_config('work_mem', %s, true)",
+            (WORK_MEM,),
+        ).fetchone()
+        assert previous is not None  # noqa: S101 - a SELECT without FROM answers
+        yield
+        self._conn.execute(
+            "SELECT set_config('enable_nestloop', %s, true), set_config('work_mem', %s, true)",
+            (previous["nestloop"], previous["work_mem"]),
+        )
 
 
-_WORK_MEM = "16MB"
-
-
-class PostgresEvidence(EvidenceReads, _Repository):
-    """EvidenceRepository on PostgreSQL; see the module's docstring.
-
-    Row-level reads for reconciliation and decisions (``provider_events``, ``select``) come
-    from :class:`~ecp_postgres.evidence_reads.EvidenceReads`.
-    """
+class PostgresEvidenceStore(EvidenceRows):
+    """EvidenceStore on PostgreSQL; see the module's docstring."""
 
     def _add(
         self,
@@ -473,8 +321,8 @@ class PostgresEvidence(EvidenceReads, _Repository):
             entry = next(entry for entry in skipped if entry.item.event_id == event_id)
             charge = owner(entry)
             if charge is not None:
-                raise Conflict(f"charge {charge} belongs to event {self._owner(tenant_id, charge)}")
-        raise Conflict(f"event {event_id} was stored with other content")
+                raise charge_taken(charge, self._owner(tenant_id, charge))
+        raise changed_replay(event_id)
 
     def _copied(self, events: _Events[Any], tenant_id: str, values: list[list[Any]]) -> bool:
         """COPY a batch of new events (the common case, at COPY's speed); False on any replay.
@@ -516,93 +364,9 @@ class PostgresEvidence(EvidenceReads, _Repository):
         """Store source inventories."""
         return self._add(INVENTORIES, tenant_id, events)
 
-    def definition(
-        self, tenant_id: str, workflow_id: str, workflow_version: str
-    ) -> OutcomeDefinition | None:
-        """The outcome definition of one workflow version, or None."""
-        return self._one(  # type: ignore[no-any-return]
-            DEFINITIONS,
-            "tenant_id = %s AND workflow_id = %s AND workflow_version = %s",
-            (tenant_id, workflow_id, workflow_version),
-        )
-
     def add_definition(self, definition: OutcomeDefinition) -> None:
         """Store a new definition; Conflict when the version has one."""
-        self._insert(
-            DEFINITIONS,
-            definition,
-            f"workflow version {definition.workflow_version} has a definition",
-        )
-
-    def count_executions(self, tenant_id: str, query: TallyQuery, *, limit: int) -> int:
-        """Execution events in the window, counting no further than ``limit``."""
-        version = "" if query.workflow_version is None else " AND workflow_version = %(version)s"
-        row = self._conn.execute(
-            "SELECT count(*) AS n FROM (SELECT 1 FROM ecp_evidence_executions"  # noqa: S608
-            " WHERE tenant_id = %(tenant)s AND workflow_id = %(workflow)s"
-            f" AND occurred_at >= %(start)s AND occurred_at < %(end)s{version}"
-            " LIMIT %(limit)s) AS window_events",
-            {
-                "tenant": tenant_id,
-                "workflow": query.workflow_id,
-                "version": query.workflow_version,
-                "start": query.start,
-                "end": query.end,
-                "limit": max(limit, 0),
-            },
-        ).fetchone()
-        assert row is not None  # noqa: S101 - count(*) always answers
-        return int(row["n"])
-
-    @contextlib.contextmanager
-    def _whole_window(self) -> Iterator[None]:
-        """The settings a statement over a whole window is written for, for its duration.
-
-        Hash and merge joins only: with statistics that do not know a tenant's rows yet (a
-        tenant that has just ingested its first events), the planner would otherwise pick
-        nested loops over the window and take minutes instead of milliseconds. And enough
-        ``work_mem`` for the tally's (group, run) pairs and event rows to stay in memory
-        (50,000 events need about 12 MB; the default is 4 MB).
-        """
-        previous = self._conn.execute(
-            "SELECT current_setting('enable_nestloop') AS nestloop,"
-            " current_setting('work_mem') AS work_mem,"
-            " set_config('enable_nestloop', 'off', true), set_config('work_mem', %s, true)",
-            (_WORK_MEM,),
-        ).fetchone()
-        assert previous is not None  # noqa: S101 - a SELECT without FROM answers
-        yield
-        self._conn.execute(
-            "SELECT set_config('enable_nestloop', %s, true), set_config('work_mem', %s, true)",
-            (previous["nestloop"], previous["work_mem"]),
-        )
-
-    def tally(self, tenant_id: str, query: TallyQuery) -> list[Tally]:
-        """Aggregate the window as :func:`ecp_core.debugger.tally.tally` defines, in SQL."""
-        if not query.groupings:
-            return []
-        sql, bits = _tally_sql(query)
-        with self._whole_window():
-            rows = self._conn.execute(
-                sql,
-                {
-                    "tenant": tenant_id,
-                    "workflow": query.workflow_id,
-                    "version": query.workflow_version,
-                    "start": query.start,
-                    "end": query.end,
-                    "as_of": query.as_of,
-                    "dimension": query.dimension,
-                },
-            ).fetchall()
-        return _tallies(rows, bits, query.groupings)
-
-    def provider_events(
-        self, tenant_id: str, window: ProviderWindow, *, limit: int
-    ) -> list[PricedEvent]:
-        """:meth:`EvidenceReads.provider_events` with the whole-window settings (its joins)."""
-        with self._whole_window():
-            return super().provider_events(tenant_id, window, limit=limit)
+        self._insert(DEFINITIONS, definition, definition_taken(definition.workflow_version))
 
     def erase_run(self, tenant_id: str, run_id: str, join_keys: Sequence[str]) -> int:
         """Delete execution and outcome events of this run id or these join keys; how many."""
@@ -618,6 +382,3 @@ class PostgresEvidence(EvidenceReads, _Repository):
         ).fetchone()
         assert row is not None  # noqa: S101 - the SELECT always answers
         return int(row["n"])
-
-
-__all__ = ["PostgresEvidence"]

@@ -1,9 +1,13 @@
-"""RetentionRepository on PostgreSQL: policies, legal holds and the retention audit log."""
+"""RetentionRepository on PostgreSQL: policies, legal holds and the retention audit log.
 
-from ecp_core.errors import NotFound
+The system row (:data:`ecp_core.retention.model.SYSTEM_POLICY`) is seeded by the retention
+migration; ``test_the_system_row_is_the_core_s`` (tests/contract/test_mirrored_adapters.py)
+holds the two equal.
+"""
+
+from ecp_core.errors import exists, missing
 from ecp_core.retention.model import SYSTEM_TENANT, LegalHold, RetentionAuditEntry, RetentionPolicy
-from ecp_postgres.repositories import _Repository
-from ecp_postgres.rows import Table
+from ecp_postgres.rows import Repository, Table
 
 RETENTION_POLICIES = Table("ecp_retention_policies", RetentionPolicy)
 LEGAL_HOLDS = Table("ecp_legal_holds", LegalHold)
@@ -12,7 +16,22 @@ LOCK_NAMESPACE = "ecp.retention:"
 """Prefix of the advisory lock keys, apart from any other advisory lock user of the database."""
 
 
-class PostgresRetention(_Repository):
+def not_held(table: str) -> str:
+    """SQL: rows of ``table`` whose run no active legal hold covers (held runs are left out).
+
+    The SQL twin of :meth:`ecp_core.retention.model.LegalHold.covers` (active, same tenant, the
+    whole tenant or this run), as the memory adapter applies it; the contract test
+    ``test_hold_coverage_is_the_core_s`` (tests/contract/test_mirrored_adapters.py) holds them
+    equal.
+    """
+    holds = "SELECT 1 FROM ecp_legal_holds h WHERE h.released_at IS NULL"
+    return (
+        f"NOT EXISTS ({holds} AND h.tenant_id = {table}.tenant_id"
+        f" AND (h.run_id IS NULL OR h.run_id = {table}.run_id))"
+    )
+
+
+class PostgresRetention(Repository):
     """RetentionRepository on PostgreSQL; the ``default`` system row is seeded by the migration."""
 
     def lock_tenant(self, tenant_id: str, *, exclusive: bool) -> None:
@@ -29,7 +48,7 @@ class PostgresRetention(_Repository):
 
     def policy(self, tenant_id: str) -> RetentionPolicy | None:
         """The stored policy row, or None."""
-        return self._one(RETENTION_POLICIES, "tenant_id = %s", (tenant_id,))  # type: ignore[no-any-return]
+        return self._one(RETENTION_POLICIES, "tenant_id = %s", (tenant_id,))
 
     def put_policy(self, policy: RetentionPolicy) -> None:
         """Store a policy row, replacing any earlier one."""
@@ -51,11 +70,11 @@ class PostgresRetention(_Repository):
 
     def add_hold(self, hold: LegalHold) -> None:
         """Store a new hold (Conflict when its id exists, in any tenant)."""
-        self._insert(LEGAL_HOLDS, hold, f"hold {hold.hold_id} exists")
+        self._insert(LEGAL_HOLDS, hold, exists("hold", hold.hold_id))
 
     def hold(self, tenant_id: str, hold_id: str) -> LegalHold | None:
         """One hold of the tenant, or None."""
-        return self._one(LEGAL_HOLDS, "hold_id = %s AND tenant_id = %s", (hold_id, tenant_id))  # type: ignore[no-any-return]
+        return self._one(LEGAL_HOLDS, "hold_id = %s AND tenant_id = %s", (hold_id, tenant_id))
 
     def holds(self, tenant_id: str, *, active_only: bool = False) -> list[LegalHold]:
         """The tenant's holds (only unreleased ones when ``active_only``), oldest first."""
@@ -70,11 +89,11 @@ class PostgresRetention(_Repository):
         """Replace a stored hold of the same tenant (NotFound otherwise)."""
         sql = LEGAL_HOLDS.update_sql("hold_id") + " AND tenant_id = %(tenant_id)s"
         if self._conn.execute(sql, LEGAL_HOLDS.params(hold)).rowcount != 1:
-            raise NotFound(f"hold {hold.hold_id} not found")
+            raise missing("hold", hold.hold_id)
 
     def append_log(self, entry: RetentionAuditEntry) -> None:
         """Append to the log (Conflict when the entry id exists)."""
-        self._insert(RETENTION_LOG, entry, f"retention log entry {entry.entry_id} exists")
+        self._insert(RETENTION_LOG, entry, exists("retention log entry", entry.entry_id))
 
     def log(
         self, tenant_id: str, *, limit: int, before: str | None = None

@@ -1,16 +1,18 @@
-"""Mapping between attrs models and table rows, through the core's wire converter."""
+"""Mapping between attrs models and table rows, and the base of every repository."""
 
 import enum
 import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import attrs
+import psycopg
 from psycopg.types.json import Json, Jsonb
 
 from ecp_core.canonical import MAX_SAFE_INTEGER
+from ecp_core.errors import Conflict
 from ecp_core.wire import format_timestamp, structure, unstructure
 
 T = TypeVar("T")
@@ -39,7 +41,7 @@ def load_json(data: bytes | str) -> Any:  # noqa: ANN401 - JSON is dynamically t
     return json.loads(text, parse_int=_jsonb_integer)
 
 
-class Table:
+class Table(Generic[T]):
     """One model stored in one table: which columns hold JSON, and how rows become models."""
 
     def __init__(
@@ -74,7 +76,7 @@ class Table:
             return value.value
         return value
 
-    def load(self, row: Mapping[str, Any]) -> Any:  # noqa: ANN401 - an instance of ``model``
+    def load(self, row: Mapping[str, Any]) -> T:
         """Build the model from a row (validated like any wire input)."""
         data = {
             column: format_timestamp(value) if isinstance(value, datetime) else value
@@ -96,3 +98,25 @@ class Table:
     def select_sql(self) -> str:
         """``SELECT`` of every column (the caller appends the rest)."""
         return f"SELECT {self.column_list} FROM {self.name}"  # noqa: S608
+
+
+class Repository:
+    """Base of the PostgreSQL repositories: every one works on its unit of work's connection."""
+
+    def __init__(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        """Work on ``conn`` (inside the unit of work's transaction)."""
+        self._conn = conn
+
+    def _one(self, table: Table[T], where: str, params: tuple[Any, ...]) -> T | None:
+        row = self._conn.execute(f"{table.select_sql()} WHERE {where}", params).fetchone()
+        return None if row is None else table.load(row)
+
+    def _all(self, table: Table[T], tail: str, params: tuple[Any, ...]) -> list[T]:
+        rows = self._conn.execute(f"{table.select_sql()} {tail}", params).fetchall()
+        return [table.load(row) for row in rows]
+
+    def _insert(self, table: Table[T], value: T, conflict: Conflict) -> None:
+        """Insert ``value``; raise ``conflict`` when a row with one of its keys exists."""
+        cursor = self._conn.execute(table.insert_sql(on_conflict_nothing=True), table.params(value))
+        if cursor.rowcount != 1:
+            raise conflict

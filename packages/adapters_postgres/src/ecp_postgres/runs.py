@@ -2,12 +2,12 @@
 
 from datetime import datetime
 
-from ecp_core.errors import NotFound
+from ecp_core.errors import exists, missing
 from ecp_core.runs.dispatch import CLAIM_CANDIDATE_BUDGET
 from ecp_core.runs.model import Run, RunClaim
 from ecp_core.types import RunStatus
-from ecp_postgres.repositories import _not_held, _Repository
-from ecp_postgres.rows import Table
+from ecp_postgres.retention import not_held
+from ecp_postgres.rows import Repository, Table
 
 RUNS = Table(
     "ecp_runs",
@@ -74,20 +74,20 @@ of ``ecp_runs_dispatch_claims``. Candidates are locked in order, skipping held o
 claimed run is stamped from a sequence so its tenant becomes the most recently served."""
 
 
-class PostgresRuns(_Repository):
+class PostgresRuns(Repository):
     """RunRepository on PostgreSQL."""
 
     def add(self, run: Run) -> None:
         """Store a new run (its id and idempotency key must be new)."""
-        self._insert(RUNS, run, f"run {run.run_id} exists")
+        self._insert(RUNS, run, exists("run", run.run_id))
 
     def get(self, tenant_id: str, run_id: str) -> Run | None:
         """One run of the tenant, or None."""
-        return self._one(RUNS, "run_id = %s AND tenant_id = %s", (run_id, tenant_id))  # type: ignore[no-any-return]
+        return self._one(RUNS, "run_id = %s AND tenant_id = %s", (run_id, tenant_id))
 
     def lock(self, tenant_id: str, run_id: str) -> Run | None:
         """The run, row-locked until the transaction ends."""
-        return self._one(RUNS, "run_id = %s AND tenant_id = %s FOR UPDATE", (run_id, tenant_id))  # type: ignore[no-any-return]
+        return self._one(RUNS, "run_id = %s AND tenant_id = %s FOR UPDATE", (run_id, tenant_id))
 
     def save(self, run: Run) -> None:
         """Replace a stored run."""
@@ -95,7 +95,7 @@ class PostgresRuns(_Repository):
             RUNS.update_sql("run_id") + " AND tenant_id = %(tenant_id)s", RUNS.params(run)
         )
         if cursor.rowcount != 1:
-            raise NotFound(f"run {run.run_id} not found")
+            raise missing("run", run.run_id)
 
     def by_idempotency_key(self, tenant_id: str, deployment_ref: str, key: str) -> Run | None:
         """The run started with this key, or None."""
@@ -103,7 +103,7 @@ class PostgresRuns(_Repository):
             RUNS,
             "tenant_id = %s AND deployment_ref = %s AND idempotency_key = %s",
             (tenant_id, deployment_ref, key),
-        )  # type: ignore[no-any-return]
+        )
 
     def page(self, tenant_id: str, *, limit: int, before: str | None = None) -> list[Run]:
         """Newest first, older than ``before``."""
@@ -155,7 +155,7 @@ class PostgresRuns(_Repository):
             (int(counted), not_before, run_id, tenant_id),
         ).fetchone()
         if row is None:
-            raise NotFound(f"run {run_id} not found")
+            raise missing("run", run_id)
         return int(row["dispatch_failures"])
 
     def clear_dispatch_failures(self, tenant_id: str, run_id: str) -> None:
@@ -185,7 +185,7 @@ class PostgresRuns(_Repository):
             {c: params[c] for c in _HEADER},
         )
         if cursor.rowcount != 1:
-            raise NotFound(f"run {run.run_id} not found")
+            raise missing("run", run.run_id)
 
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Terminal, not yet erased, unheld runs updated before the instant, oldest first.
@@ -195,7 +195,7 @@ class PostgresRuns(_Repository):
         return self._all(
             RUNS,
             "WHERE tenant_id = %s AND status IN ('COMPLETED', 'FAILED') AND erased_at IS NULL"
-            f" AND updated_at < %s AND {_not_held('ecp_runs')}"
+            f" AND updated_at < %s AND {not_held('ecp_runs')}"
             ' ORDER BY updated_at, run_id COLLATE "C" LIMIT %s',
             (tenant_id, updated_before, limit),
         )

@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from ecp_core.errors import Conflict, NotFound
+from ecp_core.errors import exists, missing
 from ecp_core.webhooks.model import (
     Delivery,
     DeliveryAttempt,
@@ -10,8 +10,7 @@ from ecp_core.webhooks.model import (
     Subscription,
     WebhookEventType,
 )
-from ecp_postgres.repositories import _Repository
-from ecp_postgres.rows import Table
+from ecp_postgres.rows import Repository, Table
 
 SUBSCRIPTIONS = Table("ecp_webhook_subscriptions", Subscription, jsonb=["event_types"])
 DELIVERIES = Table("ecp_webhook_deliveries", Delivery, jsonb=["payload"])
@@ -26,7 +25,7 @@ _REVIVE = ", ".join(
 )
 
 
-class PostgresWebhooks(_Repository):
+class PostgresWebhooks(Repository):
     """WebhookRepository on PostgreSQL; deleting a subscription only marks its row deleted."""
 
     def add_subscription(self, subscription: Subscription) -> None:
@@ -40,11 +39,11 @@ class PostgresWebhooks(_Repository):
             " WHERE ecp_webhook_subscriptions.deleted_at IS NOT NULL"
         )
         if self._conn.execute(sql, SUBSCRIPTIONS.params(subscription)).rowcount != 1:
-            raise Conflict(f"subscription {subscription.subscription_id} exists")
+            raise exists("subscription", subscription.subscription_id)
 
     def subscription(self, tenant_id: str, subscription_id: str) -> Subscription | None:
         """One live subscription of the tenant, or None."""
-        return self._one(  # type: ignore[no-any-return]
+        return self._one(
             SUBSCRIPTIONS,
             f"subscription_id = %s AND tenant_id = %s AND {_LIVE}",
             (subscription_id, tenant_id),
@@ -81,11 +80,11 @@ class PostgresWebhooks(_Repository):
 
     def add_delivery(self, delivery: Delivery) -> None:
         """Queue a delivery (Conflict when its id exists, in any tenant)."""
-        self._insert(DELIVERIES, delivery, f"delivery {delivery.delivery_id} exists")
+        self._insert(DELIVERIES, delivery, exists("delivery", delivery.delivery_id))
 
     def delivery(self, tenant_id: str, delivery_id: str) -> Delivery | None:
         """One delivery of the tenant, or None."""
-        return self._one(  # type: ignore[no-any-return]
+        return self._one(
             DELIVERIES, "delivery_id = %s AND tenant_id = %s", (delivery_id, tenant_id)
         )
 
@@ -93,7 +92,7 @@ class PostgresWebhooks(_Repository):
         """Replace a stored delivery of the same tenant (NotFound otherwise)."""
         sql = DELIVERIES.update_sql("delivery_id") + " AND tenant_id = %(tenant_id)s"
         if self._conn.execute(sql, DELIVERIES.params(delivery)).rowcount != 1:
-            raise NotFound(f"delivery {delivery.delivery_id} not found")
+            raise missing("delivery", delivery.delivery_id)
 
     def claim_due(self, now: datetime, limit: int) -> list[Delivery]:
         """Pending deliveries due by ``now``, oldest first, locked until the transaction ends.
@@ -111,7 +110,9 @@ class PostgresWebhooks(_Repository):
     def add_attempt(self, attempt: DeliveryAttempt) -> None:
         """Record one POST (Conflict when the delivery already has that attempt number)."""
         self._insert(
-            ATTEMPTS, attempt, f"attempt {attempt.attempt} of delivery {attempt.delivery_id} exists"
+            ATTEMPTS,
+            attempt,
+            exists("attempt", f"{attempt.attempt} of delivery {attempt.delivery_id}"),
         )
 
     def attempts(self, tenant_id: str, delivery_id: str) -> list[DeliveryAttempt]:

@@ -163,3 +163,13 @@ class DatabaseUnavailable(EcpError):
         """Keep the one-line ``detail`` (never a password) and how the database was lost."""
         super().__init__(detail)
         self.connection_lost = connection_lost
+
+
+def exists(kind: str, ident: str) -> Conflict:
+    """What every store raises for a new ``kind`` (``"run"``) whose identity is taken."""
+    return Conflict(f"{kind} {ident} exists")
+
+
+def missing(kind: str, ident: str) -> NotFound:
+    """What every store raises when the ``kind`` to replace is not stored (for this tenant)."""
+    return NotFound(f"{kind} {ident} not found")

@@ -26,10 +26,10 @@ from ecp_core.runs.approvals import ApprovalService
 from ecp_core.runs.audit_reads import AuditService
 from ecp_core.runs.audit_writer import AuditWriter
 from ecp_core.runs.dispatch import DISPATCH_POLICY
-from ecp_core.runs.engine import RunEngine
-from ecp_core.runs.events import LifecycleEvents
+from ecp_core.runs.lifecycle import RunLifecycle
 from ecp_core.runs.model import ApprovalResolutionResponse, RunStatusResponse
 from ecp_core.runs.service import RunService
+from ecp_core.runs.step import Stepper
 from ecp_core.signing import Ed25519Signer, PublicSigningKey
 from ecp_core.system import SystemClock, UuidV7Factory
 from ecp_core.webhooks.schedule import RetryPolicy
@@ -92,9 +92,8 @@ class Ecp:
         ids = ids or UuidV7Factory()
         actions = actions or ActionRegistry()
         webhooks = WebhookService(uow, clock, ids, webhook_policy or RetryPolicy())
-        engine = RunEngine(
-            clock, ids, AuditWriter(clock, ids, signer), actions, LifecycleEvents(webhooks)
-        )
+        stepper = Stepper(clock, ids, actions)
+        lifecycle = RunLifecycle(AuditWriter(clock, ids, signer), webhooks)
         keys = [*verification_keys, *([signer.published()] if signer is not None else [])]
         retention = retention or RetentionSettings()
         evidence = EvidenceService(uow, clock)
@@ -109,8 +108,10 @@ class Ecp:
         return cls(
             graphs=GraphCatalog(uow, clock, ids, known_actions=None),
             contracts=ContractService(uow, clock),
-            runs=RunService(uow, clock, ids, engine, dispatch_policy or DISPATCH_POLICY),
-            approvals=ApprovalService(uow, clock, engine),
+            runs=RunService(
+                uow, clock, ids, stepper, lifecycle, dispatch=dispatch_policy or DISPATCH_POLICY
+            ),
+            approvals=ApprovalService(uow, clock, stepper, lifecycle),
             audit=AuditService(uow, keys),
             actions=actions,
             api_keys=ApiKeyService(uow, clock),

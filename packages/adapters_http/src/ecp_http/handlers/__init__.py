@@ -1,1 +1,35 @@
-"""Route handlers, one module per area; each builds its Operations from the runtime."""
+"""The HTTP handlers: one module per area, each with a module-level ``OPERATIONS`` list."""
+
+from ecp_http.handlers import (
+    api_keys,
+    decisions,
+    docs,
+    evidence,
+    graphs,
+    health,
+    metrics,
+    reconciliation,
+    retention,
+    runs,
+    webhooks,
+)
+from ecp_http.routing import Operation
+
+__all__ = ["all_operations"]
+
+
+def all_operations(*, metrics_enabled: bool = True) -> list[Operation]:
+    """Every operation the server offers (``GET /metrics`` only while metrics are enabled)."""
+    return [
+        *health.OPERATIONS,
+        *graphs.OPERATIONS,
+        *runs.OPERATIONS,
+        *api_keys.OPERATIONS,
+        *retention.OPERATIONS,
+        *webhooks.OPERATIONS,
+        *evidence.OPERATIONS,
+        *reconciliation.OPERATIONS,
+        *decisions.OPERATIONS,
+        *docs.OPERATIONS,
+        *(metrics.OPERATIONS if metrics_enabled else ()),
+    ]

@@ -1,33 +1,14 @@
-"""Helpers shared by handlers: query parameters and ``Prefer: wait``."""
+"""Helpers shared by handlers: ``Prefer: wait``."""
 
 import re
 import time
 from collections.abc import Mapping
 
-from ecp_core.errors import FieldError, ValidationFailed
 from ecp_core.runs.model import Run
 from ecp_core.runs.service import RunService
 from ecp_core.runs.state_machine import TERMINAL, WAITING
 
 _WAIT = re.compile(r"(?:^|[,;\s])wait\s*=\s*(\d+)(?:$|[,;\s])")
-
-
-def int_query(query: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    """An integer query parameter within ``low``..``high``; 422 otherwise."""
-    raw = query.get(name)
-    if raw is None:
-        return default
-    # ASCII digits only: str.isdigit also takes superscripts, circled and fullwidth digits.
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= len(str(high))) or not (
-        low <= int(raw) <= high
-    ):
-        raise ValidationFailed(
-            f"invalid {name}",
-            errors=[
-                FieldError(loc=("query", name), msg=f"must be a whole number from {low} to {high}")
-            ],
-        )
-    return int(raw)
 
 
 def preferred_wait(headers: Mapping[str, str], limit: float) -> float:

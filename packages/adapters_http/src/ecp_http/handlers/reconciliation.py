@@ -1,7 +1,5 @@
 """Provider-bill import and reconciliation reports (spec "Provider-bill reconciliation")."""
 
-from typing import TYPE_CHECKING
-
 from starlette.responses import Response
 
 from ecp_core.permissions import Permission
@@ -11,62 +9,63 @@ from ecp_core.reconciliation.model import (
     ReconciliationReport,
     StatementImported,
 )
-from ecp_http.handlers.evidence import MARKDOWN, report_format
-from ecp_http.routing import Call, Operation, QueryParam, Reply
-
-if TYPE_CHECKING:
-    from ecp_http.bootstrap import Runtime
+from ecp_http.handlers.evidence import MARKDOWN
+from ecp_http.models import ReportFormatQuery
+from ecp_http.routing import Call, Operation, Reply
+from ecp_http.services import Services
 
 TAG = "reconciliation"
 
 
-def operations(runtime: "Runtime") -> list[Operation]:
-    """Routes of this area."""
-    reconciliation = runtime.ecp.reconciliation
+def import_bill(call: Call, services: Services) -> Reply:
+    """Import a provider statement (201), or find the identical one imported before (200)."""
+    assert call.actor is not None  # noqa: S101 - an authenticated operation
+    stored, created = services.ecp.reconciliation.import_statement(call.actor, call.body)
+    statement = stored.statement
+    answer = StatementImported(
+        provider=statement.provider,
+        statement_id=statement.statement_id,
+        digest=stored.digest,
+        imported_at=stored.imported_at,
+        buckets=len(statement.buckets),
+        billed_total_usd=statement.billed_total_usd,
+    )
+    return Reply(body=answer, status=201 if created else 200)
 
-    def import_bill(call: Call) -> Reply:
-        assert call.actor is not None  # noqa: S101 - an authenticated operation
-        stored, created = reconciliation.import_statement(call.actor, call.body)
-        statement = stored.statement
-        answer = StatementImported(
-            provider=statement.provider,
-            statement_id=statement.statement_id,
-            digest=stored.digest,
-            imported_at=stored.imported_at,
-            buckets=len(statement.buckets),
-            billed_total_usd=statement.billed_total_usd,
-        )
-        return Reply(body=answer, status=201 if created else 200)
 
-    def reconciliation_report(call: Call) -> ReconciliationReport | Response:
-        chosen = report_format(call.query)
-        found = reconciliation.report(call.tenant, call.path["provider"], call.path["statement_id"])
-        if chosen == "markdown":
-            return Response(render_markdown(found), media_type=f"{MARKDOWN}; charset=utf-8")
-        return found
+def reconciliation_report(call: Call, services: Services) -> ReconciliationReport | Response:
+    """A statement reconciled with the measured evidence, as JSON or Markdown."""
+    query: ReportFormatQuery = call.params
+    found = services.ecp.reconciliation.report(
+        call.tenant, call.path["provider"], call.path["statement_id"]
+    )
+    if query.format == "markdown":
+        return Response(render_markdown(found), media_type=f"{MARKDOWN}; charset=utf-8")
+    return found
 
-    return [
-        Operation(
-            method="POST",
-            path="/v1/reconciliation/provider-bills",
-            handler=import_bill,
-            tag=TAG,
-            summary="Import a provider statement (201; 200 on exact replay; 409 on changed content)",
-            permission=Permission.BILL_IMPORT,
-            body=ProviderStatement,
-            response=StatementImported,
-            status=201,
-            extra_statuses=(200,),
-        ),
-        Operation(
-            method="GET",
-            path="/v1/reconciliation/provider-bills/{provider}/{statement_id}/report",
-            handler=reconciliation_report,
-            tag=TAG,
-            summary="Reconcile a statement with measured execution evidence",
-            permission=Permission.REPORT_READ,
-            response=ReconciliationReport,
-            query=(QueryParam(name="format", schema={"enum": ["json", "markdown"]}),),
-            alternate_media=(MARKDOWN,),
-        ),
-    ]
+
+OPERATIONS = [
+    Operation(
+        method="POST",
+        path="/v1/reconciliation/provider-bills",
+        handler=import_bill,
+        tag=TAG,
+        summary="Import a provider statement (201; 200 on exact replay; 409 on changed content)",
+        permission=Permission.BILL_IMPORT,
+        body=ProviderStatement,
+        response=StatementImported,
+        status=201,
+        extra_statuses=(200,),
+    ),
+    Operation(
+        method="GET",
+        path="/v1/reconciliation/provider-bills/{provider}/{statement_id}/report",
+        handler=reconciliation_report,
+        tag=TAG,
+        summary="Reconcile a statement with measured execution evidence",
+        permission=Permission.REPORT_READ,
+        response=ReconciliationReport,
+        query=ReportFormatQuery,
+        alternate_media=(MARKDOWN,),
+    ),
+]

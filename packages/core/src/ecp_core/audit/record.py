@@ -6,6 +6,7 @@ from typing import Annotated, Any
 import attrs
 
 from ecp_core.constraints import AwareUtc, Range, allow_extras, checked
+from ecp_core.errors import ChainConflict
 from ecp_core.types import AttemptStatus
 
 PII_FIELDS = (
@@ -130,3 +131,8 @@ class ChainHead:
     run_id: str
     attempt: int
     record_digest: str
+
+
+def not_extending(record: NodeAuditRecord) -> ChainConflict:
+    """A record that does not follow its run's chain head (attempt + 1, previous digest)."""
+    return ChainConflict(f"record {record.audit_id} does not extend run {record.run_id}'s chain")

@@ -282,3 +282,7 @@ def read_artifact(payload: dict[str, Any]) -> DecisionArtifact:
     """
     claim, method = method_fields(payload)
     return structure({**payload, "claim_class": claim, "method_version": method}, DecisionArtifact)
+
+
+ALREADY_RETAINED = "this comparison over this evidence is already retained"
+"""Why a second artifact of one request over one evidence (request digest, fingerprint) fails."""

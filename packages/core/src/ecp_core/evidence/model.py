@@ -14,6 +14,7 @@ import attrs
 
 from ecp_core.canonical import canonical_json, storable_text
 from ecp_core.constraints import AwareUtc, Constraint, Items, Range, Text, checked
+from ecp_core.errors import Conflict
 from ecp_core.money import money_problem
 from ecp_core.wire import digest_form
 
@@ -297,3 +298,18 @@ class OutcomeDefinition:
 def digest_of(value: Any) -> str:  # noqa: ANN401 - any wire model
     """``sha256:`` over the RFC 8785 JSON of a model's wire form (decimals canonically spelt)."""
     return "sha256:" + hashlib.sha256(canonical_json(digest_form(value))).hexdigest()
+
+
+def changed_replay(event_id: str) -> Conflict:
+    """An event id already stored with another digest (a replay that changed)."""
+    return Conflict(f"event {event_id} was stored with other content")
+
+
+def charge_taken(charge_id: str, owner: str | None) -> Conflict:
+    """A charge id that another execution event (``owner``) already carries."""
+    return Conflict(f"charge {charge_id} belongs to event {owner}")
+
+
+def definition_taken(workflow_version: str) -> Conflict:
+    """A second outcome definition for one workflow version (definitions are immutable)."""
+    return Conflict(f"workflow version {workflow_version} has a definition")

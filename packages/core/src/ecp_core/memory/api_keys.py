@@ -5,17 +5,17 @@ from datetime import datetime
 import attrs
 
 from ecp_core.api_keys.model import ApiKey
-from ecp_core.errors import Conflict
-from ecp_core.memory.repositories import _Repository, detached
+from ecp_core.errors import Conflict, exists
+from ecp_core.memory.tables import Repository, detached
 
 
-class MemoryApiKeys(_Repository):
+class MemoryApiKeys(Repository):
     """ApiKeyRepository in memory: keys by id, and an index from hash to id."""
 
     def add(self, key: ApiKey) -> None:
         """Store a new key."""
         if key.key_id in self._t.table("api_keys"):
-            raise Conflict(f"API key {key.key_id} exists")
+            raise exists("API key", key.key_id)
         if key.key_hash in self._t.table("api_key_hashes"):
             raise Conflict("an API key with this hash exists")
         self._t.put("api_keys", key.key_id, key)

@@ -1,19 +1,26 @@
-"""DecisionRepository in memory."""
+"""Version decisions in memory: artifacts, schedules, and one version's evidence."""
 
 from datetime import datetime
 
 import attrs
 
-from ecp_core.decisions.model import CompareRequest, DecisionArtifact, DecisionSchedule
-from ecp_core.errors import Conflict
-from ecp_core.memory.repositories import _Repository, detached
+from ecp_core.decisions.model import (
+    ALREADY_RETAINED,
+    CompareRequest,
+    DecisionArtifact,
+    DecisionSchedule,
+)
+from ecp_core.decisions.selection import Selection, VersionWindow, select
+from ecp_core.errors import Conflict, exists
+from ecp_core.memory.evidence import EXECUTIONS, OUTCOMES, REVISIONS, EvidenceTables
+from ecp_core.memory.tables import Repository, detached
 
 DECISIONS = "decisions"
 SCHEDULES = "decision_schedules"
 
 
-class MemoryDecisions(_Repository):
-    """Artifacts by id (with their fingerprints) and schedules by id."""
+class MemoryDecisions(Repository):
+    """DecisionRepository in memory: artifacts by id (with their fingerprints), schedules by id."""
 
     def lock_subject(self, tenant_id: str, request: CompareRequest) -> None:
         """Nothing to do: a memory unit of work holds the whole store."""
@@ -51,9 +58,9 @@ class MemoryDecisions(_Repository):
     def add(self, artifact: DecisionArtifact, fingerprint: str) -> None:
         """Retain a new artifact."""
         if artifact.decision_id in self._t.table(DECISIONS):
-            raise Conflict(f"decision {artifact.decision_id} exists")
+            raise exists("decision", artifact.decision_id)
         if self.find(artifact.tenant_id, artifact.request_digest, fingerprint) is not None:
-            raise Conflict("this comparison over this evidence is already retained")
+            raise Conflict(ALREADY_RETAINED)
         self._t.put(DECISIONS, artifact.decision_id, (artifact, fingerprint))
 
     @detached
@@ -82,7 +89,7 @@ class MemoryDecisions(_Repository):
     def add_schedule(self, schedule: DecisionSchedule) -> None:
         """Store a new schedule."""
         if schedule.schedule_id in self._t.table(SCHEDULES):
-            raise Conflict(f"schedule {schedule.schedule_id} exists")
+            raise exists("schedule", schedule.schedule_id)
         self._t.put(SCHEDULES, schedule.schedule_id, schedule)
 
     @detached
@@ -120,3 +127,18 @@ class MemoryDecisions(_Repository):
                 schedule_id,
                 attrs.evolve(found, last_run_at=at, last_decision_id=decision_id, last_error=error),
             )
+
+
+class MemoryVersionEvidence(EvidenceTables):
+    """VersionEvidence in memory: :func:`ecp_core.decisions.selection.select` itself."""
+
+    def select(self, tenant_id: str, window: VersionWindow, *, limit: int) -> Selection:
+        """The reference selection of one version's evidence (at most ``limit`` executions)."""
+        found = select(
+            window,
+            self.digested(EXECUTIONS, tenant_id),
+            self.digested(OUTCOMES, tenant_id),
+            self.digested(REVISIONS, tenant_id),
+            self.definition(tenant_id, window.workflow_id, window.workflow_version),
+        )
+        return attrs.evolve(found, executions=found.executions[:limit])

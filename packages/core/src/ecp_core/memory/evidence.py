@@ -1,13 +1,14 @@
-"""EvidenceRepository and ReconciliationRepository in memory (the reference implementations)."""
+"""The evidence store in memory: writes and erasure over the evidence tables.
+
+The evidence tables are read by their consumers' adapters too: the debugger's tallies
+(:mod:`ecp_core.memory.debugger`), reconciliation's provider events
+(:mod:`ecp_core.memory.reconciliation`) and the decisions' version selection
+(:mod:`ecp_core.memory.decisions`), each through :class:`EvidenceTables`.
+"""
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import attrs
-
-from ecp_core.debugger.tally import Tally, TallyQuery, in_window, tally
-from ecp_core.decisions.selection import Selection, VersionWindow, select
-from ecp_core.errors import Conflict
 from ecp_core.evidence.model import (
     ChargeRevision,
     Digested,
@@ -15,10 +16,11 @@ from ecp_core.evidence.model import (
     OutcomeDefinition,
     OutcomeEvent,
     SourceInventory,
+    changed_replay,
+    charge_taken,
+    definition_taken,
 )
-from ecp_core.memory.repositories import _Repository, detached
-from ecp_core.reconciliation.matching import PricedEvent, ProviderWindow, provider_events
-from ecp_core.reconciliation.model import StoredStatement
+from ecp_core.memory.tables import Repository, detached
 
 EXECUTIONS = "evidence_executions"
 OUTCOMES = "evidence_outcomes"
@@ -26,11 +28,48 @@ REVISIONS = "evidence_revisions"
 INVENTORIES = "evidence_inventories"
 DEFINITIONS = "evidence_definitions"
 CHARGES = "evidence_charges"
-STATEMENTS = "provider_statements"
 
 
-class MemoryEvidence(_Repository):
-    """Evidence keyed by (tenant, event id); charges indexed by (tenant, charge id)."""
+class EvidenceTables(Repository):
+    """Evidence keyed by (tenant, event id), definitions by (tenant, workflow, version)."""
+
+    def items(self, table: str, tenant_id: str) -> list[Any]:
+        """The tenant's events of one table."""
+        return [entry.item for entry in self.digested(table, tenant_id)]
+
+    def digested(self, table: str, tenant_id: str) -> list[Digested[Any]]:
+        """The tenant's events of one table, with their digests."""
+        return [entry for (tenant, _), entry in self._t.table(table).items() if tenant == tenant_id]
+
+    def definitions(self, tenant_id: str) -> list[OutcomeDefinition]:
+        """Every outcome definition of the tenant."""
+        return [
+            definition
+            for (tenant, _, _), definition in self._t.table(DEFINITIONS).items()
+            if tenant == tenant_id
+        ]
+
+    @detached
+    def definition(
+        self, tenant_id: str, workflow_id: str, workflow_version: str
+    ) -> OutcomeDefinition | None:
+        """The outcome definition of one workflow version, or None."""
+        found: OutcomeDefinition | None = self._t.table(DEFINITIONS).get(
+            (tenant_id, workflow_id, workflow_version)
+        )
+        return found
+
+    @detached
+    def inventory(self, tenant_id: str, event_id: str) -> Digested[SourceInventory] | None:
+        """One stored source inventory with its digest, or None."""
+        found: Digested[SourceInventory] | None = self._t.table(INVENTORIES).get(
+            (tenant_id, event_id)
+        )
+        return found
+
+
+class MemoryEvidenceStore(EvidenceTables):
+    """EvidenceStore in memory; charges are indexed by (tenant, charge id)."""
 
     def _add(
         self,
@@ -46,7 +85,7 @@ class MemoryEvidence(_Repository):
             found = stored.get(key)
             if found is not None:
                 if found.digest != entry.digest:
-                    raise Conflict(f"event {entry.item.event_id} was stored with other content")
+                    raise changed_replay(entry.item.event_id)
                 replayed += 1
                 continue
             if also is not None:
@@ -64,7 +103,7 @@ class MemoryEvidence(_Repository):
                 return
             owner = charges.get((tenant_id, charge_id))
             if owner is not None and owner != entry.item.event_id:
-                raise Conflict(f"charge {charge_id} belongs to event {owner}")
+                raise charge_taken(charge_id, owner)
             self._t.put(CHARGES, (tenant_id, charge_id), entry.item.event_id)
 
         return self._add(EXECUTIONS, tenant_id, events, own_charge)
@@ -81,90 +120,12 @@ class MemoryEvidence(_Repository):
         """Store source inventories."""
         return self._add(INVENTORIES, tenant_id, events)
 
-    @detached
-    def definition(
-        self, tenant_id: str, workflow_id: str, workflow_version: str
-    ) -> OutcomeDefinition | None:
-        """The outcome definition of one workflow version, or None."""
-        found: OutcomeDefinition | None = self._t.table(DEFINITIONS).get(
-            (tenant_id, workflow_id, workflow_version)
-        )
-        return found
-
     def add_definition(self, definition: OutcomeDefinition) -> None:
         """Store a new definition."""
         key = (definition.tenant_id, definition.workflow_id, definition.workflow_version)
         if key in self._t.table(DEFINITIONS):
-            raise Conflict(f"workflow version {definition.workflow_version} has a definition")
+            raise definition_taken(definition.workflow_version)
         self._t.put(DEFINITIONS, key, definition)
-
-    def _items(self, table: str, tenant_id: str) -> list[Any]:
-        return [
-            entry.item for (tenant, _), entry in self._t.table(table).items() if tenant == tenant_id
-        ]
-
-    def count_executions(self, tenant_id: str, query: TallyQuery, *, limit: int) -> int:
-        """Execution events in the window, counting no further than ``limit``."""
-        count = 0
-        if limit <= 0:
-            return 0
-        for event in self._items(EXECUTIONS, tenant_id):
-            if in_window(event, query):
-                count += 1
-                if count >= limit:
-                    break
-        return count
-
-    def _definitions(self, tenant_id: str) -> list[OutcomeDefinition]:
-        return [
-            definition
-            for (tenant, _, _), definition in self._t.table(DEFINITIONS).items()
-            if tenant == tenant_id
-        ]
-
-    def tally(self, tenant_id: str, query: TallyQuery) -> list[Tally]:
-        """The reference aggregation over this tenant's evidence."""
-        return tally(
-            query,
-            self._items(EXECUTIONS, tenant_id),
-            self._items(OUTCOMES, tenant_id),
-            self._items(REVISIONS, tenant_id),
-            self._definitions(tenant_id),
-        )
-
-    def provider_events(
-        self, tenant_id: str, window: ProviderWindow, *, limit: int
-    ) -> list[PricedEvent]:
-        """The reference selection for reconciliation, at most ``limit`` events."""
-        return provider_events(
-            window,
-            self._items(EXECUTIONS, tenant_id),
-            self._items(OUTCOMES, tenant_id),
-            self._items(REVISIONS, tenant_id),
-            self._definitions(tenant_id),
-        )[:limit]
-
-    def _digested(self, table: str, tenant_id: str) -> list[Digested[Any]]:
-        return [entry for (tenant, _), entry in self._t.table(table).items() if tenant == tenant_id]
-
-    def select(self, tenant_id: str, window: VersionWindow, *, limit: int) -> Selection:
-        """The reference selection of one version's evidence (at most ``limit`` executions)."""
-        found = select(
-            window,
-            self._digested(EXECUTIONS, tenant_id),
-            self._digested(OUTCOMES, tenant_id),
-            self._digested(REVISIONS, tenant_id),
-            self.definition(tenant_id, window.workflow_id, window.workflow_version),
-        )
-        return attrs.evolve(found, executions=found.executions[:limit])
-
-    @detached
-    def inventory(self, tenant_id: str, event_id: str) -> Digested[SourceInventory] | None:
-        """One stored source inventory with its digest, or None."""
-        found: Digested[SourceInventory] | None = self._t.table(INVENTORIES).get(
-            (tenant_id, event_id)
-        )
-        return found
 
     def erase_run(self, tenant_id: str, run_id: str, join_keys: Sequence[str]) -> int:
         """Delete execution and outcome events of this run id or these join keys."""
@@ -186,20 +147,4 @@ class MemoryEvidence(_Repository):
         return erased
 
 
-class MemoryReconciliation(_Repository):
-    """Statements keyed by (tenant, provider, statement_id)."""
-
-    @detached
-    def statement(self, tenant_id: str, provider: str, statement_id: str) -> StoredStatement | None:
-        """One stored statement, or None."""
-        found: StoredStatement | None = self._t.table(STATEMENTS).get(
-            (tenant_id, provider, statement_id)
-        )
-        return found
-
-    def add_statement(self, stored: StoredStatement) -> None:
-        """Store a new statement."""
-        key = (stored.tenant_id, stored.statement.provider, stored.statement.statement_id)
-        if key in self._t.table(STATEMENTS):
-            raise Conflict(f"statement {key[2]} of {key[1]} exists")
-        self._t.put(STATEMENTS, key, stored)
+__all__ = ["EvidenceTables", "MemoryEvidenceStore"]

@@ -5,8 +5,9 @@ from typing import Any
 
 import attrs
 
-from ecp_core.errors import Conflict, NotFound
-from ecp_core.memory.repositories import _Repository, detached
+from ecp_core.errors import exists, missing
+from ecp_core.memory.retention import held
+from ecp_core.memory.tables import Repository, detached
 from ecp_core.runs.dispatch import candidates_per_tenant
 from ecp_core.runs.model import Run, RunClaim
 from ecp_core.types import RunStatus
@@ -33,7 +34,7 @@ _PAYLOAD_EMPTY: dict[str, Any] = {
 }
 
 
-class MemoryRuns(_Repository):
+class MemoryRuns(Repository):
     """RunRepository in memory."""
 
     _claimed_at: int | None = None
@@ -42,7 +43,7 @@ class MemoryRuns(_Repository):
     def add(self, run: Run) -> None:
         """Store a new run."""
         if run.run_id in self._t.table("runs"):
-            raise Conflict(f"run {run.run_id} exists")
+            raise exists("run", run.run_id)
         self._t.put("runs", run.run_id, run)
         if run.idempotency_key is not None:
             key = (run.tenant_id, run.deployment_ref, run.idempotency_key)
@@ -62,7 +63,7 @@ class MemoryRuns(_Repository):
     def save(self, run: Run) -> None:
         """Replace a stored run."""
         if self.get(run.tenant_id, run.run_id) is None:
-            raise NotFound(f"run {run.run_id} not found")
+            raise missing("run", run.run_id)
         self._t.put("runs", run.run_id, run)
 
     @detached
@@ -148,7 +149,7 @@ class MemoryRuns(_Repository):
     ) -> int:
         """Count the failure (unless not ``counted``) and back off; stamped as a claim."""
         if self.get(tenant_id, run_id) is None:
-            raise NotFound(f"run {run_id} not found")
+            raise missing("run", run_id)
         before = self._dispatch(run_id)
         failures = before.failures + int(counted)
         after = _Dispatch(failures=failures, not_before=not_before, claim=self._stamp())
@@ -173,7 +174,7 @@ class MemoryRuns(_Repository):
         """Replace all but the stored payloads."""
         stored: Run | None = self._t.table("runs").get(run.run_id)
         if stored is None or stored.tenant_id != run.tenant_id:
-            raise NotFound(f"run {run.run_id} not found")
+            raise missing("run", run.run_id)
         kept = {name: getattr(stored, name) for name in _PAYLOAD_KEPT}
         self._t.put("runs", run.run_id, attrs.evolve(run, **kept))
 
@@ -187,7 +188,7 @@ class MemoryRuns(_Repository):
             if run.status in terminal
             and run.updated_at < updated_before
             and run.erased_at is None
-            and not self._held(tenant_id, run.run_id)
+            and not held(self._t, tenant_id, run.run_id)
         ]
         return sorted(found, key=lambda run: (run.updated_at, run.run_id))[:limit]
 

@@ -1,93 +1,44 @@
-"""The in-memory store and its unit of work."""
+"""The in-memory store and its unit of work, over one module per storage area."""
 
-import copy
 import threading
-from collections.abc import Callable, Hashable
-from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Self
 
 from ecp_core.memory.api_keys import MemoryApiKeys
-from ecp_core.memory.decisions import MemoryDecisions
-from ecp_core.memory.evidence import MemoryEvidence, MemoryReconciliation
-from ecp_core.memory.repositories import (
-    MemoryApprovals,
-    MemoryAudit,
-    MemoryContracts,
-    MemoryDeployments,
-    MemoryGraphs,
-    MemoryPolicies,
-    MemoryRetention,
-)
+from ecp_core.memory.approvals import MemoryApprovals
+from ecp_core.memory.audit import MemoryAudit
+from ecp_core.memory.contracts import MemoryContracts
+from ecp_core.memory.debugger import MemoryEvidenceTallies
+from ecp_core.memory.decisions import MemoryDecisions, MemoryVersionEvidence
+from ecp_core.memory.deployments import MemoryDeployments
+from ecp_core.memory.evidence import MemoryEvidenceStore
+from ecp_core.memory.graphs import MemoryGraphs
+from ecp_core.memory.policies import MemoryPolicies
+from ecp_core.memory.reconciliation import MemoryProviderEvents, MemoryReconciliation
+from ecp_core.memory.retention import MemoryRetention
 from ecp_core.memory.runs import MemoryRuns
+from ecp_core.memory.tables import Tables
 from ecp_core.memory.webhooks import MemoryWebhooks
-from ecp_core.retention.model import SYSTEM_TENANT, RetentionPolicy
+from ecp_core.retention.model import SYSTEM_POLICY
 
-_ABSENT = object()
-
-SYSTEM_POLICY = RetentionPolicy(
-    tenant_id=SYSTEM_TENANT,
-    audit_ttl_seconds=None,
-    run_ttl_seconds=None,
-    enabled=True,
-    updated_at=datetime(1970, 1, 1, tzinfo=UTC),
-)
-"""The seeded ``default`` row: keep audit records and runs forever."""
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
-class Tables:
-    """Named dicts plus an undo log of the writes made through :meth:`put`.
-
-    Values are copied on the way in and out, so callers never share the stored objects.
-    """
-
-    def __init__(self) -> None:
-        """Start empty."""
-        self.data: dict[str, dict[Any, Any]] = {}
-        self.undo: list[Callable[[], None]] | None = None
-
-    def table(self, name: str) -> dict[Any, Any]:
-        """The dict called ``name`` (created on first use)."""
-        return self.data.setdefault(name, {})
-
-    def put(self, name: str, key: Hashable, value: Any) -> None:  # noqa: ANN401
-        """Write ``value`` at ``key``, remembering how to undo it."""
-        table = self.table(name)
-        value = copy.deepcopy(value)
-        previous = table.get(key, _ABSENT)
-        if self.undo is not None:
-            if previous is _ABSENT:
-                self.undo.append(lambda: table.pop(key, None))
-            else:
-                self.undo.append(lambda: table.__setitem__(key, previous))
-        table[key] = value
-
-    def remove(self, name: str, key: Hashable) -> None:
-        """Remove the value at ``key`` (if any), remembering how to undo it."""
-        table = self.table(name)
-        if key not in table:
-            return
-        previous = table.pop(key)
-        if self.undo is not None:
-            self.undo.append(lambda: table.__setitem__(key, previous))
-
-    def append(self, name: str, key: Hashable, value: Any) -> None:  # noqa: ANN401
-        """Append ``value`` to the list at ``key``, remembering how to undo it."""
-        table = self.table(name)
-        items = table.setdefault(key, [])
-        items.append(copy.deepcopy(value))
-        if self.undo is not None:
-            self.undo.append(items.pop)
+class MemoryEvidence(
+    MemoryEvidenceStore, MemoryEvidenceTallies, MemoryProviderEvents, MemoryVersionEvidence
+):
+    """EvidenceRepository in memory: the store's writes and each consumer's reads, one object."""
 
 
 class MemoryStore:
     """Everything the in-memory adapters hold; hand :meth:`unit_of_work` to the services."""
 
     def __init__(self) -> None:
-        """Start empty but for the system retention row (keep forever), as a migration seeds it."""
+        """Start empty but for the system retention row, as the Postgres migration seeds it."""
         self.tables = Tables()
         self.lock = threading.RLock()
-        self.tables.put("retention_policies", SYSTEM_TENANT, SYSTEM_POLICY)
+        self.tables.put("retention_policies", SYSTEM_POLICY.tenant_id, SYSTEM_POLICY)
 
     def unit_of_work(self) -> "MemoryUnitOfWork":
         """A fresh unit of work over this store (the UnitOfWorkFactory)."""
@@ -115,6 +66,7 @@ class MemoryUnitOfWork:
         self.reconciliation = MemoryReconciliation(tables)
         self.decisions = MemoryDecisions(tables)
         self._undo: list[Callable[[], None]] = []
+        self._outer_undo: list[Callable[[], None]] | None = None
 
     def __enter__(self) -> Self:
         """Take the store lock and start an undo log."""

@@ -2,8 +2,8 @@
 
 from datetime import datetime
 
-from ecp_core.errors import Conflict, NotFound
-from ecp_core.memory.repositories import _Repository, detached
+from ecp_core.errors import exists, missing
+from ecp_core.memory.tables import Repository, detached
 from ecp_core.webhooks.model import (
     Delivery,
     DeliveryAttempt,
@@ -13,13 +13,13 @@ from ecp_core.webhooks.model import (
 )
 
 
-class MemoryWebhooks(_Repository):
+class MemoryWebhooks(Repository):
     """Subscriptions, deliveries and attempts in memory."""
 
     def add_subscription(self, subscription: Subscription) -> None:
         """Store a new subscription."""
         if subscription.subscription_id in self._t.table("webhook_subscriptions"):
-            raise Conflict(f"subscription {subscription.subscription_id} exists")
+            raise exists("subscription", subscription.subscription_id)
         self._t.put("webhook_subscriptions", subscription.subscription_id, subscription)
 
     @detached
@@ -56,7 +56,7 @@ class MemoryWebhooks(_Repository):
     def add_delivery(self, delivery: Delivery) -> None:
         """Queue a delivery."""
         if delivery.delivery_id in self._t.table("webhook_deliveries"):
-            raise Conflict(f"delivery {delivery.delivery_id} exists")
+            raise exists("delivery", delivery.delivery_id)
         self._t.put("webhook_deliveries", delivery.delivery_id, delivery)
 
     @detached
@@ -68,7 +68,7 @@ class MemoryWebhooks(_Repository):
     def save_delivery(self, delivery: Delivery) -> None:
         """Replace a stored delivery."""
         if self.delivery(delivery.tenant_id, delivery.delivery_id) is None:
-            raise NotFound(f"delivery {delivery.delivery_id} not found")
+            raise missing("delivery", delivery.delivery_id)
         self._t.put("webhook_deliveries", delivery.delivery_id, delivery)
 
     @detached

@@ -1,7 +1,7 @@
 """Retention policies, legal holds, erasure requests and the retention audit log."""
 
 import enum
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import attrs
@@ -43,6 +43,16 @@ class RetentionPolicy:
     run_ttl_seconds: Ttl | None
     enabled: bool
     updated_at: Annotated[datetime, AwareUtc()]
+
+
+SYSTEM_POLICY = RetentionPolicy(
+    tenant_id=SYSTEM_TENANT,
+    audit_ttl_seconds=None,
+    run_ttl_seconds=None,
+    enabled=True,
+    updated_at=datetime(1970, 1, 1, tzinfo=UTC),
+)
+"""The system row every store starts with: keep audit records and runs forever."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

@@ -1,6 +1,6 @@
 """Runs: the model, the state machine and action handlers.
 
-The engine and use cases live in :mod:`ecp_core.runs.engine` and :mod:`ecp_core.runs.service`.
+The engine and use cases live in :mod:`ecp_core.runs.step` and :mod:`ecp_core.runs.service`.
 """
 
 from ecp_core.runs.actions import ActionContext, ActionHandler, ActionRegistry, ActionResult

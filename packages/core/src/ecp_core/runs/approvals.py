@@ -10,7 +10,6 @@ from ecp_core.approvals.model import (
     ApprovalResolution,
     ApprovalResolutionRequest,
 )
-from ecp_core.canonical import thaw
 from ecp_core.catalog.service import require_graph
 from ecp_core.contracts.schema import payload_errors
 from ecp_core.errors import (
@@ -23,17 +22,10 @@ from ecp_core.errors import (
 from ecp_core.identity import ActorIdentity
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock
-from ecp_core.runs.audit_writer import AttemptRecord
-from ecp_core.runs.engine import RunEngine
-from ecp_core.runs.model import APPROVAL_REJECTED, ApprovedAction, Run
-from ecp_core.types import ApprovalDecision, ApprovalStatus, AttemptStatus, NodeKind
-from ecp_core.wire import unstructure
-
-_ACTION_NAMES = {
-    ApprovalDecision.APPROVE: "approved",
-    ApprovalDecision.EDIT_AND_APPROVE: "edited",
-    ApprovalDecision.REJECT: "denied",
-}
+from ecp_core.runs.lifecycle import RunLifecycle
+from ecp_core.runs.model import Run
+from ecp_core.runs.step import Stepper
+from ecp_core.types import ApprovalDecision, ApprovalStatus
 
 
 def _check_request(
@@ -66,12 +58,14 @@ class ApprovalService:
         self,
         uow: Callable[[], RunsUnit],
         clock: Clock,
-        engine: RunEngine,
+        stepper: Stepper,
+        lifecycle: RunLifecycle,
     ) -> None:
         """Wire the service."""
         self._uow = uow
         self._clock = clock
-        self._engine = engine
+        self._stepper = stepper
+        self._lifecycle = lifecycle
 
     def resolve(
         self,
@@ -110,62 +104,11 @@ class ApprovalService:
             approval = attrs.evolve(
                 approval, status=ApprovalStatus.RESOLVED, resolution=resolution, updated_at=now
             )
-            uow.approvals.save(approval)
-            uow.approvals.add_action(
-                ApprovalActionRecord(
-                    approval_id=approval_id,
-                    action=_ACTION_NAMES[request.decision],
-                    occurred_at=now,
-                    actor=actor,
-                    tenant_id=tenant_id,
-                    metadata={} if request.reason is None else {"reason": request.reason},
-                )
-            )
-            run = self._continue(uow, run, approval)
-            if self._engine.events is not None:
-                self._engine.events.approval_resolved(uow, run, approval)
+            graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
+            run = self._lifecycle.apply(uow, self._stepper.resolve(run, graph, approval))
             uow.runs.save(run)
             uow.commit()
         return approval, run
-
-    def _continue(self, uow: RunsUnit, run: Run, approval: ApprovalRecord) -> Run:
-        resolution = approval.resolution
-        assert resolution is not None  # noqa: S101 - set just above
-        graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
-        node = graph.node(approval.node_id)
-        payload = thaw(
-            resolution.edited_payload
-            if resolution.edited_payload is not None
-            else approval.proposed_payload or {}
-        )
-        record = AttemptRecord(
-            node_id=node.id,
-            status=AttemptStatus.DENIED
-            if resolution.decision is ApprovalDecision.REJECT
-            else AttemptStatus.APPROVED,
-            input_snapshot={
-                "decision": str(resolution.decision),
-                "edited_payload": resolution.edited_payload,
-                "reason": resolution.reason,
-            },
-            output_snapshot=payload,
-            execution_metadata={
-                "node_kind": str(node.kind),
-                "approval_id": approval.approval_id,
-                "actor": unstructure(resolution.actor),
-            },
-        )
-        if resolution.decision is ApprovalDecision.REJECT:
-            return self._engine.fail(
-                uow, run, record, APPROVAL_REJECTED, f"approval {approval.approval_id} was rejected"
-            )
-        if node.kind is NodeKind.ACTION:
-            granted = ApprovedAction(
-                node_id=node.id, approval_id=approval.approval_id, arguments=thaw(payload)
-            )
-            return self._engine.stay(uow, run, record, approved_action=granted)
-        state = payload if resolution.edited_payload is not None else dict(run.state)
-        return self._engine.move_on(uow, run, graph, record, state)
 
     def for_run(
         self, tenant_id: str, run_id: str, status: ApprovalStatus | None = None
@@ -204,32 +147,8 @@ class ApprovalService:
                     or run.paused.approval_id != approval.approval_id
                 ):
                     continue
-                node = require_graph(uow, run.tenant_id, run.graph_version_ref).node(
-                    approval.node_id
-                )
-                escalated = attrs.evolve(
-                    approval,
-                    status=ApprovalStatus.ESCALATED,
-                    escalation_action="replaced",
-                    updated_at=now,
-                )
-                uow.approvals.save(escalated)
-                uow.approvals.add_action(
-                    ApprovalActionRecord(
-                        approval_id=approval.approval_id,
-                        action="escalated",
-                        occurred_at=now,
-                        tenant_id=approval.tenant_id,
-                    )
-                )
-                run = self._engine.request_approval(
-                    uow,
-                    run,
-                    node,
-                    approval.proposed_payload or {},
-                    {"node_kind": str(node.kind)},
-                    escalated_from=escalated,
-                )
+                graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
+                run = self._lifecycle.apply(uow, self._stepper.escalate(run, graph, approval))
                 uow.runs.save(run)
                 created.extend(
                     uow.approvals.for_run(run.tenant_id, run.run_id, ApprovalStatus.PENDING)

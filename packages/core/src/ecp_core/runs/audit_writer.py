@@ -37,8 +37,8 @@ class AuditWriter:
         self._ids = ids
         self._signer = signer
 
-    def write(self, uow: WithAudit, run: Run, attempt: AttemptRecord) -> Run:
-        """Append ``attempt`` to ``run``'s chain; return the run with its attempt count advanced."""
+    def write(self, uow: WithAudit, run: Run, attempt: AttemptRecord) -> int:
+        """Append ``attempt`` to ``run``'s chain; return its attempt number (the chain's length)."""
         head = uow.audit.head(run.run_id)
         number = 1 if head is None else head.attempt + 1
         record = seal(
@@ -54,4 +54,4 @@ class AuditWriter:
             **attrs.asdict(attempt, recurse=False),
         )
         uow.audit.append(record)
-        return attrs.evolve(run, attempts=number)
+        return number

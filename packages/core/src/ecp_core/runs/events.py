@@ -1,13 +1,18 @@
-"""Run-lifecycle events, queued in the same transaction as the state change that causes them."""
+"""Run-lifecycle events: which webhook events a move of a run emits, and what they tell.
 
+The events are effects of a :class:`~ecp_core.runs.step.Step`; the lifecycle queues them in the
+same transaction as the state change that causes them.
+"""
+
+from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from ecp_core.approvals.model import ApprovalRecord
-from ecp_core.ports.runs import RunsUnit
 from ecp_core.runs.model import Run
 from ecp_core.types import RunPublicStatus
 from ecp_core.webhooks.model import WebhookEventType as E
-from ecp_core.webhooks.service import WebhookService
 from ecp_core.wire import unstructure
 
 _ENDINGS = {
@@ -28,42 +33,45 @@ def run_data(run: Run) -> dict[str, Any]:
     }
 
 
-class LifecycleEvents:
-    """The run engine's and the approval service's hooks into the webhook outbox."""
+@attrs.frozen
+class EmitEvent:
+    """Queue a run-lifecycle webhook event about ``run`` as it was at that point."""
 
-    def __init__(self, webhooks: WebhookService) -> None:
-        """Queue through ``webhooks``."""
-        self._webhooks = webhooks
+    event: E
+    run: Run
+    data: Mapping[str, Any] = attrs.field(factory=dict)
 
-    def _emit(self, uow: RunsUnit, event: E, run: Run, **extra: Any) -> None:  # noqa: ANN401
-        self._webhooks.emit_in(
-            uow, event, run.deployment_ref, run.tenant_id, {**run_data(run), **extra}
-        )
+    def payload_data(self) -> dict[str, Any]:
+        """The event's ``data``: the run's facts and the event's own."""
+        return {**run_data(self.run), **self.data}
 
-    def run_started(self, uow: RunsUnit, run: Run) -> None:
-        """A run left PENDING."""
-        self._emit(uow, E.RUN_STARTED, run)
 
-    def waiting_approval(self, uow: RunsUnit, run: Run, approval: ApprovalRecord) -> None:
-        """A run paused for a new approval."""
-        self._emit(
-            uow,
-            E.APPROVAL_REQUESTED,
-            run,
-            approval_id=approval.approval_id,
-            node_id=approval.node_id,
-        )
-        self._emit(uow, E.RUN_WAITING_APPROVAL, run, approval_id=approval.approval_id)
+def _event(event: E, run: Run, **data: Any) -> EmitEvent:  # noqa: ANN401
+    return EmitEvent(event, run, data)
 
-    def approval_resolved(self, uow: RunsUnit, run: Run, approval: ApprovalRecord) -> None:
-        """A reviewer resolved an approval."""
-        decision = approval.resolution.decision.value if approval.resolution is not None else None
-        self._emit(
-            uow, E.APPROVAL_RESOLVED, run, approval_id=approval.approval_id, decision=decision
-        )
 
-    def run_ended(self, uow: RunsUnit, run: Run) -> None:
-        """A run completed, failed or was terminated by policy."""
-        event = _ENDINGS.get(run.public_status)
-        if event is not None:
-            self._emit(uow, event, run)
+def started(run: Run) -> EmitEvent:
+    """A run left PENDING."""
+    return _event(E.RUN_STARTED, run)
+
+
+def waiting_approval(run: Run, approval: ApprovalRecord) -> tuple[EmitEvent, ...]:
+    """A run paused for a new approval."""
+    return (
+        _event(
+            E.APPROVAL_REQUESTED, run, approval_id=approval.approval_id, node_id=approval.node_id
+        ),
+        _event(E.RUN_WAITING_APPROVAL, run, approval_id=approval.approval_id),
+    )
+
+
+def resolved(run: Run, approval: ApprovalRecord) -> EmitEvent:
+    """A reviewer resolved an approval."""
+    decision = approval.resolution.decision.value if approval.resolution is not None else None
+    return _event(E.APPROVAL_RESOLVED, run, approval_id=approval.approval_id, decision=decision)
+
+
+def ended(run: Run) -> tuple[EmitEvent, ...]:
+    """A run completed, failed or was terminated by policy (nothing for any other status)."""
+    event = _ENDINGS.get(run.public_status)
+    return () if event is None else (_event(event, run),)

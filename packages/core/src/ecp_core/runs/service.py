@@ -16,9 +16,10 @@ from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs.audit_writer import AttemptRecord
 from ecp_core.runs.dispatch import DISPATCH_POLICY, dispatch_backoff
-from ecp_core.runs.engine import RunEngine
+from ecp_core.runs.lifecycle import RunLifecycle
 from ecp_core.runs.model import DISPATCH_ERROR, Run, RunClaim, StartRunRequest
-from ecp_core.runs.state_machine import TERMINAL, WAITING, transition
+from ecp_core.runs.state_machine import TERMINAL, WAITING
+from ecp_core.runs.step import Stepper
 from ecp_core.types import AttemptStatus, RunStatus
 from ecp_core.webhooks.schedule import RetryPolicy
 
@@ -33,14 +34,17 @@ class RunService:
         uow: Callable[[], RunsUnit],
         clock: Clock,
         ids: IdFactory,
-        engine: RunEngine,
+        stepper: Stepper,
+        lifecycle: RunLifecycle,
+        *,
         dispatch: RetryPolicy = DISPATCH_POLICY,
     ) -> None:
         """Wire the service; ``dispatch`` bounds and spaces the retries of a failing dispatch."""
         self._uow = uow
         self._clock = clock
         self._ids = ids
-        self._engine = engine
+        self._stepper = stepper
+        self._lifecycle = lifecycle
         self._dispatch = dispatch
 
     def start(self, tenant_id: str, request: StartRunRequest) -> tuple[Run, bool]:
@@ -195,19 +199,19 @@ class RunService:
             execution_metadata={"dispatch_attempts": failures},
             error={"type": error, "message": message},
         )
-        failed = self._engine.fail(uow, run, record, DISPATCH_ERROR, message)
+        failed = self._lifecycle.apply(
+            uow, self._stepper.fail(run, record, DISPATCH_ERROR, message)
+        )
         uow.runs.save_header(failed)
         return failed
 
     def _attempt(self, uow: RunsUnit, run: Run) -> Run:
-        if run.status is RunStatus.PENDING:
-            run = transition(run, RunStatus.RUNNING, self._clock.now())
-            if self._engine.events is not None:
-                self._engine.events.run_started(uow, run)
+        run = self._lifecycle.apply(uow, self._stepper.start(run))
         if run.status is not RunStatus.RUNNING:
             return run
         graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
-        run = self._engine.attempt(uow, run, graph)
+        policy = uow.policies.get(run.tenant_id, run.deployment_ref)
+        run = self._lifecycle.apply(uow, self._stepper.attempt(run, graph, policy))
         uow.runs.save(run)
         uow.commit()
         return run
@@ -240,9 +244,10 @@ class RunService:
                 output_snapshot={target: thaw(value)},
                 execution_metadata={"node_kind": str(node.kind), "target_path": target},
             )
-            run = self._engine.move_on(
-                uow, run, graph, record, set_path(run.state, target, thaw(value))
+            step = self._stepper.move_on(
+                run, graph, record, set_path(run.state, target, thaw(value))
             )
+            run = self._lifecycle.apply(uow, step)
             uow.runs.save(run)
             uow.commit()
         return run

@@ -1,12 +1,15 @@
-"""One node attempt at a time: the graph walk, the policy guard and the pause points.
+"""The run lifecycle as a pure step: a run, its graph and its policy in; the next run and effects out.
 
-Every method works inside a caller's unit of work, so a node attempt's state change, its audit
-record and the chain head commit together.
+Nothing here reads or writes storage. A :class:`Step` says what one move of a run produced: the
+run after it, and the effects to apply in order inside the move's unit of work (write an audit
+record, open or save an approval, note an approval action, emit a lifecycle event).
+:mod:`ecp_core.runs.lifecycle` applies them. Action handlers are the one thing a step calls out
+to: running the node's action is what the step decides to do.
 """
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -17,17 +20,64 @@ from ecp_core.graphs.conditions import ConditionError, condition_holds
 from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
 from ecp_core.graphs.paths import get_path, has_path, set_path
 from ecp_core.policies.guard import evaluate_policy
-from ecp_core.ports.runs import RunsUnit
+from ecp_core.policies.model import DeploymentPolicy
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs import model as m
 from ecp_core.runs.actions import ActionContext, ActionRegistry, ActionResult
-from ecp_core.runs.audit_writer import AttemptRecord, AuditWriter
-from ecp_core.runs.model import ApprovalPausedState, FailureState, Run
+from ecp_core.runs.audit_writer import AttemptRecord
+from ecp_core.runs.events import EmitEvent, ended, resolved, started, waiting_approval
+from ecp_core.runs.model import ApprovalPausedState, ApprovedAction, FailureState, Run
 from ecp_core.runs.state_machine import transition
-from ecp_core.types import AttemptStatus, NodeKind, RunStatus
+from ecp_core.types import ApprovalDecision, ApprovalStatus, AttemptStatus, NodeKind, RunStatus
+from ecp_core.wire import unstructure
 
-if TYPE_CHECKING:
-    from ecp_core.runs.events import LifecycleEvents
+
+@attrs.frozen
+class WriteAudit:
+    """Seal ``attempt`` into the run's audit chain."""
+
+    attempt: AttemptRecord
+
+
+@attrs.frozen
+class OpenApproval:
+    """Store a new pending approval."""
+
+    approval: ApprovalRecord
+
+
+@attrs.frozen
+class SaveApproval:
+    """Replace a stored approval (resolved or escalated)."""
+
+    approval: ApprovalRecord
+
+
+@attrs.frozen
+class NoteApprovalAction:
+    """Append to an approval's action trail."""
+
+    action: ApprovalActionRecord
+
+
+Effect = WriteAudit | OpenApproval | SaveApproval | NoteApprovalAction | EmitEvent
+
+
+@attrs.frozen
+class Step:
+    """The run after one move, and the effects of the move in the order they apply."""
+
+    run: Run
+    effects: tuple[Effect, ...] = ()
+
+    @property
+    def attempts(self) -> tuple[AttemptRecord, ...]:
+        """The audit records the move writes (one per node attempt)."""
+        return tuple(e.attempt for e in self.effects if isinstance(e, WriteAudit))
+
+    def after(self, *effects: Effect) -> "Step":
+        """This step with ``effects`` applied before its own."""
+        return attrs.evolve(self, effects=(*effects, *self.effects))
 
 
 class NoMatchingEdge(EcpError):
@@ -82,30 +132,27 @@ def _error(exc: BaseException) -> dict[str, str]:
     return {"type": type(exc).__name__, "message": str(exc)}
 
 
-class RunEngine:
-    """Performs node attempts and writes their audit records."""
+def _node_input(node: NodeDefinition) -> Any:  # noqa: ANN401
+    return None if node.action is None else thaw(node.action.arguments)
 
-    def __init__(
-        self,
-        clock: Clock,
-        ids: IdFactory,
-        writer: AuditWriter,
-        actions: ActionRegistry,
-        events: "LifecycleEvents | None" = None,
-    ) -> None:
-        """Wire the engine; ``events`` queues run-lifecycle webhooks in each attempt's transaction."""
+
+_ACTION_NAMES = {
+    ApprovalDecision.APPROVE: "approved",
+    ApprovalDecision.EDIT_AND_APPROVE: "edited",
+    ApprovalDecision.REJECT: "denied",
+}
+
+
+class Stepper:
+    """Decides each move of a run: attempts, approvals, resolutions, escalations, endings."""
+
+    def __init__(self, clock: Clock, ids: IdFactory, actions: ActionRegistry) -> None:
+        """``ids`` names new approvals; ``actions`` runs action nodes."""
         self._clock = clock
         self._ids = ids
-        self._writer = writer
         self._actions = actions
-        self.events = events
 
-    @property
-    def writer(self) -> AuditWriter:
-        """The audit writer every attempt goes through."""
-        return self._writer
-
-    # -- finishing an attempt ------------------------------------------------------------------
+    # -- ending or continuing after an attempt -----------------------------------------------
 
     def _running(self, run: Run) -> Run:
         """A waiting run moves back to RUNNING before its next attempt changes it further."""
@@ -113,14 +160,11 @@ class RunEngine:
             return run
         return transition(run, RunStatus.RUNNING, self._clock.now())
 
-    def fail(
-        self, uow: RunsUnit, run: Run, attempt: AttemptRecord, reason: str, message: str
-    ) -> Run:
+    def fail(self, run: Run, attempt: AttemptRecord, reason: str, message: str) -> Step:
         """Write ``attempt`` and end the run FAILED with ``reason``."""
-        run = self._writer.write(uow, self._running(run), attempt)
         failure = FailureState(reason=reason, node_id=attempt.node_id, message=message)
         failed = transition(
-            run,
+            self._running(run),
             RunStatus.FAILED,
             self._clock.now(),
             failure_state=failure,
@@ -128,38 +172,32 @@ class RunEngine:
             pending_approval_ids=(),
             approved_action=None,
         )
-        if self.events is not None:
-            self.events.run_ended(uow, failed)
-        return failed
+        return Step(failed, (WriteAudit(attempt), *ended(failed)))
 
-    def stay(self, uow: RunsUnit, run: Run, attempt: AttemptRecord, **changes: Any) -> Run:  # noqa: ANN401
+    def stay(self, run: Run, attempt: AttemptRecord, **changes: Any) -> Step:  # noqa: ANN401
         """Write ``attempt`` and keep the run RUNNING at the same node (a granted gate)."""
         metadata = {**(attempt.execution_metadata or {}), "next_node_id": attempt.node_id}
-        run = self._writer.write(
-            uow, self._running(run), attrs.evolve(attempt, execution_metadata=metadata)
+        stayed = attrs.evolve(
+            self._running(run),
+            paused=None,
+            pending_approval_ids=(),
+            updated_at=self._clock.now(),
+            **changes,
         )
-        return attrs.evolve(
-            run, paused=None, pending_approval_ids=(), updated_at=self._clock.now(), **changes
-        )
+        return Step(stayed, (WriteAudit(attrs.evolve(attempt, execution_metadata=metadata)),))
 
     def move_on(
-        self,
-        uow: RunsUnit,
-        run: Run,
-        graph: GraphDefinition,
-        attempt: AttemptRecord,
-        state: dict[str, Any],
-    ) -> Run:
+        self, run: Run, graph: GraphDefinition, attempt: AttemptRecord, state: dict[str, Any]
+    ) -> Step:
         """Follow the exits with the new ``state``, write ``attempt``, then advance or finish."""
         try:
             target = next_node(graph, attempt.node_id, state)
         except (ConditionError, NoMatchingEdge) as exc:
             failed = attrs.evolve(attempt, status=AttemptStatus.FAILED, error=_error(exc))
-            return self.fail(uow, run, failed, exc.code, exc.detail)
+            return self.fail(run, failed, exc.code, exc.detail)
         metadata = {**(attempt.execution_metadata or {}), "next_node_id": target}
-        run = self._writer.write(
-            uow, self._running(run), attrs.evolve(attempt, execution_metadata=metadata)
-        )
+        written = WriteAudit(attrs.evolve(attempt, execution_metadata=metadata))
+        run = self._running(run)
         now = self._clock.now()
         common: dict[str, Any] = {
             "state": state,
@@ -171,15 +209,20 @@ class RunEngine:
             done = transition(
                 run, RunStatus.COMPLETED, now, next_node_id=None, output=state, **common
             )
-            if self.events is not None:
-                self.events.run_ended(uow, done)
-            return done
-        return attrs.evolve(run, next_node_id=target, updated_at=now, **common)
+            return Step(done, (written, *ended(done)))
+        return Step(attrs.evolve(run, next_node_id=target, updated_at=now, **common), (written,))
 
     # -- one attempt -----------------------------------------------------------------------------
 
-    def attempt(self, uow: RunsUnit, run: Run, graph: GraphDefinition) -> Run:
-        """Attempt ``run``'s next node (the run must be RUNNING)."""
+    def start(self, run: Run) -> Step:
+        """A PENDING run becomes RUNNING (and says so); any other run stays as it is."""
+        if run.status is not RunStatus.PENDING:
+            return Step(run)
+        running = transition(run, RunStatus.RUNNING, self._clock.now())
+        return Step(running, (started(running),))
+
+    def attempt(self, run: Run, graph: GraphDefinition, policy: DeploymentPolicy | None) -> Step:
+        """Attempt ``run``'s next node under the deployment's ``policy`` (the run is RUNNING)."""
         node = graph.node(run.next_node_id or graph.entry)
         run = attrs.evolve(run, steps=run.steps + 1)
         base = {"node_kind": str(node.kind), "step": run.steps}
@@ -188,50 +231,41 @@ class RunEngine:
                 node_id=node.id, status=AttemptStatus.FAILED, execution_metadata=base
             )
             return self.fail(
-                uow, run, record, m.STEP_LIMIT_EXCEEDED, f"more than {graph.max_steps} steps"
+                run, record, m.STEP_LIMIT_EXCEEDED, f"more than {graph.max_steps} steps"
             )
-        enforcement = evaluate_policy(uow.policies.get(run.tenant_id, run.deployment_ref), node)
+        enforcement = evaluate_policy(policy, node)
         if enforcement is not None:
             record = AttemptRecord(
                 node_id=node.id,
                 status=AttemptStatus.REJECTED,
-                input_snapshot=self._node_input(node),
+                input_snapshot=_node_input(node),
                 execution_metadata={**base, "enforcement": enforcement.as_metadata()},
             )
-            return self.fail(uow, run, record, m.POLICY_VIOLATION, enforcement.reason)
+            return self.fail(run, record, m.POLICY_VIOLATION, enforcement.reason)
         if node.kind is NodeKind.ACTION:
-            return self._action(uow, run, graph, node, base)
+            return self._action(run, graph, node, base)
         if node.kind is NodeKind.APPROVAL:
-            return self.request_approval(uow, run, node, dict(run.state), base)
+            return self.request_approval(run, node, dict(run.state), base)
         if node.kind is NodeKind.INTERRUPT:
             record = AttemptRecord(
                 node_id=node.id,
                 status=AttemptStatus.WAITING_INTERRUPT,
                 execution_metadata={**base, "prompt": node.prompt},
             )
-            run = self._writer.write(uow, run, record)
-            return transition(
+            waiting = transition(
                 run, RunStatus.WAITING_INTERRUPT, self._clock.now(), next_node_id=node.id
             )
+            return Step(waiting, (WriteAudit(record),))
         if node.kind is NodeKind.MAPPING:
-            return self._mapping(uow, run, graph, node, base)
+            return self._mapping(run, graph, node, base)
         record = AttemptRecord(
             node_id=node.id, status=AttemptStatus.SUCCEEDED, execution_metadata=base
         )
-        return self.move_on(uow, run, graph, record, dict(run.state))
-
-    @staticmethod
-    def _node_input(node: NodeDefinition) -> Any:  # noqa: ANN401
-        return None if node.action is None else thaw(node.action.arguments)
+        return self.move_on(run, graph, record, dict(run.state))
 
     def _action(
-        self,
-        uow: RunsUnit,
-        run: Run,
-        graph: GraphDefinition,
-        node: NodeDefinition,
-        base: dict[str, Any],
-    ) -> Run:
+        self, run: Run, graph: GraphDefinition, node: NodeDefinition, base: dict[str, Any]
+    ) -> Step:
         action = node.action
         assert action is not None  # noqa: S101 - graph validation guarantees it
         metadata = {
@@ -245,7 +279,7 @@ class RunEngine:
         approved = run.approved_action
         if action.requires_approval:
             if approved is None or approved.node_id != node.id:
-                return self.request_approval(uow, run, node, arguments, metadata)
+                return self.request_approval(run, node, arguments, metadata)
             arguments = thaw(approved.arguments)
             metadata["approval_id"] = approved.approval_id
         tool_calls = (
@@ -269,9 +303,7 @@ class RunEngine:
                 status=AttemptStatus.FAILED,
                 error={"type": "UnknownAction", "message": f"no handler for {action.name!r}"},
             )
-            return self.fail(
-                uow, run, failed, m.ACTION_ERROR, f"no handler for action {action.name!r}"
-            )
+            return self.fail(run, failed, m.ACTION_ERROR, f"no handler for action {action.name!r}")
         context = ActionContext(
             run_id=run.run_id,
             tenant_id=run.tenant_id,
@@ -284,9 +316,7 @@ class RunEngine:
             result = _checked_result(action.name, handler(context))
         except Exception as exc:  # noqa: BLE001 - any handler failure ends the run, recorded
             failed = attrs.evolve(draft, status=AttemptStatus.FAILED, error=_error(exc))
-            return self.fail(
-                uow, run, failed, m.ACTION_ERROR, f"action {action.name!r} failed: {exc}"
-            )
+            return self.fail(run, failed, m.ACTION_ERROR, f"action {action.name!r} failed: {exc}")
         done = attrs.evolve(
             draft,
             output_snapshot=result.output,
@@ -296,16 +326,11 @@ class RunEngine:
             memory_interactions=result.memory_interactions,
             validation_results=result.validation_results,
         )
-        return self.move_on(uow, run, graph, done, {**run.state, **thaw(result.output)})
+        return self.move_on(run, graph, done, {**run.state, **thaw(result.output)})
 
     def _mapping(
-        self,
-        uow: RunsUnit,
-        run: Run,
-        graph: GraphDefinition,
-        node: NodeDefinition,
-        base: dict[str, Any],
-    ) -> Run:
+        self, run: Run, graph: GraphDefinition, node: NodeDefinition, base: dict[str, Any]
+    ) -> Step:
         state = dict(run.state)
         written: dict[str, Any] = {}
         for operation in node.operations:
@@ -324,7 +349,7 @@ class RunEngine:
                     },
                 )
                 return self.fail(
-                    uow, run, record, m.MAPPING_ERROR, f"no value at {operation.source_path!r}"
+                    run, record, m.MAPPING_ERROR, f"no value at {operation.source_path!r}"
                 )
             state = set_path(state, operation.target_path, value)
             written[operation.target_path] = value
@@ -337,21 +362,20 @@ class RunEngine:
             output_snapshot=written,
             execution_metadata=base,
         )
-        return self.move_on(uow, run, graph, record, state)
+        return self.move_on(run, graph, record, state)
 
-    # -- pause points ----------------------------------------------------------------------------
+    # -- approvals: requested, resolved, escalated -------------------------------------------
 
     def request_approval(
         self,
-        uow: RunsUnit,
         run: Run,
         node: NodeDefinition,
         payload: dict[str, Any],
         metadata: dict[str, Any],
         *,
         escalated_from: ApprovalRecord | None = None,
-    ) -> Run:
-        """Create a pending approval for ``node`` with ``payload`` and pause the run on it."""
+    ) -> Step:
+        """Open a pending approval for ``node`` with ``payload`` and pause the run on it."""
         now = self._clock.now()
         approval = ApprovalRecord(
             approval_id=self._ids.new_id(),
@@ -374,17 +398,19 @@ class RunEngine:
             created_at=now,
             updated_at=now,
         )
-        uow.approvals.add(approval)
-        uow.approvals.add_action(
-            ApprovalActionRecord(
-                approval_id=approval.approval_id,
-                action="requested",
-                occurred_at=now,
-                tenant_id=run.tenant_id,
-                metadata={}
-                if escalated_from is None
-                else {"escalated_from_id": escalated_from.approval_id},
-            )
+        opened = (
+            OpenApproval(approval),
+            NoteApprovalAction(
+                ApprovalActionRecord(
+                    approval_id=approval.approval_id,
+                    action="requested",
+                    occurred_at=now,
+                    tenant_id=run.tenant_id,
+                    metadata={}
+                    if escalated_from is None
+                    else {"escalated_from_id": escalated_from.approval_id},
+                )
+            ),
         )
         paused = ApprovalPausedState(
             node_id=node.id, approval_id=approval.approval_id, input_payload=payload
@@ -397,10 +423,10 @@ class RunEngine:
                 output_snapshot={"approval_id": approval.approval_id},
                 execution_metadata=metadata,
             )
-            run = self._writer.write(uow, run, record)
-            return attrs.evolve(
+            still = attrs.evolve(
                 run, paused=paused, pending_approval_ids=(approval.approval_id,), updated_at=now
             )
+            return Step(still, (*opened, WriteAudit(record)))
         record = AttemptRecord(
             node_id=node.id,
             status=AttemptStatus.WAITING_APPROVAL,
@@ -408,7 +434,6 @@ class RunEngine:
             output_snapshot={"approval_id": approval.approval_id},
             execution_metadata=metadata,
         )
-        run = self._writer.write(uow, run, record)
         waiting = transition(
             run,
             RunStatus.WAITING_APPROVAL,
@@ -417,6 +442,107 @@ class RunEngine:
             paused=paused,
             pending_approval_ids=(approval.approval_id,),
         )
-        if self.events is not None:
-            self.events.waiting_approval(uow, waiting, approval)
-        return waiting
+        return Step(waiting, (*opened, WriteAudit(record), *waiting_approval(waiting, approval)))
+
+    def resolve(self, run: Run, graph: GraphDefinition, approval: ApprovalRecord) -> Step:
+        """A reviewer resolved ``approval`` (resolution set): record it and continue the run.
+
+        Reject ends the run; approving an action node grants it (the next attempt runs it with
+        the approved arguments); approving an approval node moves on, with the edited payload as
+        the new state when the reviewer edited it.
+        """
+        resolution = approval.resolution
+        assert resolution is not None  # noqa: S101 - the caller resolved it
+        noted = (
+            SaveApproval(approval),
+            NoteApprovalAction(
+                ApprovalActionRecord(
+                    approval_id=approval.approval_id,
+                    action=_ACTION_NAMES[resolution.decision],
+                    occurred_at=resolution.resolved_at,
+                    actor=resolution.actor,
+                    tenant_id=approval.tenant_id,
+                    metadata={} if resolution.reason is None else {"reason": resolution.reason},
+                )
+            ),
+        )
+        step = self._continue(run, graph, approval).after(*noted)
+        return attrs.evolve(step, effects=(*step.effects, resolved(step.run, approval)))
+
+    def _continue(self, run: Run, graph: GraphDefinition, approval: ApprovalRecord) -> Step:
+        resolution = approval.resolution
+        assert resolution is not None  # noqa: S101 - see resolve
+        node = graph.node(approval.node_id)
+        payload = thaw(
+            resolution.edited_payload
+            if resolution.edited_payload is not None
+            else approval.proposed_payload or {}
+        )
+        record = AttemptRecord(
+            node_id=node.id,
+            status=AttemptStatus.DENIED
+            if resolution.decision is ApprovalDecision.REJECT
+            else AttemptStatus.APPROVED,
+            input_snapshot={
+                "decision": str(resolution.decision),
+                "edited_payload": resolution.edited_payload,
+                "reason": resolution.reason,
+            },
+            output_snapshot=payload,
+            execution_metadata={
+                "node_kind": str(node.kind),
+                "approval_id": approval.approval_id,
+                "actor": unstructure(resolution.actor),
+            },
+        )
+        if resolution.decision is ApprovalDecision.REJECT:
+            return self.fail(
+                run, record, m.APPROVAL_REJECTED, f"approval {approval.approval_id} was rejected"
+            )
+        if node.kind is NodeKind.ACTION:
+            granted = ApprovedAction(
+                node_id=node.id, approval_id=approval.approval_id, arguments=thaw(payload)
+            )
+            return self.stay(run, record, approved_action=granted)
+        state = payload if resolution.edited_payload is not None else dict(run.state)
+        return self.move_on(run, graph, record, state)
+
+    def escalate(self, run: Run, graph: GraphDefinition, approval: ApprovalRecord) -> Step:
+        """``approval`` passed its SLA: mark it escalated and pause on a fresh one instead."""
+        now = self._clock.now()
+        escalated = attrs.evolve(
+            approval, status=ApprovalStatus.ESCALATED, escalation_action="replaced", updated_at=now
+        )
+        node = graph.node(approval.node_id)
+        step = self.request_approval(
+            run,
+            node,
+            approval.proposed_payload or {},
+            {"node_kind": str(node.kind)},
+            escalated_from=escalated,
+        )
+        return step.after(
+            SaveApproval(escalated),
+            NoteApprovalAction(
+                ApprovalActionRecord(
+                    approval_id=approval.approval_id,
+                    action="escalated",
+                    occurred_at=now,
+                    tenant_id=approval.tenant_id,
+                )
+            ),
+        )
+
+
+__all__ = [
+    "Effect",
+    "EmitEvent",
+    "NoMatchingEdge",
+    "NoteApprovalAction",
+    "OpenApproval",
+    "SaveApproval",
+    "Step",
+    "Stepper",
+    "WriteAudit",
+    "next_node",
+]

@@ -1,4 +1,8 @@
-"""Sample domain values for the contract suites."""
+"""Sample domain values the conformance suites store and read back.
+
+Each builder makes one valid value with a few knobs; equal arguments make equal values, so a
+suite can compare what it reads with a freshly built copy of what it wrote.
+"""
 
 from datetime import UTC, datetime, timedelta
 
@@ -10,9 +14,13 @@ from ecp_core.runs.model import Run
 from ecp_core.types import Capability, RunStatus
 
 NOW = datetime(2026, 11, 22, 5, 0, 0, 123456, tzinfo=UTC)
+"""The instant the samples are made at (microseconds on purpose)."""
 
 
-def graph_version(tenant="t1", graph_id="g", version=1, summary="Approve"):
+def graph_version(
+    tenant: str = "t1", graph_id: str = "g", version: int = 1, summary: str = "Approve"
+) -> GraphVersion:
+    """A stored version of a three-node graph: action ``a``, approval ``b``, end ``c``."""
     definition = (
         GraphBuilder(graph_id)
         .action("a", "echo")
@@ -31,7 +39,8 @@ def graph_version(tenant="t1", graph_id="g", version=1, summary="Approve"):
     )
 
 
-def deployment(tenant="t1", ref="dep"):
+def deployment(tenant: str = "t1", ref: str = "dep") -> Deployment:
+    """A deployment of graph ``g`` version 1."""
     return Deployment(
         tenant_id=tenant,
         deployment_ref=ref,
@@ -42,7 +51,8 @@ def deployment(tenant="t1", ref="dep"):
     )
 
 
-def policy(tenant="t1", ref="dep", version=1):
+def policy(tenant: str = "t1", ref: str = "dep", version: int = 1) -> DeploymentPolicy:
+    """A deployment policy that denies network writes."""
     return DeploymentPolicy(
         tenant_id=tenant,
         deployment_ref=ref,
@@ -53,7 +63,14 @@ def policy(tenant="t1", ref="dep", version=1):
     )
 
 
-def run(run_id="run-1", tenant="t1", status=RunStatus.PENDING, key=None, offset=0):
+def run(
+    run_id: str = "run-1",
+    tenant: str = "t1",
+    status: RunStatus = RunStatus.PENDING,
+    key: str | None = None,
+    offset: int = 0,
+) -> Run:
+    """A run of deployment ``dep``, created and updated ``offset`` seconds after :data:`NOW`."""
     moment = NOW + timedelta(seconds=offset)
     return Run(
         run_id=run_id,
@@ -71,7 +88,13 @@ def run(run_id="run-1", tenant="t1", status=RunStatus.PENDING, key=None, offset=
     )
 
 
-def approval(approval_id="ap-1", run_id="run-1", tenant="t1", deadline=None):
+def approval(
+    approval_id: str = "ap-1",
+    run_id: str = "run-1",
+    tenant: str = "t1",
+    deadline: datetime | None = None,
+) -> ApprovalRecord:
+    """A pending approval of node ``b``, due at ``deadline`` when given."""
     return ApprovalRecord(
         run_id=run_id,
         node_id="b",
@@ -88,7 +111,10 @@ def approval(approval_id="ap-1", run_id="run-1", tenant="t1", deadline=None):
     )
 
 
-def approval_action(approval_id="ap-1", action="requested", tenant="t1"):
+def approval_action(
+    approval_id: str = "ap-1", action: str = "requested", tenant: str = "t1"
+) -> ApprovalActionRecord:
+    """One entry of an approval's action trail."""
     return ApprovalActionRecord(
         approval_id=approval_id, action=action, occurred_at=NOW, tenant_id=tenant
     )

@@ -10,11 +10,14 @@ class FailingSigner:
     """
 
     def __init__(self, good: Ed25519Signer) -> None:
+        """Fail in the name of ``good``."""
         self._good = good
         self.key_id = good.key_id
 
-    def sign_text(self, text: str) -> str:
+    def sign_text(self, text: str) -> str:  # noqa: ARG002 - the port's signature
+        """Raise, as a signer whose key store is away does."""
         raise RuntimeError("key store unreachable")
 
     def published(self) -> PublicSigningKey:
+        """The good signer's public key."""
         return self._good.published()

@@ -1,41 +1,22 @@
-"""Build audit chains directly with the core's sealing rules, for property tests."""
+"""Audit chains sealed with the core's own rules, and the personal data records carry."""
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from hypothesis import strategies as st
 
 from ecp_core.audit import ChainHead, NodeAuditRecord, seal
-from ecp_core.canonical import MAX_SAFE_INTEGER
 from ecp_core.signing import Ed25519Signer
+from ecp_core.testing.strategies.text import json_values, text
 from ecp_core.types import AttemptStatus
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
+"""When the first record of a built chain is sealed."""
 SIGNER = Ed25519Signer(bytes(range(32)), key_id="test-key")
+"""A fixed signing key for built chains."""
 
-STORABLE = st.characters(exclude_characters="\x00", exclude_categories=("Cs",))
-"""Characters a text column can store: no U+0000, no lone surrogates."""
-
-
-def text(**kwargs):
-    """Storable text: ECP refuses U+0000 everywhere, since PostgreSQL cannot store it."""
-    return st.text(alphabet=STORABLE, **kwargs)
-
-
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-MAX_SAFE_INTEGER, max_value=MAX_SAFE_INTEGER)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | text(max_size=20)
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(text(max_size=6), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
-personal_data = st.fixed_dictionaries(
+personal_data: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
     {},
     optional={
         "input_snapshot": json_values,
@@ -49,10 +30,11 @@ personal_data = st.fixed_dictionaries(
         "memory_interactions": st.lists(json_values, max_size=3) | st.none(),
     },
 )
+"""The personal-data fields of an audit record (what crypto-erasure removes), any subset."""
 
 
 def build_chain(
-    contents: list[dict],
+    contents: Sequence[Mapping[str, Any]],
     *,
     signer: Ed25519Signer | None = SIGNER,
     digest_version: int = 2,
@@ -84,3 +66,8 @@ def build_chain(
         else None
     )
     return records, head
+
+
+def chains(max_records: int = 4) -> st.SearchStrategy[list[NodeAuditRecord]]:
+    """One run's chain of up to ``max_records`` sealed records with random personal data."""
+    return st.lists(personal_data, max_size=max_records).map(lambda c: build_chain(c)[0])

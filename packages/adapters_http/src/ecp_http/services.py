@@ -1,0 +1,54 @@
+"""What the handlers use: the core's facade and the few adapter parts a request touches.
+
+The composition root (:mod:`ecp_http.bootstrap`) builds one :class:`Services`; every handler is a
+plain function ``handler(call, services)``. The two protocols name what handlers need of the
+running process and of the API's own description, so that this module imports neither.
+"""
+
+from typing import Any, Protocol
+
+import attrs
+
+from ecp_core.service import Ecp
+from ecp_http.auth import Authenticator
+from ecp_http.metrics import Metrics
+from ecp_http.settings import Settings
+
+
+class Background(Protocol):
+    """The workers and the schema behind the requests, as handlers see them."""
+
+    def wake(self) -> None:
+        """Tell the run workers that there is work now."""
+
+    def schema_current(self) -> bool:
+        """Whether every migration is applied; raises when that cannot be read."""
+
+    def dispatcher_alive(self) -> bool:
+        """Whether the run workers run."""
+
+    def scheduler_alive(self) -> bool | None:
+        """Whether the decision scheduler runs; None when it is disabled."""
+
+
+class ApiDescription(Protocol):
+    """The API described by its own operations (built once, on first use)."""
+
+    def document(self) -> dict[str, Any]:
+        """The OpenAPI document."""
+
+    def page(self) -> str:
+        """The same as a self-contained HTML page."""
+
+
+@attrs.frozen(kw_only=True)
+class Services:
+    """Everything a handler may use, and nothing else."""
+
+    ecp: Ecp
+    settings: Settings
+    authenticate: Authenticator
+    background: Background
+    api: ApiDescription
+    metrics: Metrics | None = None
+    """The Prometheus registry, unless ``ECP_METRICS_ENABLED`` is false."""

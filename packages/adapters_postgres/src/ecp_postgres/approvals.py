@@ -1,0 +1,76 @@
+"""ApprovalRepository on PostgreSQL."""
+
+from datetime import datetime
+
+from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
+from ecp_core.errors import exists, missing
+from ecp_core.types import ApprovalStatus
+from ecp_postgres.rows import Repository, Table
+
+APPROVALS = Table(
+    "ecp_approvals",
+    ApprovalRecord,
+    jsonb=[
+        "allowed_actions",
+        "proposed_payload",
+        "context_excerpt",
+        "urgency_metadata",
+        "requested_by",
+        "resolution",
+    ],
+)
+APPROVAL_ACTIONS = Table("ecp_approval_actions", ApprovalActionRecord, jsonb=["actor", "metadata"])
+
+
+class PostgresApprovals(Repository):
+    """ApprovalRepository on PostgreSQL."""
+
+    def add(self, approval: ApprovalRecord) -> None:
+        """Store a new approval."""
+        self._insert(APPROVALS, approval, exists("approval", approval.approval_id))
+
+    def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord | None:
+        """One approval of the tenant, or None."""
+        return self._one(APPROVALS, "approval_id = %s AND tenant_id = %s", (approval_id, tenant_id))
+
+    def save(self, approval: ApprovalRecord) -> None:
+        """Replace a stored approval."""
+        sql = APPROVALS.update_sql("approval_id") + " AND tenant_id = %(tenant_id)s"
+        if self._conn.execute(sql, APPROVALS.params(approval)).rowcount != 1:
+            raise missing("approval", approval.approval_id)
+
+    def for_run(
+        self, tenant_id: str, run_id: str, status: ApprovalStatus | None = None
+    ) -> list[ApprovalRecord]:
+        """A run's approvals in creation order."""
+        if status is None:
+            return self._all(
+                APPROVALS,
+                "WHERE tenant_id = %s AND run_id = %s ORDER BY created_at, approval_id",
+                (tenant_id, run_id),
+            )
+        return self._all(
+            APPROVALS,
+            "WHERE tenant_id = %s AND run_id = %s AND status = %s ORDER BY created_at, approval_id",
+            (tenant_id, run_id, status.value),
+        )
+
+    def overdue(self, now: datetime, limit: int) -> list[ApprovalRecord]:
+        """Pending approvals past their deadline."""
+        return self._all(
+            APPROVALS,
+            "WHERE status = 'pending' AND sla_deadline IS NOT NULL AND sla_deadline < %s ORDER BY sla_deadline, approval_id LIMIT %s",
+            (now, limit),
+        )
+
+    def add_action(self, action: ApprovalActionRecord) -> None:
+        """Append to the trail."""
+        self._conn.execute(APPROVAL_ACTIONS.insert_sql(), APPROVAL_ACTIONS.params(action))
+
+    def actions(self, tenant_id: str, approval_id: str) -> list[ApprovalActionRecord]:
+        """The trail in order."""
+        return self._all(
+            APPROVAL_ACTIONS,
+            "WHERE tenant_id = %s AND approval_id = %s ORDER BY sequence",
+            (tenant_id, approval_id),
+        )

@@ -1,0 +1,130 @@
+"""AuditRepository on PostgreSQL: records and chain heads."""
+
+from datetime import datetime
+from typing import Any
+
+from ecp_core.audit.erasure import ERASABLE_FIELDS, check_erasure
+from ecp_core.audit.record import (
+    DIGEST_VERSION,
+    PII_FIELDS,
+    ChainHead,
+    NodeAuditRecord,
+    not_extending,
+)
+from ecp_core.errors import ChainConflict, missing
+from ecp_postgres.retention import not_held
+from ecp_postgres.rows import Repository, Table
+
+AUDIT = Table(
+    "ecp_audit_records",
+    NodeAuditRecord,
+    jsonb=["pii_commitments"],
+    json=[field for field in PII_FIELDS if field not in ("stdout", "stderr")],
+)
+
+
+class PostgresAudit(Repository):
+    """AuditRepository on PostgreSQL; the head row is locked while a chain is extended."""
+
+    def head(self, run_id: str) -> ChainHead | None:
+        """The run's chain head, row-locked until the transaction ends."""
+        row = self._conn.execute(
+            "SELECT run_id, attempt, record_digest FROM ecp_audit_heads WHERE run_id = %s FOR UPDATE",
+            (run_id,),
+        ).fetchone()
+        return None if row is None else ChainHead(**row)
+
+    def append(self, record: NodeAuditRecord) -> ChainHead:
+        """Extend the chain by ``record`` (ChainConflict unless it follows the current head).
+
+        The head moves only from exactly the predecessor the record names, so no separate read
+        is needed: a head that moved meanwhile matches no row.
+        """
+        new_head = ChainHead(
+            run_id=record.run_id, attempt=record.attempt, record_digest=record.record_digest
+        )
+        if record.attempt == 1 and record.previous_record_digest is None:
+            moved = self._conn.execute(
+                "INSERT INTO ecp_audit_heads (run_id, attempt, record_digest) VALUES (%s, 1, %s) ON CONFLICT DO NOTHING",
+                (record.run_id, record.record_digest),
+            )
+        else:
+            moved = self._conn.execute(
+                "UPDATE ecp_audit_heads SET attempt = %s, record_digest = %s"
+                " WHERE run_id = %s AND attempt = %s AND record_digest = %s",
+                (
+                    record.attempt,
+                    record.record_digest,
+                    record.run_id,
+                    record.attempt - 1,
+                    record.previous_record_digest,
+                ),
+            )
+        if moved.rowcount != 1:
+            raise not_extending(record)
+        cursor = self._conn.execute(
+            AUDIT.insert_sql(on_conflict_nothing=True), AUDIT.params(record)
+        )
+        if cursor.rowcount != 1:
+            raise ChainConflict(f"record {record.audit_id} exists")
+        return new_head
+
+    def for_run(self, tenant_id: str, run_id: str) -> list[NodeAuditRecord]:
+        """A run's records in chain order."""
+        return self._all(
+            AUDIT, "WHERE tenant_id = %s AND run_id = %s ORDER BY attempt", (tenant_id, run_id)
+        )
+
+    def for_deployment(
+        self,
+        tenant_id: str,
+        deployment_ref: str,
+        run_id: str | None = None,
+        *,
+        limit: int | None = None,
+        after: tuple[str, int] | None = None,
+    ) -> list[NodeAuditRecord]:
+        """A deployment's records by run id (code-point order), then chain order."""
+        where = ["tenant_id = %s", "deployment_ref = %s"]
+        params: list[Any] = [tenant_id, deployment_ref]
+        if run_id is not None:
+            where.append("run_id = %s")
+            params.append(run_id)
+        if after is not None:
+            where.append('(run_id COLLATE "C", attempt) > (%s, %s)')
+            params.extend(after)
+        tail = f'WHERE {" AND ".join(where)} ORDER BY run_id COLLATE "C", attempt'
+        if limit is not None:
+            tail += " LIMIT %s"
+            params.append(limit)
+        return self._all(AUDIT, tail, tuple(params))
+
+    def get(self, tenant_id: str, audit_id: str) -> NodeAuditRecord | None:
+        """One record, or None."""
+        return self._one(AUDIT, "audit_id = %s AND tenant_id = %s", (audit_id, tenant_id))
+
+    def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
+        """Unerased, unheld version 2 records created before the instant, oldest first.
+
+        The digest version is a literal, not a parameter, so the partial index always applies.
+        """
+        return self._all(
+            AUDIT,
+            f"WHERE tenant_id = %s AND digest_version = {int(DIGEST_VERSION)} AND NOT erased"
+            f" AND created_at < %s AND {not_held('ecp_audit_records')}"
+            ' ORDER BY created_at, audit_id COLLATE "C" LIMIT %s',
+            (tenant_id, created_before, limit),
+        )
+
+    def store_erasure(self, record: NodeAuditRecord) -> None:
+        """Persist an erasure; refuse any change beyond personal data and erasure fields."""
+        stored = self.get(record.tenant_id, record.audit_id)
+        if stored is None:
+            raise missing("audit record", record.audit_id)
+        check_erasure(stored, record)
+        params = AUDIT.params(record)
+        sets = ", ".join(f"{field} = %({field})s" for field in sorted(ERASABLE_FIELDS))
+        self._conn.execute(
+            f"UPDATE ecp_audit_records SET {sets} WHERE audit_id = %(audit_id)s",  # noqa: S608
+            params,
+        )

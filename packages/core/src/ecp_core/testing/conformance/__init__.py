@@ -1,0 +1,1 @@
+"""Conformance suites, one module per port: subclass a suite and override its fixture."""

@@ -1,0 +1,275 @@
+"""Dispatch claims: which run comes next, failure bookkeeping and header reads, on every store.
+
+The rule (ADR 0019). A run is *eligible* when it is PENDING or RUNNING and not backing off at
+the claim's instant. Its *rank* is its place, from 1, among its tenant's eligible runs in id
+order (only the first ``candidates_per_tenant(tenants with eligible runs)`` count). A tenant's
+*last service* is the latest claim (or counted failure) of any of its runs. A claim takes the run no other transaction
+holds with the least (rank, last service with never first, run id) and becomes its tenant's
+latest service. Hence, claim after committed claim, a tenant is never served twice in a row while
+another tenant has an eligible run, and each tenant's runs are served oldest first.
+"""
+
+import itertools
+from collections.abc import Collection
+from datetime import datetime, timedelta
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ecp_core.errors import NotFound
+from ecp_core.ports.unit_of_work import UnitOfWorkFactory
+from ecp_core.runs.dispatch import candidates_per_tenant
+from ecp_core.runs.model import FailureState, Run
+from ecp_core.testing.conformance._base import ExampleStoreSuite, StoreOpener, StoreSuite
+from ecp_core.testing.samples import NOW, run
+from ecp_core.types import RunStatus
+
+RUNNABLE = (RunStatus.PENDING, RunStatus.RUNNING)
+PAST, FUTURE = NOW - timedelta(seconds=1), NOW + timedelta(hours=1)
+
+
+class Reference:
+    """The rule above, written out plainly."""
+
+    def __init__(self, runs: list[Run]) -> None:
+        """Know ``runs``, none of them claimed or failed yet."""
+        self.runs = {r.run_id: r for r in runs}
+        self.not_before: dict[str, datetime] = {}
+        self.stamps: dict[str, int] = {}
+        self.clock = itertools.count(1)
+
+    def fail(self, run_id: str, not_before: datetime) -> None:
+        """Count a failure of ``run_id``: it backs off until ``not_before`` and is served."""
+        self.not_before[run_id] = not_before
+        self.stamps[run_id] = next(self.clock)
+
+    def claim(self, now: datetime | None, held: Collection[str] = ()) -> str | None:
+        """The run id the next claim at ``now`` takes, when the runs ``held`` are held."""
+        eligible: dict[str, list[str]] = {}
+        for run_id in sorted(self.runs):
+            r = self.runs[run_id]
+            waiting = now is not None and self.not_before.get(run_id, now) > now
+            if r.status in RUNNABLE and not waiting:
+                eligible.setdefault(r.tenant_id, []).append(run_id)
+        served: dict[str, int] = {}
+        for run_id, stamp in self.stamps.items():
+            tenant = self.runs[run_id].tenant_id
+            served[tenant] = max(served.get(tenant, 0), stamp)
+        candidates = [
+            (rank, served.get(tenant, 0), run_id)
+            for tenant, ids in eligible.items()
+            for rank, run_id in enumerate(ids[: candidates_per_tenant(len(eligible))], start=1)
+            if run_id not in held
+        ]
+        return min(candidates)[2] if candidates else None
+
+    def eligible_tenants(self, now: datetime | None) -> set[str]:
+        """The tenants with an eligible run at ``now``."""
+        return {
+            r.tenant_id
+            for r in self.runs.values()
+            if r.status in RUNNABLE and (now is None or self.not_before.get(r.run_id, now) <= now)
+        }
+
+
+backlogs = st.lists(
+    st.tuples(
+        st.sampled_from("abc"),
+        st.sampled_from([*RUNNABLE, *RUNNABLE, RunStatus.WAITING_APPROVAL, RunStatus.COMPLETED]),
+        st.sampled_from([None, None, PAST, FUTURE]),
+    ),
+    max_size=14,
+)
+"""Runs to store: (tenant, status, backing off until) each."""
+scripts = st.lists(st.sampled_from(["keep", "keep", "finish", "undo"]), min_size=1, max_size=16)
+"""What each claim's unit of work does next: commit, finish the run, or roll back."""
+
+_examples = itertools.count()
+
+
+def drain(uow: UnitOfWorkFactory) -> None:
+    """Finish every runnable run an earlier example left, so only this example's are eligible."""
+    while True:
+        with uow() as tx:
+            claim = tx.runs.claim_runnable(None)
+            if claim is None:
+                return
+            left = tx.runs.get(claim.tenant_id, claim.run_id)
+            assert left is not None
+            tx.runs.save(attrs.evolve(left, status=RunStatus.COMPLETED))
+            tx.commit()
+
+
+class DispatchClaimProperties(ExampleStoreSuite):
+    """Claim after claim follows the dispatch rule on random backlogs."""
+
+    @settings(
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(backlog=backlogs, script=scripts)
+    def test_claims_follow_the_rule_and_visit_tenants_in_turn(
+        self,
+        open_store: StoreOpener,
+        backlog: list[tuple[str, RunStatus, datetime | None]],
+        script: list[str],
+    ) -> None:
+        """Each claim takes the run the rule names; no tenant is served twice while others wait."""
+        # Tenants and runs are new in each example (a common prefix keeps their order).
+        prefix = f"x{next(_examples):05d}-"
+        with open_store() as uow:
+            drain(uow)
+            self._check(uow, prefix, backlog, script)
+
+    @staticmethod
+    def _check(
+        uow: UnitOfWorkFactory,
+        prefix: str,
+        backlog: list[tuple[str, RunStatus, datetime | None]],
+        script: list[str],
+    ) -> None:
+        runs = [
+            run(f"{prefix}run-{index:02d}", tenant=prefix + tenant, status=status)
+            for index, (tenant, status, _) in enumerate(backlog)
+        ]
+        reference = Reference(runs)
+        with uow() as tx:
+            for r in runs:
+                tx.runs.add(r)
+            for r, (_, _, not_before) in zip(runs, backlog, strict=True):
+                if not_before is not None:
+                    tx.runs.record_dispatch_failure(r.tenant_id, r.run_id, not_before)
+                    reference.fail(r.run_id, not_before)
+            tx.commit()
+        previous = None  # the tenant of the last committed claim
+        for step in script:
+            expected = reference.claim(NOW)
+            others = reference.eligible_tenants(NOW) - {previous}
+            with uow() as tx:
+                claim = tx.runs.claim_runnable(NOW)
+                assert (claim and claim.run_id) == expected
+                if claim is None or expected is None:
+                    break
+                assert claim.tenant_id == reference.runs[expected].tenant_id
+                if others:
+                    assert claim.tenant_id != previous, "a tenant was served twice in a row"
+                if step == "undo":
+                    continue  # rolled back: as if never claimed
+                if step == "finish":
+                    claimed = tx.runs.get(claim.tenant_id, claim.run_id)
+                    assert claimed is not None
+                    done = attrs.evolve(claimed, status=RunStatus.COMPLETED)
+                    tx.runs.save(done)
+                    reference.runs[done.run_id] = done
+                tx.commit()
+            reference.stamps[expected] = next(reference.clock)
+            previous = claim.tenant_id
+
+
+class DispatchClaimConformance(StoreSuite):
+    """Dispatch claims: fair turns across tenants, backoffs, undo to the claim, header reads."""
+
+    def test_a_deep_backlog_does_not_hold_back_another_tenant(self, uow: UnitOfWorkFactory) -> None:
+        """A deep backlog does not hold back another tenant."""
+        with uow() as tx:
+            for index in range(40):
+                tx.runs.add(run(f"a-{index:02d}", tenant="a"))
+            tx.runs.add(run("z-new", tenant="b"))
+            tx.commit()
+        claimed = []
+        for _ in range(6):
+            with uow() as tx:
+                claimed.append(tx.runs.claim_runnable(NOW).run_id)
+                tx.commit()
+        assert claimed == ["a-00", "z-new", "a-00", "z-new", "a-00", "z-new"]
+
+    @pytest.mark.spec("C8 poison-runs")
+    def test_backing_off_runs_are_skipped_until_their_time(self, uow: UnitOfWorkFactory) -> None:
+        """Backing off runs are skipped until their time."""
+        with uow() as tx:
+            tx.runs.add(run("run-1"))
+            tx.runs.add(run("run-2"))
+            assert tx.runs.record_dispatch_failure("t1", "run-1", FUTURE) == 1
+            assert tx.runs.record_dispatch_failure("t1", "run-1", FUTURE) == 2
+            with pytest.raises(NotFound):
+                tx.runs.record_dispatch_failure("t2", "run-1", FUTURE)
+            tx.commit()
+        with uow() as tx:
+            assert tx.runs.claim_runnable(NOW).run_id == "run-2"
+        for moment in (FUTURE, None):  # None: backoffs do not count
+            with uow() as tx:
+                claim = tx.runs.claim_runnable(moment)
+                assert (claim.run_id, claim.tenant_id, claim.dispatch_failures) == (
+                    "run-1",
+                    "t1",
+                    2,
+                )
+        with uow() as tx:
+            tx.runs.clear_dispatch_failures("t1", "run-1")
+            tx.commit()
+        with uow() as tx:
+            claim = tx.runs.claim_runnable(NOW)
+            assert (claim.run_id, claim.dispatch_failures) == ("run-1", 0)
+
+    def test_undo_to_claim_keeps_the_claim_and_drops_the_attempt(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Undo to claim keeps the claim and drops the attempt."""
+        with uow() as tx:
+            tx.runs.add(run("run-1"))
+            tx.runs.add(run("run-2", tenant="t2"))
+            tx.commit()
+        with uow() as tx:
+            claim = tx.runs.claim_runnable(NOW)
+            assert claim.run_id == "run-1"
+            tx.runs.save(attrs.evolve(run("run-1"), state={"changed": True}, steps=5))
+            tx.runs.undo_to_claim()
+            tx.runs.record_dispatch_failure("t1", "run-1", PAST)
+            tx.commit()
+        with uow() as tx:
+            assert tx.runs.get("t1", "run-1") == run("run-1")
+            # The claim and the counted failure both stamped t1: t2 is served next.
+            assert tx.runs.claim_runnable(NOW).run_id == "run-2"
+
+    def test_a_header_read_leaves_payloads_out_and_a_header_write_keeps_them(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """A header read leaves payloads out and a header write keeps them."""
+        stored = attrs.evolve(
+            run("run-1", status=RunStatus.RUNNING),
+            output={"o": 1},
+            metadata={"m": 1},
+            artifacts=("art",),
+            error={"e": 1},
+        )
+        with uow() as tx:
+            tx.runs.add(stored)
+            tx.commit()
+        with uow() as tx:
+            header = tx.runs.lock_header("t1", "run-1")
+            assert tx.runs.lock_header("t2", "run-1") is None
+            assert header == attrs.evolve(
+                stored, state={}, output=None, metadata=None, artifacts=None, error=None
+            )
+            failed = attrs.evolve(
+                header,
+                status=RunStatus.FAILED,
+                attempts=4,
+                failure_state=FailureState(reason="dispatch_error", node_id="a", message="m"),
+                updated_at=NOW + timedelta(seconds=5),
+            )
+            tx.runs.save_header(failed)
+            with pytest.raises(NotFound):
+                tx.runs.save_header(attrs.evolve(failed, tenant_id="t2"))
+            tx.commit()
+        with uow() as tx:
+            assert tx.runs.get("t1", "run-1") == attrs.evolve(
+                failed,
+                state=stored.state,
+                output={"o": 1},
+                metadata={"m": 1},
+                artifacts=("art",),
+                error={"e": 1},
+            )

@@ -1,0 +1,87 @@
+"""Run repository: runs stored whole, scoped by tenant, paged newest first, dispatched oldest first."""
+
+import attrs
+import pytest
+
+from ecp_core.errors import Conflict, NotFound
+from ecp_core.ports.unit_of_work import UnitOfWorkFactory
+from ecp_core.testing.conformance._base import StoreSuite
+from ecp_core.testing.samples import run
+from ecp_core.types import RunStatus
+
+
+class RunRepositoryConformance(StoreSuite):
+    """Runs: stored whole, scoped by tenant, paged newest first, dispatched oldest first."""
+
+    @pytest.mark.spec("§5 tenant-isolation")
+    def test_runs_round_trip_and_scope(self, uow: UnitOfWorkFactory) -> None:
+        """A run reads back whole, by id or idempotency key, only in its tenant; ids are unique."""
+        with uow() as tx:
+            tx.runs.add(run(key="k1"))
+            tx.commit()
+        with uow() as tx:
+            assert tx.runs.get("t1", "run-1") == run(key="k1")
+            assert tx.runs.lock("t1", "run-1") == run(key="k1")
+            assert tx.runs.get("t2", "run-1") is None
+            assert tx.runs.by_idempotency_key("t1", "dep", "k1").run_id == "run-1"
+            assert tx.runs.by_idempotency_key("t2", "dep", "k1") is None
+            with pytest.raises(Conflict):
+                tx.runs.add(run())
+
+    def test_save_replaces(self, uow: UnitOfWorkFactory) -> None:
+        """Saving replaces a stored run; saving an unknown run is NotFound."""
+        with uow() as tx:
+            tx.runs.add(run())
+            changed = attrs.evolve(
+                run(), status=RunStatus.RUNNING, state={"y": {"z": 1}}, attempts=2, steps=1
+            )
+            tx.runs.save(changed)
+            tx.commit()
+        with uow() as tx:
+            assert tx.runs.get("t1", "run-1") == changed
+            with pytest.raises(NotFound):
+                tx.runs.save(run("nope"))
+
+    @pytest.mark.spec("C1 list-paging")
+    def test_pages_newest_first(self, uow: UnitOfWorkFactory) -> None:
+        """Runs page newest first, before a given run; the count is the tenant's."""
+        with uow() as tx:
+            for i in range(5):
+                tx.runs.add(run(f"run-{i}", offset=i))
+            tx.runs.add(run("run-x", tenant="t2"))
+            tx.commit()
+        with uow() as tx:
+            assert [r.run_id for r in tx.runs.page("t1", limit=3)] == ["run-4", "run-3", "run-2"]
+            assert [r.run_id for r in tx.runs.page("t1", limit=3, before="run-2")] == [
+                "run-1",
+                "run-0",
+            ]
+            assert tx.runs.count("t1") == 5
+
+    def test_runnable_across_tenants_oldest_first(self, uow: UnitOfWorkFactory) -> None:
+        """Runnable runs (pending or running) are listed across tenants, oldest first."""
+        with uow() as tx:
+            tx.runs.add(run("run-1"))
+            tx.runs.add(run("run-2", tenant="t2", status=RunStatus.RUNNING))
+            tx.runs.add(run("run-3", status=RunStatus.WAITING_APPROVAL))
+            tx.runs.add(run("run-4", status=RunStatus.COMPLETED))
+            tx.commit()
+        with uow() as tx:
+            assert [r.run_id for r in tx.runs.runnable(10)] == ["run-1", "run-2"]
+            assert [r.run_id for r in tx.runs.runnable(1)] == ["run-1"]
+
+    def test_claim_runnable_takes_the_oldest(self, uow: UnitOfWorkFactory) -> None:
+        """A claim takes the oldest runnable run; a finished run is not claimed again."""
+        with uow() as tx:
+            tx.runs.add(run("run-2", status=RunStatus.RUNNING))
+            tx.runs.add(run("run-1", status=RunStatus.COMPLETED))
+            tx.runs.add(run("run-3"))
+            tx.commit()
+        with uow() as tx:
+            assert tx.runs.claim_runnable().run_id == "run-2"
+            claimed = tx.runs.get("t1", "run-2")
+            assert claimed is not None
+            tx.runs.save(attrs.evolve(claimed, status=RunStatus.COMPLETED))
+            tx.commit()
+        with uow() as tx:
+            assert tx.runs.claim_runnable().run_id == "run-3"

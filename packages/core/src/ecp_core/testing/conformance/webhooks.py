@@ -1,0 +1,527 @@
+"""Webhook repository: subscriptions, the delivery outbox and its attempts."""
+
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+import attrs
+import pytest
+
+from ecp_core.errors import Conflict, NotFound
+from ecp_core.ports.unit_of_work import UnitOfWorkFactory
+from ecp_core.testing.conformance._base import StoreSuite
+from ecp_core.testing.samples import NOW
+from ecp_core.webhooks.model import (
+    Delivery,
+    DeliveryAttempt,
+    DeliveryStatus,
+    Subscription,
+    WebhookEventPayload,
+    WebhookEventType,
+)
+
+STARTED = WebhookEventType.RUN_STARTED
+COMPLETED = WebhookEventType.RUN_COMPLETED
+REQUESTED = WebhookEventType.APPROVAL_REQUESTED
+
+
+def subscription(
+    subscription_id: str = "sub-1",
+    tenant: str = "t1",
+    ref: str = "dep",
+    events: tuple[WebhookEventType, ...] = (STARTED, COMPLETED),
+    offset: int = 0,
+    secret: str = "whsec-0123456789abcdef",  # noqa: S107 - a sample
+) -> Subscription:
+    """A subscription of deployment ``ref`` made ``offset`` seconds after :data:`NOW`."""
+    return Subscription(
+        subscription_id=subscription_id,
+        tenant_id=tenant,
+        deployment_ref=ref,
+        target_url="https://hooks.example/é?x=1",
+        event_types=events,
+        secret=secret,
+        created_at=NOW + timedelta(seconds=offset),
+    )
+
+
+def delivery(
+    delivery_id: str = "del-1",
+    tenant: str = "t1",
+    subscription_id: str = "sub-1",
+    status: DeliveryStatus = DeliveryStatus.PENDING,
+    due: int = 0,
+    attempts: int = 0,
+    data: dict[str, Any] | None = None,
+) -> Delivery:
+    """A delivery of a run.completed event, due ``due`` seconds after :data:`NOW`."""
+    payload = WebhookEventPayload(
+        event_id=f"evt-{delivery_id}",
+        event_type=COMPLETED,
+        tenant_id=tenant,
+        deployment_ref="dep",
+        occurred_at=NOW,
+        data={"run_id": "run-1", "output": {"x": [1, "é", None], "ok": True}}
+        if data is None
+        else data,
+    )
+    return Delivery(
+        delivery_id=delivery_id,
+        tenant_id=tenant,
+        subscription_id=subscription_id,
+        event_id=payload.event_id,
+        event_type=payload.event_type,
+        payload=payload,
+        status=status,
+        attempts=attempts,
+        next_attempt_at=NOW + timedelta(seconds=due),
+        created_at=NOW,
+        updated_at=NOW,
+    )
+
+
+def attempt(
+    delivery_id: str = "del-1",
+    number: int = 1,
+    status_code: int | None = None,
+    error: str | None = None,
+) -> DeliveryAttempt:
+    """Attempt ``number`` of a delivery, made ``number`` seconds after :data:`NOW`."""
+    return DeliveryAttempt(
+        delivery_id=delivery_id,
+        attempt=number,
+        occurred_at=NOW + timedelta(seconds=number),
+        status_code=status_code,
+        error=error,
+    )
+
+
+def ids(items: Iterable[object], field: str = "delivery_id") -> list[str]:
+    """The ``field`` of each item, in order."""
+    return [getattr(item, field) for item in items]
+
+
+# --- subscriptions -------------------------------------------------------------------------
+
+
+# --- deliveries ----------------------------------------------------------------------------
+
+
+# --- the outbox claim ------------------------------------------------------------------------
+
+
+# --- attempts ------------------------------------------------------------------------------
+
+
+# --- dead letters --------------------------------------------------------------------------
+
+
+# --- transactions --------------------------------------------------------------------------
+
+
+class WebhookRepositoryConformance(StoreSuite):
+    """Webhooks: subscriptions, the delivery outbox and its attempts."""
+
+    @pytest.mark.spec("C5 subscription-routes", "§5 tenant-isolation")
+    def test_subscriptions_are_stored_with_their_secret_and_scoped_by_tenant(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Subscriptions are stored with their secret and scoped by tenant."""
+        first = subscription("sub-1", secret="s" * 512)
+        other = subscription("sub-2", tenant="t2", events=(REQUESTED,))
+        with uow() as tx:
+            tx.webhooks.add_subscription(first)
+            tx.webhooks.add_subscription(other)
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.subscription("t1", "sub-1") == first
+            assert tx.webhooks.subscription("t1", "sub-1").secret == "s" * 512
+            assert tx.webhooks.subscription("t2", "sub-2") == other
+            assert tx.webhooks.subscription("t2", "sub-1") is None
+            assert tx.webhooks.subscription("t1", "sub-2") is None
+            assert tx.webhooks.subscription("t1", "nope") is None
+            assert tx.webhooks.subscriptions("t1") == [first]
+            assert tx.webhooks.subscriptions("t2") == [other]
+            assert tx.webhooks.subscriptions("t3") == []
+
+    @pytest.mark.spec("C5 subscription-routes")
+    def test_subscriptions_are_listed_oldest_first_then_by_id_in_code_point_order(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Subscriptions are listed oldest first then by id in code point order."""
+        with uow() as tx:
+            for subscription_id, offset in (("sub-z", 0), ("sub-a", 1), ("sub-B", 1), ("sub-é", 1)):
+                tx.webhooks.add_subscription(subscription(subscription_id, offset=offset))
+            tx.commit()
+        with uow() as tx:
+            listed = tx.webhooks.subscriptions("t1")
+            assert ids(listed, "subscription_id") == ["sub-z", "sub-B", "sub-a", "sub-é"]
+            assert listed[1] == subscription("sub-B", offset=1)
+
+    def test_a_duplicate_subscription_id_is_a_conflict_in_any_tenant(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """A duplicate subscription id is a conflict in any tenant."""
+        with uow() as tx:
+            tx.webhooks.add_subscription(subscription("sub-1"))
+            with pytest.raises(Conflict):
+                tx.webhooks.add_subscription(subscription("sub-1", ref="other", offset=3))
+            with pytest.raises(Conflict):
+                tx.webhooks.add_subscription(subscription("sub-1", tenant="t2"))
+            tx.webhooks.add_subscription(subscription("sub-2"))  # the transaction is still usable
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.subscriptions("t1") == [subscription("sub-1"), subscription("sub-2")]
+            assert tx.webhooks.subscriptions("t2") == []
+
+    @pytest.mark.spec("§6.1 lifecycle-events")
+    def test_matching_selects_live_subscriptions_of_the_deployment_and_event_type(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Matching selects live subscriptions of the deployment and event type."""
+        started_only = subscription("sub-1", events=(STARTED,), offset=2)
+        both = subscription("sub-2", events=(COMPLETED, STARTED), offset=1)
+        every = subscription("sub-3", events=tuple(WebhookEventType))
+        other_ref = subscription("sub-4", ref="dep-2", events=(STARTED,))
+        other_tenant = subscription("sub-5", tenant="t2", events=(STARTED,))
+        with uow() as tx:
+            for value in (started_only, both, every, other_ref, other_tenant):
+                tx.webhooks.add_subscription(value)
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.matching("t1", "dep", STARTED) == [every, both, started_only]
+            assert tx.webhooks.matching("t1", "dep", COMPLETED) == [every, both]
+            assert tx.webhooks.matching("t1", "dep", WebhookEventType.RUN_FAILED) == [every]
+            assert tx.webhooks.matching("t1", "dep-2", STARTED) == [other_ref]
+            assert tx.webhooks.matching("t1", "dep-2", COMPLETED) == []
+            assert tx.webhooks.matching("t2", "dep", STARTED) == [other_tenant]
+            assert tx.webhooks.matching("t2", "dep", COMPLETED) == []
+            assert tx.webhooks.matching("t3", "dep", STARTED) == []
+            assert tx.webhooks.matching("t1", "nope", STARTED) == []
+
+    @pytest.mark.spec("C5 subscription-routes")
+    def test_a_deleted_subscription_is_gone_but_its_deliveries_stay(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """A deleted subscription is gone but its deliveries stay."""
+        kept = subscription("sub-2", offset=1)
+        with uow() as tx:
+            tx.webhooks.add_subscription(subscription("sub-1"))
+            tx.webhooks.add_subscription(kept)
+            tx.webhooks.add_delivery(delivery("del-1", subscription_id="sub-1"))
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.delete_subscription("t2", "sub-1") is False  # another tenant's
+            assert tx.webhooks.delete_subscription("t1", "nope") is False
+            assert tx.webhooks.delete_subscription("t1", "sub-1") is True
+            assert tx.webhooks.delete_subscription("t1", "sub-1") is False  # already gone
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.subscription("t1", "sub-1") is None
+            assert tx.webhooks.subscriptions("t1") == [kept]
+            assert tx.webhooks.matching("t1", "dep", STARTED) == [kept]
+            assert tx.webhooks.delete_subscription("t1", "sub-1") is False
+            assert tx.webhooks.delivery("t1", "del-1") == delivery("del-1", subscription_id="sub-1")
+            assert ids(tx.webhooks.claim_due(NOW, 10)) == ["del-1"]
+
+    def test_the_id_of_a_deleted_subscription_can_be_used_again(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """The id of a deleted subscription can be used again."""
+        again = subscription("sub-1", tenant="t2", ref="dep-2", events=(REQUESTED,), offset=5)
+        with uow() as tx:
+            tx.webhooks.add_subscription(subscription("sub-1"))
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.delete_subscription("t1", "sub-1")
+            tx.webhooks.add_subscription(again)
+            with pytest.raises(Conflict):
+                tx.webhooks.add_subscription(subscription("sub-1"))
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.subscription("t1", "sub-1") is None
+            assert tx.webhooks.subscriptions("t1") == []
+            assert tx.webhooks.subscription("t2", "sub-1") == again
+            assert tx.webhooks.matching("t2", "dep-2", REQUESTED) == [again]
+
+    def test_deliveries_keep_every_field_and_are_scoped_by_tenant(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Deliveries keep every field and are scoped by tenant."""
+        full = attrs.evolve(
+            delivery(
+                "del-1", data={"nested": {"list": [1, 2.5, "é", None, {"k": False}]}, "n": -3}
+            ),
+            attempts=2,
+            updated_at=NOW + timedelta(minutes=1),
+            last_status_code=503,
+            last_error="Service Unavailable",
+            replay_of="del-0",
+        )
+        bare = delivery("del-2", tenant="t2", data={})
+        with uow() as tx:
+            tx.webhooks.add_delivery(full)
+            tx.webhooks.add_delivery(bare)
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.delivery("t1", "del-1") == full
+            assert tx.webhooks.delivery("t2", "del-2") == bare
+            assert tx.webhooks.delivery("t2", "del-1") is None
+            assert tx.webhooks.delivery("t1", "del-2") is None
+            assert tx.webhooks.delivery("t1", "nope") is None
+
+    def test_a_read_delivery_is_a_copy(self, uow: UnitOfWorkFactory) -> None:
+        """A read delivery is a copy."""
+        with uow() as tx:
+            tx.webhooks.add_delivery(delivery("del-1"))
+            tx.commit()
+        with uow() as tx:
+            tx.webhooks.delivery("t1", "del-1").payload.data["output"]["x"].append("changed")
+            assert tx.webhooks.delivery("t1", "del-1") == delivery("del-1")
+
+    def test_a_duplicate_delivery_id_is_a_conflict_in_any_tenant(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """A duplicate delivery id is a conflict in any tenant."""
+        with uow() as tx:
+            tx.webhooks.add_delivery(delivery("del-1"))
+            with pytest.raises(Conflict):
+                tx.webhooks.add_delivery(delivery("del-1", due=5))
+            with pytest.raises(Conflict):
+                tx.webhooks.add_delivery(delivery("del-1", tenant="t2"))
+            tx.webhooks.add_delivery(delivery("del-2"))  # the transaction is still usable
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.delivery("t1", "del-1") == delivery("del-1")
+            assert tx.webhooks.delivery("t2", "del-1") is None
+            assert tx.webhooks.delivery("t1", "del-2") == delivery("del-2")
+
+    def test_save_delivery_replaces_a_stored_delivery_of_the_same_tenant(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Save delivery replaces a stored delivery of the same tenant."""
+        with uow() as tx:
+            tx.webhooks.add_delivery(delivery("del-1"))
+            tx.commit()
+        retried = attrs.evolve(
+            delivery("del-1"),
+            attempts=1,
+            next_attempt_at=NOW + timedelta(seconds=30),
+            updated_at=NOW + timedelta(seconds=1),
+            last_status_code=500,
+            last_error="boom",
+        )
+        with uow() as tx:
+            tx.webhooks.save_delivery(retried)
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.delivery("t1", "del-1") == retried
+            delivered = attrs.evolve(
+                retried,
+                status=DeliveryStatus.DELIVERED,
+                attempts=2,
+                last_status_code=204,
+                last_error=None,
+            )
+            tx.webhooks.save_delivery(delivered)
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.delivery("t1", "del-1") == delivered
+
+    def test_save_delivery_needs_a_stored_delivery_of_the_same_tenant(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Save delivery needs a stored delivery of the same tenant."""
+        with uow() as tx:
+            tx.webhooks.add_delivery(delivery("del-1"))
+            tx.commit()
+        with uow() as tx:
+            with pytest.raises(NotFound):
+                tx.webhooks.save_delivery(delivery("nope"))
+            with pytest.raises(NotFound):
+                tx.webhooks.save_delivery(
+                    attrs.evolve(delivery("del-1"), tenant_id="t2", status=DeliveryStatus.DEAD)
+                )
+            assert tx.webhooks.delivery("t1", "del-1") == delivery("del-1")
+            assert tx.webhooks.delivery("t2", "del-1") is None
+            assert tx.webhooks.dead_letters("t2", limit=10) == []
+
+    @pytest.mark.spec("§6.1 retry-and-dead-letter")
+    def test_claim_due_takes_pending_deliveries_due_by_now_across_tenants(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Claim due takes pending deliveries due by now across tenants."""
+        with uow() as tx:
+            tx.webhooks.add_delivery(delivery("del-due", due=-10))
+            tx.webhooks.add_delivery(delivery("del-now", due=0))
+            tx.webhooks.add_delivery(delivery("del-later", due=1))
+            tx.webhooks.add_delivery(delivery("del-t2", tenant="t2", due=-5))
+            tx.webhooks.add_delivery(delivery("del-done", status=DeliveryStatus.DELIVERED, due=-20))
+            tx.webhooks.add_delivery(delivery("del-dead", status=DeliveryStatus.DEAD, due=-20))
+            tx.commit()
+        with uow() as tx:
+            claimed = tx.webhooks.claim_due(NOW, 10)
+            assert ids(claimed) == ["del-due", "del-t2", "del-now"]
+            assert claimed[0] == delivery("del-due", due=-10)
+            assert ids(tx.webhooks.claim_due(NOW - timedelta(microseconds=1), 10)) == [
+                "del-due",
+                "del-t2",
+            ]
+            assert ids(tx.webhooks.claim_due(NOW + timedelta(seconds=1), 10)) == [
+                "del-due",
+                "del-t2",
+                "del-now",
+                "del-later",
+            ]
+            assert tx.webhooks.claim_due(NOW - timedelta(seconds=11), 10) == []
+
+    def test_claim_due_is_oldest_first_by_due_time_then_id_in_code_point_order_and_limited(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Claim due is oldest first by due time then id in code point order and limited."""
+        with uow() as tx:
+            for delivery_id, due in (
+                ("del-c", 2),
+                ("del-b", 1),
+                ("del-é", 1),
+                ("del-B", 1),
+                ("del-z", 0),
+            ):
+                tx.webhooks.add_delivery(delivery(delivery_id, due=due))
+            tx.commit()
+        later = NOW + timedelta(minutes=1)
+        with uow() as tx:
+            assert ids(tx.webhooks.claim_due(later, 10)) == [
+                "del-z",
+                "del-B",
+                "del-b",
+                "del-é",
+                "del-c",
+            ]
+            assert ids(tx.webhooks.claim_due(later, 2)) == ["del-z", "del-B"]
+            assert tx.webhooks.claim_due(later, 0) == []
+            # A retry moves a delivery back in the queue; a delivered one leaves it.
+            tx.webhooks.save_delivery(
+                attrs.evolve(delivery("del-z"), next_attempt_at=NOW + timedelta(seconds=5))
+            )
+            tx.webhooks.save_delivery(
+                attrs.evolve(delivery("del-B", due=1), status=DeliveryStatus.DELIVERED)
+            )
+            assert ids(tx.webhooks.claim_due(later, 10)) == ["del-b", "del-é", "del-c", "del-z"]
+
+    @pytest.mark.spec("§6.1 retry-and-dead-letter")
+    def test_attempts_are_listed_in_order_for_the_deliverys_tenant(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Attempts are listed in order for the deliverys tenant."""
+        first = attempt("del-1", 1, error="connect timeout")
+        second = attempt("del-1", 2, status_code=500, error="Internal Server Error")
+        third = attempt("del-1", 3, status_code=204)
+        with uow() as tx:
+            tx.webhooks.add_delivery(delivery("del-1"))
+            tx.webhooks.add_delivery(delivery("del-2", tenant="t2"))
+            for value in (first, second, third):
+                tx.webhooks.add_attempt(value)
+            tx.webhooks.add_attempt(attempt("del-2", 1, status_code=200))
+            tx.commit()
+        with uow() as tx:
+            assert tx.webhooks.attempts("t1", "del-1") == [first, second, third]
+            assert tx.webhooks.attempts("t2", "del-2") == [attempt("del-2", 1, status_code=200)]
+            assert tx.webhooks.attempts("t2", "del-1") == []
+            assert tx.webhooks.attempts("t1", "del-2") == []
+            assert tx.webhooks.attempts("t1", "nope") == []
+
+    def test_attempts_of_a_delivery_not_yet_stored_show_once_it_is(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Attempts of a delivery not yet stored show once it is."""
+        with uow() as tx:
+            tx.webhooks.add_attempt(attempt("del-1", 1, status_code=502))
+            assert tx.webhooks.attempts("t1", "del-1") == []
+            tx.webhooks.add_delivery(delivery("del-1"))
+            assert tx.webhooks.attempts("t1", "del-1") == [attempt("del-1", 1, status_code=502)]
+
+    @pytest.mark.spec("C5 subscription-routes")
+    def test_dead_letters_page_newest_first_by_id(self, uow: UnitOfWorkFactory) -> None:
+        """Dead letters page newest first by id."""
+        dead = DeliveryStatus.DEAD
+        with uow() as tx:
+            for delivery_id in ("del-03", "del-01", "del-05", "del-02", "del-04", "del-B", "del-a"):
+                tx.webhooks.add_delivery(delivery(delivery_id, status=dead, attempts=8))
+            tx.webhooks.add_delivery(delivery("del-06", tenant="t2", status=dead))
+            tx.webhooks.add_delivery(delivery("del-07", status=DeliveryStatus.PENDING))
+            tx.webhooks.add_delivery(delivery("del-08", status=DeliveryStatus.DELIVERED))
+            tx.commit()
+        with uow() as tx:
+            newest = tx.webhooks.dead_letters("t1", limit=3)
+            assert ids(newest) == ["del-a", "del-B", "del-05"]
+            assert newest[0] == delivery("del-a", status=dead, attempts=8)
+            assert ids(tx.webhooks.dead_letters("t1", limit=3, before="del-05")) == [
+                "del-04",
+                "del-03",
+                "del-02",
+            ]
+            assert ids(tx.webhooks.dead_letters("t1", limit=3, before="del-02")) == ["del-01"]
+            assert tx.webhooks.dead_letters("t1", limit=3, before="del-01") == []
+            assert ids(tx.webhooks.dead_letters("t1", limit=2, before="del-a")) == [
+                "del-B",
+                "del-05",
+            ]
+            assert ids(tx.webhooks.dead_letters("t1", limit=10, before="del-Z")) == [
+                "del-B",
+                "del-05",
+                "del-04",
+                "del-03",
+                "del-02",
+                "del-01",
+            ]
+            assert ids(tx.webhooks.dead_letters("t2", limit=10)) == ["del-06"]
+            assert tx.webhooks.dead_letters("t3", limit=10) == []
+            assert tx.webhooks.dead_letters("t1", limit=0) == []
+
+    @pytest.mark.spec("§6.1 retry-and-dead-letter")
+    def test_a_delivery_becomes_a_dead_letter_when_saved_dead(self, uow: UnitOfWorkFactory) -> None:
+        """A delivery becomes a dead letter when saved dead."""
+        with uow() as tx:
+            tx.webhooks.add_delivery(delivery("del-1"))
+            tx.webhooks.save_delivery(attrs.evolve(delivery("del-1"), status=DeliveryStatus.DEAD))
+            assert ids(tx.webhooks.dead_letters("t1", limit=10)) == ["del-1"]
+            assert tx.webhooks.claim_due(NOW, 10) == []
+
+    def test_uncommitted_webhook_writes_are_rolled_back(self, uow: UnitOfWorkFactory) -> None:
+        """Uncommitted webhook writes are rolled back."""
+        with uow() as tx:
+            tx.webhooks.add_subscription(subscription("sub-1"))
+            tx.webhooks.add_delivery(delivery("del-1"))
+            tx.commit()
+        with uow() as tx:
+            tx.webhooks.add_subscription(subscription("sub-2"))
+            assert tx.webhooks.delete_subscription("t1", "sub-1")
+            tx.webhooks.add_delivery(delivery("del-2", status=DeliveryStatus.DEAD))
+            tx.webhooks.save_delivery(
+                attrs.evolve(delivery("del-1"), status=DeliveryStatus.DELIVERED)
+            )
+            tx.webhooks.add_attempt(attempt("del-1", 1, status_code=200))
+            assert tx.webhooks.attempts("t1", "del-1") == [attempt("del-1", 1, status_code=200)]
+            assert tx.webhooks.subscriptions("t1") == [subscription("sub-2")]
+        with uow() as tx:
+            assert tx.webhooks.subscriptions("t1") == [subscription("sub-1")]
+            assert tx.webhooks.subscription("t1", "sub-2") is None
+            assert tx.webhooks.delivery("t1", "del-1") == delivery("del-1")
+            assert tx.webhooks.delivery("t1", "del-2") is None
+            assert tx.webhooks.attempts("t1", "del-1") == []
+            assert tx.webhooks.dead_letters("t1", limit=10) == []
+            assert ids(tx.webhooks.claim_due(NOW, 10)) == ["del-1"]
+
+    def test_rollback_keeps_what_was_committed_in_the_same_unit_of_work(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Rollback keeps what was committed in the same unit of work."""
+        with uow() as tx:
+            tx.webhooks.add_delivery(delivery("del-1"))
+            tx.commit()
+            tx.webhooks.add_attempt(attempt("del-1", 1, status_code=500))
+            tx.webhooks.add_delivery(delivery("del-2"))
+        with uow() as tx:
+            assert ids(tx.webhooks.claim_due(NOW, 10)) == ["del-1"]
+            assert tx.webhooks.attempts("t1", "del-1") == []
