@@ -48,9 +48,9 @@ from ecp_core.audit.record import NodeAuditRecord
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention import (
     ErasureRequest,
+    ErasureStepStatus,
     RetentionAuditEntry,
     RetentionPolicyRequest,
-    StepStatus,
 )
 from ecp_core.retention.service import PURGE_BATCH
 from ecp_core.runs.model import FailureState, Run
@@ -285,7 +285,9 @@ def log_params(ids: UuidV7Factory, run_id: str, steps: tuple[str, ...]) -> list[
                 tenant_id=TENANT,
                 run_id=run_id,
                 step=step,
-                status=StepStatus.SKIPPED if step == "econ_erase_skipped" else StepStatus.DONE,
+                status=ErasureStepStatus.SKIPPED
+                if step == "econ_erase_skipped"
+                else ErasureStepStatus.DONE,
                 newly_erased=NEWLY_ERASED[step],
                 reason="run_ttl",
                 trigger="purge",

@@ -26,7 +26,7 @@ from ecp_core import (
     GraphBuilder,
     StartRunRequest,
 )
-from ecp_core.webhooks import CreateSubscriptionRequest, RetryPolicy
+from ecp_core.webhooks import CreateSubscriptionRequest, RetrySchedule
 from ecp_core.webhooks.model import WebhookEventType
 from ecp_http.dispatch import Dispatcher
 from ecp_http.webhook_sender import HttpxSender
@@ -78,7 +78,7 @@ def main() -> None:
     try:
         with PostgresStore(url, max_size=8) as store:
             ecp = Ecp.build(
-                store.unit_of_work, signer=Ed25519Signer.generate(), webhook_policy=RetryPolicy()
+                store.unit_of_work, signer=Ed25519Signer.generate(), webhook_retry=RetrySchedule()
             )
             graph = (
                 GraphBuilder("g")

@@ -18,9 +18,9 @@ from ecp_core import (
     AuthMethod,
     Capability,
     CreateDeploymentRequest,
+    DeploymentPolicyRequest,
     Ecp,
     GraphBuilder,
-    PolicyRequest,
     RunPublicStatus,
     RunStatus,
     StartRunRequest,
@@ -49,7 +49,7 @@ def deployed(denied: frozenset[Capability]) -> Ecp:
     ecp.graphs.deploy(TENANT, CreateDeploymentRequest(deployment_ref="refunds", graph_id="refund"))
     if denied:
         ecp.graphs.put_policy(
-            TENANT, "refunds", PolicyRequest(deny_capabilities=tuple(sorted(denied)))
+            TENANT, "refunds", DeploymentPolicyRequest(deny_capabilities=tuple(sorted(denied)))
         )
     return ecp
 

@@ -19,14 +19,10 @@ from ecp_core.types import ApprovalDecision
 from ecp_http import api_docs
 from ecp_http.app import create_app
 from ecp_http.auth import mint_token
-from ecp_http.openapi import (
-    NO_WHITESPACE_PATTERN,
-    TRIMMED_PATTERN,
-    SchemaBuilder,
-    anchored,
-    build_document,
-)
+from ecp_http.json_schema import SchemaBuilder
+from ecp_http.openapi import build_document
 from ecp_http.query import parameters
+from ecp_http.schema_constraints import NO_WHITESPACE_PATTERN, TRIMMED_PATTERN, anchored
 from ecp_http.settings import Settings
 
 pytestmark = pytest.mark.spec("C1 openapi")
@@ -155,7 +151,7 @@ def test_constraints_are_rendered(document):
     steps = graph["properties"]["max_steps"]
     assert steps == {"type": "integer", "minimum": 1, "maximum": 100_000, "default": 1000}
 
-    deny = _schema(document, "PolicyRequest")["properties"]["deny_capabilities"]
+    deny = _schema(document, "DeploymentPolicyRequest")["properties"]["deny_capabilities"]
     assert deny["uniqueItems"] is True
     assert deny["maxItems"] == 64
     assert deny["items"] == {"$ref": "#/components/schemas/Capability"}

@@ -23,7 +23,7 @@ from ecp_core import (
     GraphBuilder,
     StartRunRequest,
 )
-from ecp_core.webhooks import CreateSubscriptionRequest, RetryPolicy
+from ecp_core.webhooks import CreateSubscriptionRequest, RetrySchedule
 from ecp_core.webhooks.model import WebhookEventType
 from ecp_http.dispatch import Dispatcher
 from ecp_postgres import PostgresStore
@@ -32,13 +32,13 @@ pytestmark = pytest.mark.spec("C8 poison-runs")
 
 SIGNER = Ed25519Signer(bytes(range(9, 41)), key_id="poison")
 MAX_ATTEMPTS = 3
-POLICY = RetryPolicy(max_attempts=MAX_ATTEMPTS, base_seconds=0.01, max_seconds=0.05)
+POLICY = RetrySchedule(max_attempts=MAX_ATTEMPTS, base_seconds=0.01, max_seconds=0.05)
 DEEP_STATE = '{"x": ' + "[" * 2000 + "]" * 2000 + "}"
 TENANTS = ("t1", "t2")
 
 
 def deployed(store):
-    ecp = Ecp.build(store.unit_of_work, signer=SIGNER, dispatch_policy=POLICY)
+    ecp = Ecp.build(store.unit_of_work, signer=SIGNER, dispatch_retry=POLICY)
     deploy_three_steps(ecp, *TENANTS)
     for tenant in TENANTS:
         admin = ActorIdentity(subject="ops", auth_method=AuthMethod.BEARER, tenant_id=tenant)
@@ -153,7 +153,7 @@ def test_failure_counts_survive_a_restart_and_a_success_resets_them(fresh_databa
         assert ecp.runs.advance_next().status.value == "PENDING"  # the header; state unread
     # A new process (store and services) picks up the count where the last one left it.
     with PostgresStore(fresh_database) as store:
-        ecp = Ecp.build(store.unit_of_work, signer=SIGNER, dispatch_policy=POLICY)
+        ecp = Ecp.build(store.unit_of_work, signer=SIGNER, dispatch_retry=POLICY)
         wait_for(lambda: ecp.runs.advance_next() is not None, 5)
         (row,) = rows(fresh_database, "SELECT dispatch_failures FROM ecp_runs")
         assert row["dispatch_failures"] == 2
@@ -190,7 +190,7 @@ def test_a_connection_lost_mid_attempt_backs_off_without_counting(fresh_database
     actions = ActionRegistry()
     actions.register("cut", cut_the_line)
     with PostgresStore(fresh_database) as store:
-        ecp = Ecp.build(store.unit_of_work, signer=SIGNER, dispatch_policy=POLICY, actions=actions)
+        ecp = Ecp.build(store.unit_of_work, signer=SIGNER, dispatch_retry=POLICY, actions=actions)
         graph = GraphBuilder("cut").action("a", "cut").end("z").chain("a", "z").build()
         ecp.graphs.register("t1", graph)
         ecp.graphs.deploy("t1", CreateDeploymentRequest(deployment_ref="cut", graph_id="cut"))

@@ -18,18 +18,18 @@ from ecp_core import (
     GraphBuilder,
     StartRunRequest,
 )
-from ecp_core.webhooks import CreateSubscriptionRequest, RetryPolicy, signature_matches
+from ecp_core.webhooks import CreateSubscriptionRequest, RetrySchedule, signature_matches
 from ecp_core.webhooks.model import WebhookEventType
 from ecp_http.webhook_sender import HttpxSender
 
 SIGNER = Ed25519Signer(bytes(range(13, 45)), key_id="hooks")
 ADMIN = ActorIdentity(subject="ops", auth_method=AuthMethod.BEARER, tenant_id="t")
-FAST = RetryPolicy(max_attempts=5, base_seconds=0.01, max_seconds=0.05)
+FAST = RetrySchedule(max_attempts=5, base_seconds=0.01, max_seconds=0.05)
 SECRET = "receiver-secret-0123456789"
 
 
 def setup(store, url, events=("run.completed",), policy=FAST):
-    ecp = Ecp.build(store.unit_of_work, signer=SIGNER, webhook_policy=policy)
+    ecp = Ecp.build(store.unit_of_work, signer=SIGNER, webhook_retry=policy)
     graph = (
         GraphBuilder("g")
         .action("a", "set", arguments={"values": {"x": 1}})
@@ -123,7 +123,7 @@ def test_a_receiver_that_always_fails_ends_in_a_dead_letter_that_replays(postgre
 WORKER = """
 import sys
 from ecp_core import Ecp, Ed25519Signer
-from ecp_core.webhooks import RetryPolicy
+from ecp_core.webhooks import RetrySchedule
 from ecp_http.webhook_sender import HttpxSender
 from ecp_postgres import PostgresStore
 with PostgresStore(sys.argv[1], max_size=2) as store:

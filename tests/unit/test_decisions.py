@@ -1055,7 +1055,9 @@ def test_a_claim_holding_a_stale_next_run_is_refused():
     assert ecp.decisions.run_due() == [schedule.schedule_id]  # ... and this one claims it first
     with store.unit_of_work() as uow:
         assert (
-            uow.decisions.claim(seen.schedule_id, seen.next_run_at, NOW + timedelta(days=1))
+            uow.decisions.claim_occurrence(
+                seen.schedule_id, seen.next_run_at, NOW + timedelta(days=1)
+            )
             is False
         )
         uow.commit()
@@ -1064,7 +1066,9 @@ def test_a_claim_holding_a_stale_next_run_is_refused():
     assert len(ecp.decisions.history("t", limit=10)[0]) == 1
     with store.unit_of_work() as uow:  # the value actually held is claimed
         assert (
-            uow.decisions.claim(seen.schedule_id, stored.next_run_at, NOW + timedelta(days=5))
+            uow.decisions.claim_occurrence(
+                seen.schedule_id, stored.next_run_at, NOW + timedelta(days=5)
+            )
             is True
         )
         uow.commit()

@@ -17,18 +17,18 @@ from ecp_core import (
     StartRunRequest,
 )
 from ecp_core.memory import MemoryStore
-from ecp_core.runs.dispatch import DISPATCH_POLICY, dispatch_backoff
+from ecp_core.runs.dispatch import DISPATCH_RETRY, dispatch_backoff
 from ecp_core.system import FixedClock
 from ecp_core.testing.signers import FailingSigner
 from ecp_core.types import RunStatus
-from ecp_core.webhooks import CreateSubscriptionRequest, RetryPolicy
+from ecp_core.webhooks import CreateSubscriptionRequest, RetrySchedule
 from ecp_core.webhooks.model import WebhookEventType
 
 pytestmark = pytest.mark.spec("C8 poison-runs")
 
 GOOD = Ed25519Signer(bytes(range(7, 39)), key_id="good")
 START = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
-POLICY = RetryPolicy(max_attempts=3, base_seconds=10.0, max_seconds=60.0)
+POLICY = RetrySchedule(max_attempts=3, base_seconds=10.0, max_seconds=60.0)
 
 
 @given(
@@ -37,7 +37,7 @@ POLICY = RetryPolicy(max_attempts=3, base_seconds=10.0, max_seconds=60.0)
     failures=st.integers(1, 2_000),
 )
 def test_the_backoff_grows_by_doubling_up_to_its_cap(base, cap, failures):
-    policy = RetryPolicy(max_attempts=3, base_seconds=base, max_seconds=cap)
+    policy = RetrySchedule(max_attempts=3, base_seconds=base, max_seconds=cap)
     wait, longer = dispatch_backoff(policy, failures), dispatch_backoff(policy, failures + 1)
     assert timedelta(0) < wait <= longer <= timedelta(seconds=cap)
     assert dispatch_backoff(policy, 1) == timedelta(seconds=min(base, cap))
@@ -46,14 +46,14 @@ def test_the_backoff_grows_by_doubling_up_to_its_cap(base, cap, failures):
 
 
 def test_the_default_schedule():
-    assert DISPATCH_POLICY.max_attempts == 3
-    waits = [dispatch_backoff(DISPATCH_POLICY, n).total_seconds() for n in range(1, 12)]
+    assert DISPATCH_RETRY.max_attempts == 3
+    waits = [dispatch_backoff(DISPATCH_RETRY, n).total_seconds() for n in range(1, 12)]
     assert waits == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300]
 
 
 def world(signer=GOOD, actions=None):
     store, clock = MemoryStore(), FixedClock(START)
-    ecp = Ecp.build(store.unit_of_work, signer=GOOD, clock=clock, dispatch_policy=POLICY)
+    ecp = Ecp.build(store.unit_of_work, signer=GOOD, clock=clock, dispatch_retry=POLICY)
     for name, handler in (actions or {}).items():
         ecp.actions.register(name, handler)
     graph = GraphBuilder("g").action("a", (actions and next(iter(actions))) or "echo").end("b")
@@ -70,7 +70,7 @@ def world(signer=GOOD, actions=None):
             ),
         )
     if signer is not GOOD:
-        ecp = Ecp.build(store.unit_of_work, signer=signer, clock=clock, dispatch_policy=POLICY)
+        ecp = Ecp.build(store.unit_of_work, signer=signer, clock=clock, dispatch_retry=POLICY)
     return store, clock, ecp
 
 
@@ -145,7 +145,7 @@ def test_a_run_that_cannot_even_be_ended_stays_backed_off():
         clock.advance(wait)
     assert failures(store, clock) == 3  # the third failure could not end the run
     # Repaired (the key store is back): the next dispatch goes through and clears the count.
-    healthy = Ecp.build(store.unit_of_work, signer=GOOD, clock=clock, dispatch_policy=POLICY)
+    healthy = Ecp.build(store.unit_of_work, signer=GOOD, clock=clock, dispatch_retry=POLICY)
     assert healthy.runs.advance_next().status is RunStatus.RUNNING
     assert failures(store, clock) == 0
     assert healthy.runs.drive("t1", run.run_id).status is RunStatus.COMPLETED

@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from ecp_core.debugger.model import DebuggerQuery
 from ecp_core.errors import ValidationFailed
+from ecp_http.json_schema import SchemaBuilder
 from ecp_http.models import DebuggerReportQuery, GraphVersionQuery, PageQuery, ReportFormatQuery
-from ecp_http.openapi import SchemaBuilder, _parameters
+from ecp_http.openapi import _parameters
 from ecp_http.query import parameters, structure_query
 from ecp_http.routing import Operation
 

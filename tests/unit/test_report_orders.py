@@ -15,12 +15,11 @@ from hypothesis import strategies as st
 
 from ecp_core.debugger.model import DebuggerQuery
 from ecp_core.debugger.service import _Shaped
-from ecp_core.debugger.tally import Granularity, Grouping, Tally
+from ecp_core.debugger.tally import Granularity, Grouping, OutcomeStatus, Tally
 from ecp_core.evidence.model import CostMeasurement
 from ecp_core.reconciliation.matching import PricedEvent
 from ecp_core.reconciliation.model import (
     Currency,
-    OutcomeStatus,
     ProviderBucket,
     ProviderStatement,
     SourceKind,

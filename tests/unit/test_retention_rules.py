@@ -11,9 +11,9 @@ from ecp_core.retention import (
     MAX_TTL_SECONDS,
     ConfiguredDefaults,
     LegalHold,
-    PolicySource,
     RetentionPolicy,
     RetentionPolicyRequest,
+    RetentionPolicySource,
     cutoff,
     held,
     resolve_policy,
@@ -73,13 +73,13 @@ def test_resolution_order(t_audit, t_run, c_audit, c_run, s_audit, s_run, has_te
     configured = ConfiguredDefaults(audit_ttl_seconds=c_audit, run_ttl_seconds=c_run)
     resolved = resolve_policy("acme", tenant_row, configured, system_row)
     if has_tenant:
-        expected = (PolicySource.TENANT, t_audit, t_run)
+        expected = (RetentionPolicySource.TENANT, t_audit, t_run)
     elif c_audit is not None or c_run is not None:
-        expected = (PolicySource.CONFIGURED_DEFAULT, c_audit, c_run)
+        expected = (RetentionPolicySource.CONFIGURED_DEFAULT, c_audit, c_run)
     elif has_system:
-        expected = (PolicySource.SYSTEM_DEFAULT, s_audit, s_run)
+        expected = (RetentionPolicySource.SYSTEM_DEFAULT, s_audit, s_run)
     else:
-        expected = (PolicySource.SYNTHESIZED, None, None)
+        expected = (RetentionPolicySource.SYNTHESIZED, None, None)
     assert (resolved.source, resolved.audit_ttl_seconds, resolved.run_ttl_seconds) == expected
     assert resolved.tenant_id == "acme"
 
@@ -93,7 +93,7 @@ def test_a_stored_null_means_forever_even_with_defaults():
         policy("default", 5, 5),
     )
     assert (resolved.source, resolved.audit_ttl_seconds, resolved.run_ttl_seconds) == (
-        PolicySource.TENANT,
+        RetentionPolicySource.TENANT,
         None,
         None,
     )

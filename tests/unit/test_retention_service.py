@@ -23,8 +23,8 @@ from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention import (
     CreateLegalHoldRequest,
     ErasureRequest,
-    PolicySource,
     RetentionPolicyRequest,
+    RetentionPolicySource,
 )
 from ecp_core.service import RetentionSettings
 from ecp_core.system import FixedClock, SequentialIds
@@ -204,12 +204,12 @@ def test_request_shapes_and_scope():
 @pytest.mark.spec("§9.1 policy-resolution")
 def test_policy_resolution_through_the_service():
     ecp, _ = world()
-    assert ecp.retention.policy("t").source is PolicySource.SYSTEM_DEFAULT
+    assert ecp.retention.policy("t").source is RetentionPolicySource.SYSTEM_DEFAULT
     resolved = ecp.retention.put_policy(
         "t", RetentionPolicyRequest(audit_ttl_seconds=60, run_ttl_seconds=None)
     )
     assert (resolved.source, resolved.audit_ttl_seconds, resolved.run_ttl_seconds) == (
-        PolicySource.TENANT,
+        RetentionPolicySource.TENANT,
         60,
         None,
     )

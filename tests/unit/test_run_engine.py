@@ -18,11 +18,11 @@ from ecp_core import (
     AuthMethod,
     Capability,
     CreateDeploymentRequest,
+    DeploymentPolicyRequest,
     Ecp,
     Ed25519Signer,
     GraphBuilder,
     GraphDefinition,
-    PolicyRequest,
     RunPublicStatus,
     RunStatus,
     RunStatusResponse,
@@ -407,7 +407,7 @@ def test_approval_action_trail(
 def test_policy_denial_terminates_the_run_by_policy(world: World) -> None:
     ref = world.deploy(contract_graph(), "refunds")
     policy = world.ecp.graphs.put_policy(
-        TENANT, ref, PolicyRequest(deny_capabilities=(Capability.NETWORK_WRITE,))
+        TENANT, ref, DeploymentPolicyRequest(deny_capabilities=(Capability.NETWORK_WRITE,))
     )
     run = world.start_and_drive(ref, {"order": "A-9"})
     assert run.status is RunStatus.WAITING_APPROVAL
@@ -444,10 +444,10 @@ def test_policy_denial_terminates_the_run_by_policy(world: World) -> None:
 @pytest.mark.spec("C3 deployment-policy")
 def test_a_policy_change_bumps_the_version_and_lifting_it_lets_runs_through(world: World) -> None:
     ref = world.deploy(contract_graph(), "refunds")
-    deny = PolicyRequest(deny_capabilities=(Capability.NETWORK_WRITE,))
+    deny = DeploymentPolicyRequest(deny_capabilities=(Capability.NETWORK_WRITE,))
     first = world.ecp.graphs.put_policy(TENANT, ref, deny)
     assert world.ecp.graphs.put_policy(TENANT, ref, deny) == first
-    lifted = world.ecp.graphs.put_policy(TENANT, ref, PolicyRequest())
+    lifted = world.ecp.graphs.put_policy(TENANT, ref, DeploymentPolicyRequest())
     assert (lifted.policy_id, lifted.policy_version) == (first.policy_id, 2)
 
     run = world.start_and_drive(ref)
@@ -469,7 +469,7 @@ def test_policy_is_checked_before_a_gated_action_asks_for_approval(world: World)
     )
     ref = world.deploy(graph.build())
     world.ecp.graphs.put_policy(
-        TENANT, ref, PolicyRequest(deny_capabilities=(Capability.EXTERNAL_API_CALL,))
+        TENANT, ref, DeploymentPolicyRequest(deny_capabilities=(Capability.EXTERNAL_API_CALL,))
     )
     run = world.start_and_drive(ref)
     assert run.public_status is RunPublicStatus.TERMINATED_BY_POLICY

@@ -32,11 +32,11 @@ from ecp_core import (
     AuthMethod,
     Capability,
     CreateDeploymentRequest,
+    DeploymentPolicyRequest,
     Ecp,
     Ed25519Signer,
     GraphBuilder,
     GraphDefinition,
-    PolicyRequest,
     RunPublicStatus,
     RunStatus,
     RunStatusResponse,
@@ -446,7 +446,7 @@ class RunMachine(RuleBasedStateMachine):
     def put_policy(self, ref: str, denied: set[Capability]) -> None:
         before = self.ecp.graphs.policy(TENANT, ref)
         policy = self.ecp.graphs.put_policy(
-            TENANT, ref, PolicyRequest(deny_capabilities=tuple(sorted(denied)))
+            TENANT, ref, DeploymentPolicyRequest(deny_capabilities=tuple(sorted(denied)))
         )
         assert set(policy.deny_capabilities) == denied
         if before is None:

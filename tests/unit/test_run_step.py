@@ -8,18 +8,30 @@ action nodes under every policy.
 from datetime import UTC, datetime
 from typing import Any
 
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ecp_core.approvals.model import ApprovalRecord, ApprovalResolution
 from ecp_core.graphs import GraphBuilder, GraphDefinition
+from ecp_core.identity import ActorIdentity
 from ecp_core.policies.model import DeploymentPolicy
 from ecp_core.runs.actions import ActionContext, ActionRegistry
+from ecp_core.runs.effects import OpenApproval, Step, WriteAudit
 from ecp_core.runs.events import EmitEvent
 from ecp_core.runs.model import Run
+from ecp_core.runs.resolution import ApprovalSteps
 from ecp_core.runs.state_machine import TERMINAL
-from ecp_core.runs.step import OpenApproval, Step, Stepper, WriteAudit
+from ecp_core.runs.step import Stepper
 from ecp_core.system import FixedClock, SequentialIds
-from ecp_core.types import AttemptStatus, Capability, RunStatus
+from ecp_core.types import (
+    ApprovalDecision,
+    ApprovalStatus,
+    AttemptStatus,
+    AuthMethod,
+    Capability,
+    RunStatus,
+)
 from ecp_core.webhooks.model import WebhookEventType
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
@@ -78,11 +90,13 @@ class Counting:
 
     def __init__(self) -> None:
         self.ran: list[str] = []
+        self.arguments: list[dict[str, Any]] = []
         self.registry = ActionRegistry()
         self.registry.register("count", self._count)
 
     def _count(self, context: ActionContext) -> dict[str, Any]:
         self.ran.append(context.node_id)
+        self.arguments.append(dict(context.arguments))
         return {"count": int(context.state.get("count", 0)) + 1}
 
 
@@ -166,3 +180,49 @@ def test_the_step_bound_is_never_exceeded(data: st.DataObject) -> None:
     steps, counting = walk(graph, data.draw(policies(graph)))
     assert len(counting.ran) <= graph.max_steps
     assert sum(isinstance(e, WriteAudit) for s in steps for e in s.effects) <= graph.max_steps + 1
+
+
+REVIEWER = ActorIdentity(subject="reviewer", auth_method=AuthMethod.BEARER, tenant_id="t")
+
+
+def resolved_as(approval: ApprovalRecord, decision: ApprovalDecision, edit: int) -> ApprovalRecord:
+    edited = {"edit": edit} if decision is ApprovalDecision.EDIT_AND_APPROVE else None
+    resolution = ApprovalResolution(
+        decision=decision, actor=REVIEWER, resolved_at=EPOCH, edited_payload=edited
+    )
+    return attrs.evolve(approval, status=ApprovalStatus.RESOLVED, resolution=resolution)
+
+
+@given(st.data())
+def test_a_gated_action_runs_only_as_the_reviewer_approved_it(data: st.DataObject) -> None:
+    """A gated action runs after approval with the approved arguments; a rejection ends the run."""
+    graph = data.draw(chains())
+    counting = Counting()
+    steps = stepper(counting.registry)
+    approvals = ApprovalSteps(steps, FixedClock(EPOCH))
+    run = steps.start(pending_run(graph)).run
+    granted: dict[str, dict[str, Any]] = {}
+    while run.status in {RunStatus.RUNNING, RunStatus.WAITING_APPROVAL}:
+        step = steps.attempt(run, graph, None)
+        if step.run.status is RunStatus.WAITING_APPROVAL:
+            (opened,) = [e.approval for e in step.effects if isinstance(e, OpenApproval)]
+            decision = data.draw(st.sampled_from(list(ApprovalDecision)))
+            resolved = resolved_as(opened, decision, data.draw(st.integers(0, 9)))
+            step = approvals.resolve(step.run, graph, resolved)
+            assert len(step.attempts) == 1
+            if decision is ApprovalDecision.REJECT:
+                assert step.attempts[0].status is AttemptStatus.DENIED
+                assert step.run.status is RunStatus.FAILED
+                assert step.run.failure_state is not None
+                assert step.run.failure_state.reason == "approval_rejected"
+            else:
+                assert step.attempts[0].status is AttemptStatus.APPROVED
+                assert resolved.resolution is not None
+                granted[opened.node_id] = (
+                    resolved.resolution.edited_payload or opened.proposed_payload or {}
+                )
+        run = step.run
+    for node_id, arguments in zip(counting.ran, counting.arguments, strict=True):
+        if graph.node(node_id).action.requires_approval:  # type: ignore[union-attr]
+            assert node_id in granted
+            assert arguments == granted[node_id]

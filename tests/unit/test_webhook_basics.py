@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from ecp_core.errors import ValidationFailed
 from ecp_core.webhooks import (
     CreateSubscriptionRequest,
-    RetryPolicy,
+    RetrySchedule,
     next_delay,
     sign_body,
     signature_matches,
@@ -79,7 +79,7 @@ def test_signatures():
 
 
 policies = st.builds(
-    RetryPolicy,
+    RetrySchedule,
     max_attempts=st.integers(1, 10),
     base_seconds=st.floats(0.01, 60),
     max_seconds=st.floats(1, 7200),
@@ -110,7 +110,9 @@ def test_retry_after_is_a_floor_up_to_the_cap(policy, attempt, retry_after, seed
 
 @pytest.mark.spec("§6.1 retry-and-dead-letter")
 def test_jitter_spreads_delays():
-    delays = {round(next_delay(RetryPolicy(), 3, rng=random.Random(seed)), 6) for seed in range(50)}
+    delays = {
+        round(next_delay(RetrySchedule(), 3, rng=random.Random(seed)), 6) for seed in range(50)
+    }
     assert len(delays) > 40
     with pytest.raises(ValueError, match="from 1"):
-        next_delay(RetryPolicy(), 0)
+        next_delay(RetrySchedule(), 0)

@@ -25,7 +25,7 @@ from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.runs.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
 from ecp_core.service import Ecp, RetentionSettings
 from ecp_core.signing import Ed25519Signer
-from ecp_core.webhooks.schedule import RetryPolicy
+from ecp_core.webhooks.schedule import RetrySchedule
 from ecp_http.api_docs import ApiDocs
 from ecp_http.artifacts import FilesystemArtifacts
 from ecp_http.auth import Authenticator, mint_token
@@ -225,7 +225,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
             run_ttl_seconds=settings.retention_default_run_ttl_seconds,
         ),
     )
-    policy = RetryPolicy(
+    policy = RetrySchedule(
         max_attempts=settings.webhook_max_attempts,
         base_seconds=settings.webhook_backoff_base_seconds,
         max_seconds=settings.webhook_backoff_max_seconds,
@@ -238,8 +238,8 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         observed(store.unit_of_work, metrics, tracing),
         signer=signer,
         retention=retention,
-        webhook_policy=policy,
-        dispatch_policy=RetryPolicy(
+        webhook_retry=policy,
+        dispatch_retry=RetrySchedule(
             max_attempts=settings.dispatch_max_attempts,
             base_seconds=settings.dispatch_backoff_seconds,
             max_seconds=DISPATCH_BACKOFF_CAP_SECONDS,

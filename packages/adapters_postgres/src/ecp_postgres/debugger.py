@@ -6,8 +6,8 @@ evidence suite, ``ecp_core.testing.conformance.evidence``, run by tests/contract
 adapter with the memory one, which calls the core's rules themselves.
 
 - :data:`JUDGE` is :func:`ecp_core.debugger.tally.judge` (a deciding value against the predicate,
-  marked inferred or provisional as :class:`ecp_core.debugger.tally.RunVerdict` is).
-- ``deciding`` and ``latest`` in :data:`VERDICTS` are :func:`ecp_core.debugger.tally.run_verdicts`
+  marked inferred or provisional as :class:`ecp_core.debugger.tally.OutcomeVerdict` is).
+- ``deciding`` and ``latest`` in :data:`VERDICTS` are :func:`ecp_core.debugger.tally.outcome_verdicts`
   (the latest assertion not after ``as_of``, ties to the greatest event id) and
   :func:`ecp_core.debugger.tally.latest_revisions` (the latest revision prices a charge, as
   :func:`ecp_core.debugger.tally.price` applies it).
@@ -108,7 +108,7 @@ _MONEY = ("measured_usd", "estimated_usd", "failure_tax_usd", "repeated_attempt_
 # The workflow's definitions (parsed once: ``predicate`` is json), the deciding outcome of each
 # of its runs (the latest assertion of the defined type not after as_of, ties to the greatest
 # event id), and the pricing revision of each charge (likewise the latest): the twins of
-# run_verdicts and latest_revisions in ecp_core.debugger.tally.
+# outcome_verdicts and latest_revisions in ecp_core.debugger.tally.
 VERDICTS = """
 defs AS MATERIALIZED (
     SELECT workflow_version, outcome_type,

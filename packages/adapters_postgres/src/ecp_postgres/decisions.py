@@ -145,7 +145,7 @@ class PostgresDecisions(Repository):
             (now, limit),
         )
 
-    def claim(self, schedule_id: str, expected: datetime, following: datetime) -> bool:
+    def claim_occurrence(self, schedule_id: str, expected: datetime, following: datetime) -> bool:
         """The conditional update: only the claimant that read ``expected`` moves it."""
         cursor = self._conn.execute(
             "UPDATE ecp_decision_schedules SET next_run_at = %s"

@@ -12,13 +12,13 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from ecp_core.debugger.tally import OutcomeStatus
 from ecp_core.errors import exists
 from ecp_core.evidence.model import CostMeasurement
 from ecp_core.reconciliation.matching import PricedEvent, ProviderWindow
 from ecp_core.reconciliation.model import (
     SCOPE_KEYS,
     Currency,
-    OutcomeStatus,
     ProviderBucket,
     ProviderStatement,
     SourceKind,

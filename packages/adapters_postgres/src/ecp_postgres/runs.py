@@ -70,7 +70,7 @@ RETURNING run_id, tenant_id, dispatch_failures
 """One claim, one statement. The tenants with runnable runs are found by a loose index scan of
 ``ecp_runs_runnable_by_tenant`` (one probe each); each tenant offers its first
 ``candidates_per_tenant`` eligible runs from the same index and its last service from one probe
-of ``ecp_runs_dispatch_claims``. Candidates are locked in order, skipping held ones, and the
+of ``ecp_runs_dispatch_claims``. Candidates are locked in order, skipping locked ones, and the
 claimed run is stamped from a sequence so its tenant becomes the most recently served."""
 
 

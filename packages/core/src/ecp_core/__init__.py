@@ -11,7 +11,7 @@ from ecp_core.deployments import CreateDeploymentRequest
 from ecp_core.errors import EcpError, FieldError, NotFound, ValidationFailed
 from ecp_core.graphs import GraphBuilder, GraphDefinition
 from ecp_core.identity import ActorIdentity
-from ecp_core.policies import PolicyRequest
+from ecp_core.policies import DeploymentPolicyRequest
 from ecp_core.runs import ActionContext, ActionRegistry, Run, RunStatusResponse, StartRunRequest
 from ecp_core.service import Ecp
 from ecp_core.types import (
@@ -35,6 +35,7 @@ __all__ = [
     "AuthMethod",
     "Capability",
     "CreateDeploymentRequest",
+    "DeploymentPolicyRequest",
     "Ecp",
     "EcpError",
     "Ed25519Signer",
@@ -44,7 +45,6 @@ __all__ = [
     "KeyRing",
     "NodeAuditRecord",
     "NotFound",
-    "PolicyRequest",
     "Run",
     "RunPublicStatus",
     "RunStatus",

@@ -25,14 +25,15 @@ from ecp_core.runs.actions import ActionRegistry
 from ecp_core.runs.approvals import ApprovalService
 from ecp_core.runs.audit_reads import AuditService
 from ecp_core.runs.audit_writer import AuditWriter
-from ecp_core.runs.dispatch import DISPATCH_POLICY
+from ecp_core.runs.dispatch import DISPATCH_RETRY
 from ecp_core.runs.lifecycle import RunLifecycle
 from ecp_core.runs.model import ApprovalResolutionResponse, RunStatusResponse
+from ecp_core.runs.resolution import ApprovalSteps
 from ecp_core.runs.service import RunService
 from ecp_core.runs.step import Stepper
 from ecp_core.signing import Ed25519Signer, PublicSigningKey
 from ecp_core.system import SystemClock, UuidV7Factory
-from ecp_core.webhooks.schedule import RetryPolicy
+from ecp_core.webhooks.schedule import RetrySchedule
 from ecp_core.webhooks.service import WebhookService
 
 
@@ -79,19 +80,19 @@ class Ecp:
         actions: ActionRegistry | None = None,
         verification_keys: Sequence[PublicSigningKey] = (),
         retention: RetentionSettings | None = None,
-        webhook_policy: RetryPolicy | None = None,
-        dispatch_policy: RetryPolicy | None = None,
+        webhook_retry: RetrySchedule | None = None,
+        dispatch_retry: RetrySchedule | None = None,
     ) -> "Ecp":
         """Wire every service.
 
         ``verification_keys`` adds retired keys to the signer's own; ``retention`` says where
         artifacts live, whether economic events are erased, and the configured default TTLs;
-        ``dispatch_policy`` how often and how far apart a failing run dispatch is retried.
+        ``dispatch_retry`` how often and how far apart a failing run dispatch is retried.
         """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
         actions = actions or ActionRegistry()
-        webhooks = WebhookService(uow, clock, ids, webhook_policy or RetryPolicy())
+        webhooks = WebhookService(uow, clock, ids, webhook_retry or RetrySchedule())
         stepper = Stepper(clock, ids, actions)
         lifecycle = RunLifecycle(AuditWriter(clock, ids, signer), webhooks)
         keys = [*verification_keys, *([signer.published()] if signer is not None else [])]
@@ -109,9 +110,9 @@ class Ecp:
             graphs=GraphCatalog(uow, clock, ids, known_actions=None),
             contracts=ContractService(uow, clock),
             runs=RunService(
-                uow, clock, ids, stepper, lifecycle, dispatch=dispatch_policy or DISPATCH_POLICY
+                uow, clock, ids, stepper, lifecycle, dispatch=dispatch_retry or DISPATCH_RETRY
             ),
-            approvals=ApprovalService(uow, clock, stepper, lifecycle),
+            approvals=ApprovalService(uow, clock, ApprovalSteps(stepper, clock), lifecycle),
             audit=AuditService(uow, keys),
             actions=actions,
             api_keys=ApiKeyService(uow, clock),

@@ -5,7 +5,7 @@ from ecp_core.deployments import CreateDeploymentRequest, Deployment
 from ecp_core.errors import NotFound
 from ecp_core.graphs.definition import GraphDefinition, GraphRegistration, GraphVersion
 from ecp_core.permissions import Permission
-from ecp_core.policies.model import DeploymentPolicy, PolicyRequest
+from ecp_core.policies.model import DeploymentPolicy, DeploymentPolicyRequest
 from ecp_http.models import GraphVersionQuery
 from ecp_http.routing import Call, Operation, Reply
 from ecp_http.services import Services
@@ -111,7 +111,7 @@ OPERATIONS = [
         tag=TAG,
         summary="Set the capabilities a deployment's policy denies",
         permission=Permission.POLICY_WRITE,
-        body=PolicyRequest,
+        body=DeploymentPolicyRequest,
         response=DeploymentPolicy,
     ),
     Operation(

@@ -8,7 +8,7 @@ from ecp_core.retention.model import (
     CreateLegalHoldRequest,
     ErasureRequest,
     LegalHold,
-    ResolvedPolicy,
+    ResolvedRetentionPolicy,
     RetentionAuditEntry,
     RetentionPolicyRequest,
 )
@@ -36,12 +36,12 @@ class RetentionAuditLogResponse:
     next_cursor: str | None = None
 
 
-def put_retention_policy(call: Call, services: Services) -> ResolvedPolicy:
+def put_retention_policy(call: Call, services: Services) -> ResolvedRetentionPolicy:
     """Set the tenant's TTLs; the answer is the policy now in force."""
     return services.ecp.retention.put_policy(call.tenant, call.body)
 
 
-def get_retention_policy(call: Call, services: Services) -> ResolvedPolicy:
+def get_retention_policy(call: Call, services: Services) -> ResolvedRetentionPolicy:
     """The policy in force and the rule that chose it."""
     return services.ecp.retention.policy(call.tenant)
 
@@ -89,7 +89,7 @@ OPERATIONS = [
         summary="Set the tenant's TTLs (null keeps forever); the answer is the resolved policy",
         permission=NEED,
         body=RetentionPolicyRequest,
-        response=ResolvedPolicy,
+        response=ResolvedRetentionPolicy,
     ),
     Operation(
         method="GET",
@@ -98,7 +98,7 @@ OPERATIONS = [
         tag=TAG,
         summary="The policy in force and the rule that chose it",
         permission=NEED,
-        response=ResolvedPolicy,
+        response=ResolvedRetentionPolicy,
     ),
     Operation(
         method="POST",

@@ -12,7 +12,7 @@ from ecp_core.graphs.definition import (
     version_ref,
 )
 from ecp_core.graphs.validation import validate_graph
-from ecp_core.policies.model import DeploymentPolicy, PolicyRequest
+from ecp_core.policies.model import DeploymentPolicy, DeploymentPolicyRequest
 from ecp_core.ports.catalog import CatalogUnit
 from ecp_core.ports.contracts import WithContracts
 from ecp_core.ports.deployments import WithDeployments
@@ -133,7 +133,7 @@ class GraphCatalog:
             return require_deployment(uow, tenant_id, deployment_ref)
 
     def put_policy(
-        self, tenant_id: str, deployment_ref: str, request: PolicyRequest
+        self, tenant_id: str, deployment_ref: str, request: DeploymentPolicyRequest
     ) -> DeploymentPolicy:
         """Replace the deployment's policy; the version grows only when the content changes."""
         denied = tuple(sorted(set(request.deny_capabilities)))

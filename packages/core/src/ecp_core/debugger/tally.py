@@ -68,8 +68,8 @@ class Grouping(enum.StrEnum):
     VERSION_COHORT = "version_cohort"
 
 
-class RunStatus(enum.StrEnum):
-    """How a run ended by its version's outcome definition."""
+class OutcomeStatus(enum.StrEnum):
+    """How a run ended by its version's outcome definition: what its work (and its cost) bought."""
 
     SUCCESS = "success"
     FAILURE = "failure"
@@ -155,39 +155,43 @@ def number(value: float) -> Decimal:
     return Decimal(value) if isinstance(value, int) else Decimal(repr(value))
 
 
-def judge(predicate: SuccessPredicate, value: Any) -> RunStatus:  # noqa: ANN401 - a JSON scalar
+def judge(predicate: SuccessPredicate, value: Any) -> OutcomeStatus:  # noqa: ANN401 - a JSON scalar
     """Apply a success predicate to an outcome value."""
     if predicate.kind is PredicateKind.EQUALS:
         return (
-            RunStatus.SUCCESS
+            OutcomeStatus.SUCCESS
             if scalar_key(value) == scalar_key(predicate.value)
-            else RunStatus.FAILURE
+            else OutcomeStatus.FAILURE
         )
     if isinstance(value, bool) or not isinstance(value, int | float) or predicate.threshold is None:
-        return RunStatus.UNRESOLVED
+        return OutcomeStatus.UNRESOLVED
     compare: Callable[[Decimal, Decimal], bool] = {
         PredicateKind.AT_LEAST: Decimal.__ge__,
         PredicateKind.GREATER_THAN: Decimal.__gt__,
         PredicateKind.AT_MOST: Decimal.__le__,
         PredicateKind.LESS_THAN: Decimal.__lt__,
     }[predicate.kind]
-    return RunStatus.SUCCESS if compare(number(value), predicate.threshold) else RunStatus.FAILURE
+    return (
+        OutcomeStatus.SUCCESS
+        if compare(number(value), predicate.threshold)
+        else OutcomeStatus.FAILURE
+    )
 
 
 @attrs.frozen
-class RunVerdict:
+class OutcomeVerdict:
     """A run's status and how its deciding outcome was known."""
 
-    status: RunStatus
+    status: OutcomeStatus
     inferred: bool = False
     provisional: bool = False
 
 
-def run_verdicts(
+def outcome_verdicts(
     outcomes: Iterable[OutcomeEvent],
     definitions: Mapping[str, OutcomeDefinition],
     as_of: datetime,
-) -> dict[tuple[str, str], RunVerdict]:
+) -> dict[tuple[str, str], OutcomeVerdict]:
     """Status by (workflow_version, run_id) for runs with a deciding outcome.
 
     ``definitions`` maps workflow_version to its definition. Runs absent from the result are
@@ -208,7 +212,7 @@ def run_verdicts(
         ):
             deciding[key] = outcome
     return {
-        key: RunVerdict(
+        key: OutcomeVerdict(
             status=judge(definitions[key[0]].predicate, outcome.value),
             inferred=outcome.outcome_measurement is OutcomeMeasurement.INFERRED,
             provisional=outcome.maturity is OutcomeMaturity.PROVISIONAL,
@@ -255,12 +259,12 @@ class _Group:
     def __init__(self) -> None:
         self.events = self.summary = self.unattributed = self.unknown = self.repeated = 0
         self.measured, self.estimated, self.tax, self.repeated_usd = ZERO, ZERO, ZERO, ZERO
-        self.runs: dict[tuple[str, str], RunVerdict] = {}
+        self.runs: dict[tuple[str, str], OutcomeVerdict] = {}
 
     def add(
         self,
         event: ExecutionEvent,
-        verdict: RunVerdict | None,
+        verdict: OutcomeVerdict | None,
         cost: Decimal | None,
         measurement: CostMeasurement,
     ) -> None:
@@ -268,8 +272,8 @@ class _Group:
         if event.run_id is None:
             self.unattributed += 1
         else:
-            self.runs[(event.workflow_version, event.run_id)] = verdict or RunVerdict(
-                RunStatus.UNRESOLVED
+            self.runs[(event.workflow_version, event.run_id)] = verdict or OutcomeVerdict(
+                OutcomeStatus.UNRESOLVED
             )
         if event.cost_role is CostRole.SUMMARY:
             self.summary += 1
@@ -280,7 +284,7 @@ class _Group:
             self.measured = EXACT.add(self.measured, cost)
         elif measurement is CostMeasurement.ESTIMATED:
             self.estimated = EXACT.add(self.estimated, cost)
-        if cost is not None and verdict is not None and verdict.status is RunStatus.FAILURE:
+        if cost is not None and verdict is not None and verdict.status is OutcomeStatus.FAILURE:
             self.tax = EXACT.add(self.tax, cost)
         if event.attempt > 1:
             self.repeated += 1
@@ -296,9 +300,9 @@ class _Group:
             summary_events=self.summary,
             unattributed_events=self.unattributed,
             runs=len(verdicts),
-            successful_runs=sum(v.status is RunStatus.SUCCESS for v in verdicts),
-            failed_runs=sum(v.status is RunStatus.FAILURE for v in verdicts),
-            unresolved_runs=sum(v.status is RunStatus.UNRESOLVED for v in verdicts),
+            successful_runs=sum(v.status is OutcomeStatus.SUCCESS for v in verdicts),
+            failed_runs=sum(v.status is OutcomeStatus.FAILURE for v in verdicts),
+            unresolved_runs=sum(v.status is OutcomeStatus.UNRESOLVED for v in verdicts),
             inferred_outcome_runs=sum(v.inferred for v in verdicts),
             provisional_outcome_runs=sum(v.provisional for v in verdicts),
             measured_usd=self.measured,
@@ -338,7 +342,7 @@ def tally(
     The inputs are one tenant's stored evidence; anything outside the query is ignored.
     """
     by_version = {d.workflow_version: d for d in definitions if d.workflow_id == query.workflow_id}
-    verdicts = run_verdicts(
+    verdicts = outcome_verdicts(
         (o for o in outcomes if o.workflow_id == query.workflow_id), by_version, query.as_of
     )
     pricing = latest_revisions(revisions)
@@ -350,7 +354,7 @@ def tally(
             None
             if event.run_id is None
             else verdicts.get(
-                (event.workflow_version, event.run_id), RunVerdict(RunStatus.UNRESOLVED)
+                (event.workflow_version, event.run_id), OutcomeVerdict(OutcomeStatus.UNRESOLVED)
             )
         )
         cost, measurement = price(event, pricing)

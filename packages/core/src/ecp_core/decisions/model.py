@@ -141,7 +141,7 @@ class CalculationInputs:
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
-class Delivery:
+class EvidenceCounts:
     """What one side's selected evidence holds."""
 
     runs: int
@@ -155,11 +155,11 @@ class Delivery:
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
-class SourceDelivery:
+class SourceEvidenceCounts:
     """Evidence counts of both sides."""
 
-    baseline: Delivery
-    candidate: Delivery
+    baseline: EvidenceCounts
+    candidate: EvidenceCounts
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -207,7 +207,7 @@ class DecisionArtifact:
     schedule_id: str | None = None
     # Historical artifacts may lack these; they read as null (never invented).
     source_evidence: SourceEvidence | None = None
-    source_delivery: SourceDelivery | None = None
+    source_delivery: SourceEvidenceCounts | None = None
     outcome_semantics: OutcomeSemantics | None = None
     calculation_inputs: CalculationInputs | None = None
 

@@ -15,8 +15,8 @@ from decimal import Decimal
 import attrs
 
 from ecp_core.canonical import canonical_json
-from ecp_core.debugger.tally import RunStatus, latest_revisions, price, run_verdicts
-from ecp_core.decisions.model import CalculationRow, Delivery
+from ecp_core.debugger.tally import OutcomeStatus, latest_revisions, outcome_verdicts, price
+from ecp_core.decisions.model import CalculationRow, EvidenceCounts
 from ecp_core.evidence.model import (
     ChargeRevision,
     CostMeasurement,
@@ -103,7 +103,7 @@ class SideEconomics:
     """A side's runs, delivery counts, fingerprint material and inventory findings."""
 
     runs: tuple[RunEconomics, ...]
-    delivery: Delivery
+    delivery: EvidenceCounts
     material: dict[str, object]
     inventory_problems: tuple[str, ...]
 
@@ -182,7 +182,7 @@ def economics(
     version = definition.workflow_version if definition is not None else ""
     assertions = [entry.item for entry in selection.outcomes if entry.item.asserted_at <= as_of]
     verdicts = (
-        run_verdicts(assertions, {definition.workflow_version: definition}, as_of)
+        outcome_verdicts(assertions, {definition.workflow_version: definition}, as_of)
         if definition is not None
         else {}
     )
@@ -200,13 +200,13 @@ def economics(
     for run_id in sorted([*charges, *missing]):
         cost, measurement = _run_cost(charges.get(run_id, []))
         verdict = verdicts.get((version, run_id))
-        decided = verdict is not None and verdict.status is not RunStatus.UNRESOLVED
+        decided = verdict is not None and verdict.status is not OutcomeStatus.UNRESOLVED
         runs.append(
             RunEconomics(
                 run_id=run_id,
                 cost_usd=cost,
                 cost_measurement=measurement,
-                accepted=(verdict.status is RunStatus.SUCCESS) if decided and verdict else None,
+                accepted=(verdict.status is OutcomeStatus.SUCCESS) if decided and verdict else None,
                 outcome_measurement=(
                     (
                         OutcomeMeasurement.INFERRED
@@ -219,7 +219,7 @@ def economics(
             )
         )
     windows = {e.source_window_id for e in events if e.source_window_id is not None}
-    delivery = Delivery(
+    delivery = EvidenceCounts(
         runs=len(runs),
         execution_events=len(events),
         unattributed_events=sum(e.run_id is None for e in events),

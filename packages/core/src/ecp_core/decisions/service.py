@@ -18,11 +18,11 @@ from ecp_core.decisions.model import (
     DecisionArtifact,
     DecisionSchedule,
     OutcomeSemantics,
-    SourceDelivery,
     SourceEvidence,
+    SourceEvidenceCounts,
 )
-from ecp_core.decisions.policy import STANDING_LIMITATIONS, abstain_reasons, constraints, decide
 from ecp_core.decisions.selection import SideEconomics, VersionWindow, calculation_rows, economics
+from ecp_core.decisions.verdict import STANDING_LIMITATIONS, abstain_reasons, constraints, decide
 from ecp_core.errors import EcpError, EvidenceWindowTooLarge, FieldError, ValidationFailed
 from ecp_core.evidence.model import Digested, SourceInventory, digest_of
 from ecp_core.identity import ActorIdentity, system_actor
@@ -185,7 +185,9 @@ class DecisionService:
                 source_evidence=SourceEvidence(
                     binding=SOURCE_BINDING, tags=SOURCE_TAGS, fingerprint=fingerprint
                 ),
-                source_delivery=SourceDelivery(baseline=base.delivery, candidate=cand.delivery),
+                source_delivery=SourceEvidenceCounts(
+                    baseline=base.delivery, candidate=cand.delivery
+                ),
                 outcome_semantics=OutcomeSemantics(
                     baseline=_text(definitions[0]), candidate=_text(definitions[1])
                 ),
@@ -275,7 +277,9 @@ class DecisionService:
             if following <= now:  # missed occurrences are not replayed one by one
                 following = now + timedelta(seconds=schedule.interval_seconds)
             with self._uow() as uow:
-                claimed = uow.decisions.claim(schedule.schedule_id, schedule.next_run_at, following)
+                claimed = uow.decisions.claim_occurrence(
+                    schedule.schedule_id, schedule.next_run_at, following
+                )
                 uow.commit()
             if not claimed:
                 continue

@@ -108,7 +108,7 @@ class MemoryDecisions(Repository):
             key=lambda s: (s.next_run_at, s.schedule_id),
         )[:limit]
 
-    def claim(self, schedule_id: str, expected: datetime, following: datetime) -> bool:
+    def claim_occurrence(self, schedule_id: str, expected: datetime, following: datetime) -> bool:
         """Move ``next_run_at`` from ``expected`` to ``following`` if it still is ``expected``."""
         found: DecisionSchedule | None = self._t.table(SCHEDULES).get(schedule_id)
         if found is None or found.next_run_at != expected:

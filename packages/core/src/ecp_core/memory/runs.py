@@ -106,7 +106,7 @@ class MemoryRuns(Repository):
     def claim_runnable(self, now: datetime | None = None) -> RunClaim | None:
         """The next run by (rank in its tenant, tenant's last service, id); stamped as claimed.
 
-        The unit of work holds the store lock, so no run is held by another transaction.
+        The unit of work holds the store lock, so no run is locked by another transaction.
         """
         active = (RunStatus.PENDING, RunStatus.RUNNING)
         by_tenant: dict[str, list[str]] = {}

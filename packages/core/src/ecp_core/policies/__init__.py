@@ -1,6 +1,6 @@
 """Deployment policies and the guard that evaluates them before every node."""
 
 from ecp_core.policies.guard import Enforcement, evaluate_policy
-from ecp_core.policies.model import DeploymentPolicy, PolicyRequest
+from ecp_core.policies.model import DeploymentPolicy, DeploymentPolicyRequest
 
-__all__ = ["DeploymentPolicy", "Enforcement", "PolicyRequest", "evaluate_policy"]
+__all__ = ["DeploymentPolicy", "DeploymentPolicyRequest", "Enforcement", "evaluate_policy"]

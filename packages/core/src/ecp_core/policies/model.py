@@ -10,7 +10,7 @@ from ecp_core.types import Capability
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
-class PolicyRequest:
+class DeploymentPolicyRequest:
     """Body of ``PUT /v1/deployments/{ref}/policy``."""
 
     deny_capabilities: Annotated[tuple[Capability, ...], Items(0, 64, unique=True)] = ()

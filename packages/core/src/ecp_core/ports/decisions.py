@@ -61,7 +61,7 @@ class DecisionRepository(Protocol):
         """Schedules of every tenant whose ``next_run_at`` is not after ``now``, oldest first."""
         ...
 
-    def claim(self, schedule_id: str, expected: datetime, following: datetime) -> bool:
+    def claim_occurrence(self, schedule_id: str, expected: datetime, following: datetime) -> bool:
         """Move ``next_run_at`` from ``expected`` to ``following``; False if it had moved."""
         ...
 

@@ -55,7 +55,7 @@ class RunRepository(Protocol):
         ...
 
     def claim_runnable(self, now: datetime | None = None) -> RunClaim | None:
-        """Claim the next run to dispatch, fairly across tenants; held until the unit of work ends.
+        """Claim the next run to dispatch, fairly across tenants; locked until the unit of work ends.
 
         Eligible: PENDING or RUNNING and not backing off at ``now`` (None: no run is backing off).
         A run's *rank* is its place (from 1) among its tenant's eligible runs in id order; only

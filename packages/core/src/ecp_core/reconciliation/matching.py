@@ -13,7 +13,7 @@ from decimal import Decimal
 
 import attrs
 
-from ecp_core.debugger.tally import RunStatus, latest_revisions, price, run_verdicts
+from ecp_core.debugger.tally import OutcomeStatus, latest_revisions, outcome_verdicts, price
 from ecp_core.evidence.model import (
     ChargeRevision,
     CostMeasurement,
@@ -22,7 +22,7 @@ from ecp_core.evidence.model import (
     OutcomeDefinition,
     OutcomeEvent,
 )
-from ecp_core.reconciliation.model import SCOPE_KEYS, OutcomeStatus
+from ecp_core.reconciliation.model import SCOPE_KEYS
 
 
 @attrs.frozen(kw_only=True)
@@ -83,7 +83,7 @@ def provider_events(
         if outcome.workflow_id in workflows:
             outcomes_by[outcome.workflow_id].append(outcome)
     verdicts = {
-        workflow: run_verdicts(outcomes_by[workflow], by_workflow[workflow], window.as_of)
+        workflow: outcome_verdicts(outcomes_by[workflow], by_workflow[workflow], window.as_of)
         for workflow in workflows
     }
     pricing = latest_revisions(revisions)
@@ -94,7 +94,7 @@ def provider_events(
             if event.run_id is None
             else verdicts[event.workflow_id].get((event.workflow_version, event.run_id))
         )
-        status = RunStatus.UNRESOLVED if verdict is None else verdict.status
+        status = OutcomeStatus.UNRESOLVED if verdict is None else verdict.status
         cost, measurement = price(event, pricing)
         model = event.metadata.get("model")
         result.append(
@@ -106,7 +106,7 @@ def provider_events(
                 scope=scope_of(event.metadata),
                 cost_usd=cost,
                 cost_measurement=measurement,
-                outcome_status=OutcomeStatus(status.value),
+                outcome_status=status,
             )
         )
     return result

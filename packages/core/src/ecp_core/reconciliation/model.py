@@ -8,6 +8,7 @@ from typing import Annotated
 import attrs
 
 from ecp_core.constraints import AwareUtc, Constraint, Items, Text, checked
+from ecp_core.debugger.tally import OutcomeStatus
 from ecp_core.evidence.model import Money
 
 METHOD_VERSION = "measured-cost-proportional/1"
@@ -129,14 +130,6 @@ class BucketStatus(enum.StrEnum):
     ALLOCATED = "allocated"
     NO_MEASURED_MATCH = "no_measured_match"
     OVERLAPPING = "overlapping"
-
-
-class OutcomeStatus(enum.StrEnum):
-    """What the billed dollars bought."""
-
-    SUCCESS = "success"
-    FAILURE = "failure"
-    UNRESOLVED = "unresolved"
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

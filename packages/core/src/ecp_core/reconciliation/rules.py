@@ -8,6 +8,7 @@ from decimal import Context, Decimal
 
 import attrs
 
+from ecp_core.debugger.tally import OutcomeStatus
 from ecp_core.errors import FieldError
 from ecp_core.evidence.model import CostMeasurement, digest_of
 from ecp_core.money import EXACT, exact_sum
@@ -18,7 +19,6 @@ from ecp_core.reconciliation.model import (
     BucketStatus,
     ClosureState,
     MatchedEvidence,
-    OutcomeStatus,
     ProviderBucket,
     ProviderStatement,
     ReconciliationTotals,

@@ -19,7 +19,7 @@ from ecp_core.constraints import checked
 from ecp_core.errors import EcpError, LegalHoldActive, NotFound, RunStillActive
 from ecp_core.ports.retention import ArtifactStore, EvidenceEraser, RetentionUnit
 from ecp_core.ports.system import Clock, IdFactory
-from ecp_core.retention.model import RetentionAuditEntry, StepStatus
+from ecp_core.retention.model import ErasureStepStatus, RetentionAuditEntry
 from ecp_core.retention.rules import held
 from ecp_core.runs.model import Run
 from ecp_core.runs.state_machine import TERMINAL
@@ -33,11 +33,11 @@ RunGuard = Callable[[Run], bool]
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
-class StepResult:
+class ErasureStepResult:
     """One step of one erasure."""
 
     step: str
-    status: StepStatus
+    status: ErasureStepStatus
     newly_erased: int
     detail: dict[str, Any] = attrs.field(factory=dict)
 
@@ -52,10 +52,10 @@ class RunErasure:
     run_id: str
     erased: bool
     newly_erased: int = 0
-    steps: tuple[StepResult, ...] = ()
+    steps: tuple[ErasureStepResult, ...] = ()
 
     @classmethod
-    def of(cls, run_id: str, steps: Sequence[StepResult]) -> "RunErasure":
+    def of(cls, run_id: str, steps: Sequence[ErasureStepResult]) -> "RunErasure":
         """A performed erasure with its steps."""
         return cls(
             run_id=run_id,
@@ -176,7 +176,7 @@ class RunEraser:
 
     def _erase_audits(
         self, uow: RetentionUnit, records: Sequence[NodeAuditRecord], reason: str
-    ) -> StepResult:
+    ) -> ErasureStepResult:
         now, newly, legacy = self._clock.now(), 0, 0
         for record in records:
             if record.digest_version == LEGACY_DIGEST_VERSION:
@@ -187,12 +187,15 @@ class RunEraser:
                 uow.audit.store_erasure(erased)
                 newly += 1
         detail = {"legacy_records_kept": legacy} if legacy else {}
-        return StepResult(
-            step="crypto_erase_audits", status=StepStatus.DONE, newly_erased=newly, detail=detail
+        return ErasureStepResult(
+            step="crypto_erase_audits",
+            status=ErasureStepStatus.DONE,
+            newly_erased=newly,
+            detail=detail,
         )
 
     @staticmethod
-    def _delete_checkpoints(uow: RetentionUnit, run: Run) -> StepResult:
+    def _delete_checkpoints(uow: RetentionUnit, run: Run) -> ErasureStepResult:
         newly = 0
         cleared = attrs.evolve(run, state={}, paused=None, approved_action=None)
         if cleared != run:
@@ -203,9 +206,11 @@ class RunEraser:
             if emptied != approval:
                 uow.approvals.save(emptied)
                 newly += 1
-        return StepResult(step="delete_checkpoints", status=StepStatus.DONE, newly_erased=newly)
+        return ErasureStepResult(
+            step="delete_checkpoints", status=ErasureStepStatus.DONE, newly_erased=newly
+        )
 
-    def _redact_run(self, uow: RetentionUnit, run_id: str, tenant_id: str) -> StepResult:
+    def _redact_run(self, uow: RetentionUnit, run_id: str, tenant_id: str) -> ErasureStepResult:
         run = uow.runs.get(tenant_id, run_id)
         assert run is not None  # noqa: S101 - locked above
         failure = (
@@ -217,44 +222,48 @@ class RunEraser:
         changed = redacted != run
         if changed or run.erased_at is None:
             uow.runs.save(attrs.evolve(redacted, erased_at=run.erased_at or self._clock.now()))
-        return StepResult(step="redact_run", status=StepStatus.DONE, newly_erased=int(changed))
+        return ErasureStepResult(
+            step="redact_run", status=ErasureStepStatus.DONE, newly_erased=int(changed)
+        )
 
-    def _clean_artifacts(self, tenant_id: str, run_id: str, keys: list[str]) -> StepResult:
+    def _clean_artifacts(self, tenant_id: str, run_id: str, keys: list[str]) -> ErasureStepResult:
         removed = self._artifacts.delete_prefix(f"{tenant_id}/{run_id}/") + self._artifacts.delete(
             keys
         )
-        return StepResult(
+        return ErasureStepResult(
             step="clean_artifacts",
-            status=StepStatus.DONE,
+            status=ErasureStepStatus.DONE,
             newly_erased=removed,
             detail={"keys_from_snapshots": len(keys)},
         )
 
-    def _erase_evidence(self, tenant_id: str, run_id: str, joins: list[str]) -> StepResult:
+    def _erase_evidence(self, tenant_id: str, run_id: str, joins: list[str]) -> ErasureStepResult:
         if not self._econ_enabled:
-            return StepResult(step="econ_erase_skipped", status=StepStatus.SKIPPED, newly_erased=0)
+            return ErasureStepResult(
+                step="econ_erase_skipped", status=ErasureStepStatus.SKIPPED, newly_erased=0
+            )
         if self._evidence is None:
-            return StepResult(
+            return ErasureStepResult(
                 step="delete_economic_events",
-                status=StepStatus.FAILED,
+                status=ErasureStepStatus.FAILED,
                 newly_erased=0,
                 detail={"error": "economic evidence store not configured; erase again once it is"},
             )
         try:
             removed = self._evidence.erase_join_keys(tenant_id, run_id, joins)
         except Exception as exc:  # noqa: BLE001 - any failure of the store leaves a retryable step
-            return StepResult(
+            return ErasureStepResult(
                 step="delete_economic_events",
-                status=StepStatus.FAILED,
+                status=ErasureStepStatus.FAILED,
                 newly_erased=0,
                 detail={
                     "error": f"economic evidence store unavailable ({type(exc).__name__}); "
                     "erase again once it is"
                 },
             )
-        return StepResult(
+        return ErasureStepResult(
             step="delete_economic_events",
-            status=StepStatus.DONE,
+            status=ErasureStepStatus.DONE,
             newly_erased=removed,
             detail={"join_keys": len(joins)},
         )
@@ -265,7 +274,7 @@ class RunEraser:
         *,
         tenant_id: str,
         run_id: str,
-        steps: Iterable[StepResult],
+        steps: Iterable[ErasureStepResult],
         reason: str,
         trigger: str,
     ) -> None:

@@ -16,7 +16,7 @@ SYSTEM_TENANT = "default"
 """The tenant id of the system row every tenant without its own policy falls back to."""
 
 
-class PolicySource(enum.StrEnum):
+class RetentionPolicySource(enum.StrEnum):
     """Which rule of the resolution order produced a tenant's policy."""
 
     TENANT = "tenant"
@@ -56,14 +56,14 @@ SYSTEM_POLICY = RetentionPolicy(
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
-class ResolvedPolicy:
+class ResolvedRetentionPolicy:
     """The policy in force for a tenant and where it came from."""
 
     tenant_id: str
     audit_ttl_seconds: int | None
     run_ttl_seconds: int | None
     enabled: bool
-    source: PolicySource
+    source: RetentionPolicySource
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -121,7 +121,7 @@ class ErasureRequest:
     tenant_id: Annotated[str, Text(1, 512)] | None = None
 
 
-class StepStatus(enum.StrEnum):
+class ErasureStepStatus(enum.StrEnum):
     """How one erasure step ended."""
 
     DONE = "done"
@@ -136,7 +136,7 @@ class RetentionAuditEntry:
     entry_id: str
     tenant_id: str
     step: str
-    status: StepStatus
+    status: ErasureStepStatus
     newly_erased: Annotated[int, Range(0)]
     reason: str
     trigger: str

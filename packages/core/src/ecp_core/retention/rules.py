@@ -7,9 +7,9 @@ from ecp_core.retention.model import (
     SYSTEM_TENANT,
     ConfiguredDefaults,
     LegalHold,
-    PolicySource,
-    ResolvedPolicy,
+    ResolvedRetentionPolicy,
     RetentionPolicy,
+    RetentionPolicySource,
 )
 from ecp_core.types import RunStatus
 
@@ -22,7 +22,7 @@ def resolve_policy(
     tenant_row: RetentionPolicy | None,
     configured: ConfiguredDefaults,
     system_row: RetentionPolicy | None,
-) -> ResolvedPolicy:
+) -> ResolvedRetentionPolicy:
     """The policy in force, in the spec's order.
 
     An explicit tenant row wins (a stored null TTL means forever); then the configured defaults
@@ -30,35 +30,35 @@ def resolve_policy(
     synthesized keep-forever policy.
     """
     if tenant_row is not None and tenant_row.tenant_id != SYSTEM_TENANT:
-        return ResolvedPolicy(
+        return ResolvedRetentionPolicy(
             tenant_id=tenant_id,
             audit_ttl_seconds=tenant_row.audit_ttl_seconds,
             run_ttl_seconds=tenant_row.run_ttl_seconds,
             enabled=tenant_row.enabled,
-            source=PolicySource.TENANT,
+            source=RetentionPolicySource.TENANT,
         )
     if configured.configured:
-        return ResolvedPolicy(
+        return ResolvedRetentionPolicy(
             tenant_id=tenant_id,
             audit_ttl_seconds=configured.audit_ttl_seconds,
             run_ttl_seconds=configured.run_ttl_seconds,
             enabled=True,
-            source=PolicySource.CONFIGURED_DEFAULT,
+            source=RetentionPolicySource.CONFIGURED_DEFAULT,
         )
     if system_row is not None:
-        return ResolvedPolicy(
+        return ResolvedRetentionPolicy(
             tenant_id=tenant_id,
             audit_ttl_seconds=system_row.audit_ttl_seconds,
             run_ttl_seconds=system_row.run_ttl_seconds,
             enabled=system_row.enabled,
-            source=PolicySource.SYSTEM_DEFAULT,
+            source=RetentionPolicySource.SYSTEM_DEFAULT,
         )
-    return ResolvedPolicy(
+    return ResolvedRetentionPolicy(
         tenant_id=tenant_id,
         audit_ttl_seconds=None,
         run_ttl_seconds=None,
         enabled=True,
-        source=PolicySource.SYNTHESIZED,
+        source=RetentionPolicySource.SYNTHESIZED,
     )
 
 

@@ -18,12 +18,12 @@ from ecp_core.retention.model import (
     ConfiguredDefaults,
     CreateLegalHoldRequest,
     ErasureRequest,
+    ErasureStepStatus,
     LegalHold,
-    ResolvedPolicy,
+    ResolvedRetentionPolicy,
     RetentionAuditEntry,
     RetentionPolicy,
     RetentionPolicyRequest,
-    StepStatus,
 )
 from ecp_core.retention.rules import cutoff, held, resolve_policy, run_ttl_eligible
 from ecp_core.runs.model import Run
@@ -97,14 +97,16 @@ class RetentionService:
 
     # -- policies ------------------------------------------------------------------------------
 
-    def policy(self, tenant_id: str) -> ResolvedPolicy:
+    def policy(self, tenant_id: str) -> ResolvedRetentionPolicy:
         """The policy in force for the tenant, with the rule that chose it."""
         with self._uow() as uow:
             own = uow.retention.policy(tenant_id) if tenant_id != SYSTEM_TENANT else None
             system = uow.retention.policy(SYSTEM_TENANT)
         return resolve_policy(tenant_id, own, self._configured, system)
 
-    def put_policy(self, tenant_id: str, request: RetentionPolicyRequest) -> ResolvedPolicy:
+    def put_policy(
+        self, tenant_id: str, request: RetentionPolicyRequest
+    ) -> ResolvedRetentionPolicy:
         """Store the tenant's own policy row; it wins over every default from now on."""
         row = RetentionPolicy(
             tenant_id=tenant_id,
@@ -241,7 +243,7 @@ class RetentionService:
         )
         return report
 
-    def _sweep_audit(self, policy: ResolvedPolicy) -> int:
+    def _sweep_audit(self, policy: ResolvedRetentionPolicy) -> int:
         limit = cutoff(self._clock.now(), policy.audit_ttl_seconds)
         if limit is None:
             return 0
@@ -264,7 +266,7 @@ class RetentionService:
                             entry_id=self._ids.new_id(),
                             tenant_id=tenant_id,
                             step="audit_ttl_tombstone",
-                            status=StepStatus.DONE,
+                            status=ErasureStepStatus.DONE,
                             newly_erased=erased,
                             reason="audit_ttl",
                             trigger="purge",
@@ -277,7 +279,7 @@ class RetentionService:
             if erased == 0 or len(batch) < PURGE_BATCH:
                 return total
 
-    def _sweep_runs(self, policy: ResolvedPolicy) -> int:
+    def _sweep_runs(self, policy: ResolvedRetentionPolicy) -> int:
         limit = cutoff(self._clock.now(), policy.run_ttl_seconds)
         if limit is None:
             return 0

@@ -5,6 +5,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from ecp_core.canonical import canonical_json, thaw
 from ecp_core.graphs.definition import ActionDescriptorV1
 
 
@@ -75,3 +76,34 @@ class ActionRegistry:
     def names(self) -> Iterable[str]:
         """Every registered name."""
         return self._handlers.keys()
+
+
+def checked_result(name: str, returned: object) -> ActionResult:
+    """A handler's answer as detached, canonical JSON; TypeError or NotCanonicalizable if not."""
+    result = returned if isinstance(returned, ActionResult) else ActionResult(output=returned)  # type: ignore[arg-type]
+    if not isinstance(result.output, Mapping):
+        msg = f"action {name!r} returned {type(result.output).__name__}, not an object"
+        raise TypeError(msg)
+    for text in (result.stdout, result.stderr):
+        if text is not None and not isinstance(text, str):
+            msg = f"action {name!r} returned stdout or stderr that is not text"
+            raise TypeError(msg)
+    detached = ActionResult(
+        output=thaw(result.output),
+        stdout=result.stdout,
+        stderr=result.stderr,
+        tool_calls=thaw(result.tool_calls),
+        memory_interactions=thaw(result.memory_interactions),
+        validation_results=thaw(result.validation_results),
+    )
+    canonical_json(
+        [
+            detached.output,
+            detached.stdout,
+            detached.stderr,
+            detached.tool_calls,
+            detached.memory_interactions,
+            detached.validation_results,
+        ]
+    )
+    return detached

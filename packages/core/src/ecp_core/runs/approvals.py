@@ -24,7 +24,7 @@ from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock
 from ecp_core.runs.lifecycle import RunLifecycle
 from ecp_core.runs.model import Run
-from ecp_core.runs.step import Stepper
+from ecp_core.runs.resolution import ApprovalSteps
 from ecp_core.types import ApprovalDecision, ApprovalStatus
 
 
@@ -58,13 +58,13 @@ class ApprovalService:
         self,
         uow: Callable[[], RunsUnit],
         clock: Clock,
-        stepper: Stepper,
+        steps: ApprovalSteps,
         lifecycle: RunLifecycle,
     ) -> None:
         """Wire the service."""
         self._uow = uow
         self._clock = clock
-        self._stepper = stepper
+        self._steps = steps
         self._lifecycle = lifecycle
 
     def resolve(
@@ -105,7 +105,7 @@ class ApprovalService:
                 approval, status=ApprovalStatus.RESOLVED, resolution=resolution, updated_at=now
             )
             graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
-            run = self._lifecycle.apply(uow, self._stepper.resolve(run, graph, approval))
+            run = self._lifecycle.apply(uow, self._steps.resolve(run, graph, approval))
             uow.runs.save(run)
             uow.commit()
         return approval, run
@@ -148,7 +148,7 @@ class ApprovalService:
                 ):
                     continue
                 graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
-                run = self._lifecycle.apply(uow, self._stepper.escalate(run, graph, approval))
+                run = self._lifecycle.apply(uow, self._steps.escalate(run, graph, approval))
                 uow.runs.save(run)
                 created.extend(
                     uow.approvals.for_run(run.tenant_id, run.run_id, ApprovalStatus.PENDING)

@@ -7,7 +7,7 @@ up to a cap; after ``max_attempts`` failures in a row it ends FAILED with ``disp
 
 from datetime import timedelta
 
-from ecp_core.webhooks.schedule import RetryPolicy
+from ecp_core.webhooks.schedule import RetrySchedule
 
 CLAIM_CANDIDATE_BUDGET = 32
 """About how many runs one claim weighs, shared among the tenants with runnable runs."""
@@ -26,13 +26,13 @@ def candidates_per_tenant(tenants: int) -> int:
 DISPATCH_BACKOFF_CAP_SECONDS = 300.0
 """The longest a run waits between two failed dispatches."""
 
-DISPATCH_POLICY = RetryPolicy(
+DISPATCH_RETRY = RetrySchedule(
     max_attempts=3, base_seconds=1.0, max_seconds=DISPATCH_BACKOFF_CAP_SECONDS
 )
 """``ECP_DISPATCH_MAX_ATTEMPTS`` (3) and ``ECP_DISPATCH_BACKOFF_SECONDS`` (1), capped at 300 s."""
 
 
-def dispatch_backoff(policy: RetryPolicy, failures: int) -> timedelta:
+def dispatch_backoff(policy: RetrySchedule, failures: int) -> timedelta:
     """How long a run waits after its ``failures``-th failed dispatch in a row (from 1).
 
     ``base * 2 ** (failures - 1)``, never more than ``policy.max_seconds``.

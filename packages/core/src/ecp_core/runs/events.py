@@ -1,6 +1,6 @@
 """Run-lifecycle events: which webhook events a move of a run emits, and what they tell.
 
-The events are effects of a :class:`~ecp_core.runs.step.Step`; the lifecycle queues them in the
+The events are effects of a :class:`~ecp_core.runs.effects.Step`; the lifecycle queues them in the
 same transaction as the state change that causes them.
 """
 

@@ -8,9 +8,9 @@ import attrs
 
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.runs.audit_writer import AuditWriter
+from ecp_core.runs.effects import NoteApprovalAction, OpenApproval, SaveApproval, Step, WriteAudit
 from ecp_core.runs.events import EmitEvent
 from ecp_core.runs.model import Run
-from ecp_core.runs.step import NoteApprovalAction, OpenApproval, SaveApproval, Step, WriteAudit
 from ecp_core.webhooks.service import WebhookService
 
 

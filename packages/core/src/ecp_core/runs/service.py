@@ -15,13 +15,13 @@ from ecp_core.pages import MAX_PAGE, decode_cursor, encode_cursor
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs.audit_writer import AttemptRecord
-from ecp_core.runs.dispatch import DISPATCH_POLICY, dispatch_backoff
+from ecp_core.runs.dispatch import DISPATCH_RETRY, dispatch_backoff
 from ecp_core.runs.lifecycle import RunLifecycle
 from ecp_core.runs.model import DISPATCH_ERROR, Run, RunClaim, StartRunRequest
 from ecp_core.runs.state_machine import TERMINAL, WAITING
 from ecp_core.runs.step import Stepper
 from ecp_core.types import AttemptStatus, RunStatus
-from ecp_core.webhooks.schedule import RetryPolicy
+from ecp_core.webhooks.schedule import RetrySchedule
 
 log = logging.getLogger("ecp_core.runs")
 
@@ -37,7 +37,7 @@ class RunService:
         stepper: Stepper,
         lifecycle: RunLifecycle,
         *,
-        dispatch: RetryPolicy = DISPATCH_POLICY,
+        dispatch: RetrySchedule = DISPATCH_RETRY,
     ) -> None:
         """Wire the service; ``dispatch`` bounds and spaces the retries of a failing dispatch."""
         self._uow = uow
@@ -135,7 +135,7 @@ class RunService:
                 log.warning(
                     "run dispatch failed",
                     exc_info=exc,
-                    extra={**facts, "attempt": claim.dispatch_failures + 1},
+                    extra={**facts, "dispatch_attempt": claim.dispatch_failures + 1},
                 )
                 try:
                     # Still holding the claim, so no other worker retries before the backoff.

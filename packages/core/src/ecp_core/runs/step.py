@@ -1,10 +1,11 @@
 """The run lifecycle as a pure step: a run, its graph and its policy in; the next run and effects out.
 
-Nothing here reads or writes storage. A :class:`Step` says what one move of a run produced: the
-run after it, and the effects to apply in order inside the move's unit of work (write an audit
-record, open or save an approval, note an approval action, emit a lifecycle event).
+Nothing here reads or writes storage. A :class:`~ecp_core.runs.effects.Step` says what one move
+of a run produced: the run after it, and the effects to apply in order inside the move's unit of
+work (write an audit record, open an approval, note an approval action, emit a lifecycle event).
 :mod:`ecp_core.runs.lifecycle` applies them. Action handlers are the one thing a step calls out
-to: running the node's action is what the step decides to do.
+to: running the node's action is what the step decides to do. Steps that start from an approval
+(resolution, escalation) are in :mod:`ecp_core.runs.resolution`.
 """
 
 from collections.abc import Mapping
@@ -14,7 +15,7 @@ from typing import Any
 import attrs
 
 from ecp_core.approvals.model import ALL_DECISIONS, ApprovalActionRecord, ApprovalRecord
-from ecp_core.canonical import canonical_json, thaw
+from ecp_core.canonical import thaw
 from ecp_core.errors import EcpError
 from ecp_core.graphs.conditions import ConditionError, condition_holds
 from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
@@ -23,61 +24,13 @@ from ecp_core.policies.guard import evaluate_policy
 from ecp_core.policies.model import DeploymentPolicy
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs import model as m
-from ecp_core.runs.actions import ActionContext, ActionRegistry, ActionResult
+from ecp_core.runs.actions import ActionContext, ActionRegistry, checked_result
 from ecp_core.runs.audit_writer import AttemptRecord
-from ecp_core.runs.events import EmitEvent, ended, resolved, started, waiting_approval
-from ecp_core.runs.model import ApprovalPausedState, ApprovedAction, FailureState, Run
+from ecp_core.runs.effects import NoteApprovalAction, OpenApproval, Step, WriteAudit
+from ecp_core.runs.events import ended, started, waiting_approval
+from ecp_core.runs.model import ApprovalPausedState, FailureState, Run
 from ecp_core.runs.state_machine import transition
-from ecp_core.types import ApprovalDecision, ApprovalStatus, AttemptStatus, NodeKind, RunStatus
-from ecp_core.wire import unstructure
-
-
-@attrs.frozen
-class WriteAudit:
-    """Seal ``attempt`` into the run's audit chain."""
-
-    attempt: AttemptRecord
-
-
-@attrs.frozen
-class OpenApproval:
-    """Store a new pending approval."""
-
-    approval: ApprovalRecord
-
-
-@attrs.frozen
-class SaveApproval:
-    """Replace a stored approval (resolved or escalated)."""
-
-    approval: ApprovalRecord
-
-
-@attrs.frozen
-class NoteApprovalAction:
-    """Append to an approval's action trail."""
-
-    action: ApprovalActionRecord
-
-
-Effect = WriteAudit | OpenApproval | SaveApproval | NoteApprovalAction | EmitEvent
-
-
-@attrs.frozen
-class Step:
-    """The run after one move, and the effects of the move in the order they apply."""
-
-    run: Run
-    effects: tuple[Effect, ...] = ()
-
-    @property
-    def attempts(self) -> tuple[AttemptRecord, ...]:
-        """The audit records the move writes (one per node attempt)."""
-        return tuple(e.attempt for e in self.effects if isinstance(e, WriteAudit))
-
-    def after(self, *effects: Effect) -> "Step":
-        """This step with ``effects`` applied before its own."""
-        return attrs.evolve(self, effects=(*effects, *self.effects))
+from ecp_core.types import AttemptStatus, NodeKind, RunStatus
 
 
 class NoMatchingEdge(EcpError):
@@ -97,50 +50,12 @@ def next_node(graph: GraphDefinition, node_id: str, state: Mapping[str, Any]) ->
     raise NoMatchingEdge(f"no exit of node {node_id!r} has a condition that holds")
 
 
-def _checked_result(name: str, returned: object) -> ActionResult:
-    """A handler's answer as detached, canonical JSON; TypeError or NotCanonicalizable if not."""
-    result = returned if isinstance(returned, ActionResult) else ActionResult(output=returned)  # type: ignore[arg-type]
-    if not isinstance(result.output, Mapping):
-        msg = f"action {name!r} returned {type(result.output).__name__}, not an object"
-        raise TypeError(msg)
-    for text in (result.stdout, result.stderr):
-        if text is not None and not isinstance(text, str):
-            msg = f"action {name!r} returned stdout or stderr that is not text"
-            raise TypeError(msg)
-    detached = ActionResult(
-        output=thaw(result.output),
-        stdout=result.stdout,
-        stderr=result.stderr,
-        tool_calls=thaw(result.tool_calls),
-        memory_interactions=thaw(result.memory_interactions),
-        validation_results=thaw(result.validation_results),
-    )
-    canonical_json(
-        [
-            detached.output,
-            detached.stdout,
-            detached.stderr,
-            detached.tool_calls,
-            detached.memory_interactions,
-            detached.validation_results,
-        ]
-    )
-    return detached
-
-
 def _error(exc: BaseException) -> dict[str, str]:
     return {"type": type(exc).__name__, "message": str(exc)}
 
 
 def _node_input(node: NodeDefinition) -> Any:  # noqa: ANN401
     return None if node.action is None else thaw(node.action.arguments)
-
-
-_ACTION_NAMES = {
-    ApprovalDecision.APPROVE: "approved",
-    ApprovalDecision.EDIT_AND_APPROVE: "edited",
-    ApprovalDecision.REJECT: "denied",
-}
 
 
 class Stepper:
@@ -313,7 +228,7 @@ class Stepper:
             state=thaw(run.state),
         )
         try:
-            result = _checked_result(action.name, handler(context))
+            result = checked_result(action.name, handler(context))
         except Exception as exc:  # noqa: BLE001 - any handler failure ends the run, recorded
             failed = attrs.evolve(draft, status=AttemptStatus.FAILED, error=_error(exc))
             return self.fail(run, failed, m.ACTION_ERROR, f"action {action.name!r} failed: {exc}")
@@ -444,105 +359,5 @@ class Stepper:
         )
         return Step(waiting, (*opened, WriteAudit(record), *waiting_approval(waiting, approval)))
 
-    def resolve(self, run: Run, graph: GraphDefinition, approval: ApprovalRecord) -> Step:
-        """A reviewer resolved ``approval`` (resolution set): record it and continue the run.
 
-        Reject ends the run; approving an action node grants it (the next attempt runs it with
-        the approved arguments); approving an approval node moves on, with the edited payload as
-        the new state when the reviewer edited it.
-        """
-        resolution = approval.resolution
-        assert resolution is not None  # noqa: S101 - the caller resolved it
-        noted = (
-            SaveApproval(approval),
-            NoteApprovalAction(
-                ApprovalActionRecord(
-                    approval_id=approval.approval_id,
-                    action=_ACTION_NAMES[resolution.decision],
-                    occurred_at=resolution.resolved_at,
-                    actor=resolution.actor,
-                    tenant_id=approval.tenant_id,
-                    metadata={} if resolution.reason is None else {"reason": resolution.reason},
-                )
-            ),
-        )
-        step = self._continue(run, graph, approval).after(*noted)
-        return attrs.evolve(step, effects=(*step.effects, resolved(step.run, approval)))
-
-    def _continue(self, run: Run, graph: GraphDefinition, approval: ApprovalRecord) -> Step:
-        resolution = approval.resolution
-        assert resolution is not None  # noqa: S101 - see resolve
-        node = graph.node(approval.node_id)
-        payload = thaw(
-            resolution.edited_payload
-            if resolution.edited_payload is not None
-            else approval.proposed_payload or {}
-        )
-        record = AttemptRecord(
-            node_id=node.id,
-            status=AttemptStatus.DENIED
-            if resolution.decision is ApprovalDecision.REJECT
-            else AttemptStatus.APPROVED,
-            input_snapshot={
-                "decision": str(resolution.decision),
-                "edited_payload": resolution.edited_payload,
-                "reason": resolution.reason,
-            },
-            output_snapshot=payload,
-            execution_metadata={
-                "node_kind": str(node.kind),
-                "approval_id": approval.approval_id,
-                "actor": unstructure(resolution.actor),
-            },
-        )
-        if resolution.decision is ApprovalDecision.REJECT:
-            return self.fail(
-                run, record, m.APPROVAL_REJECTED, f"approval {approval.approval_id} was rejected"
-            )
-        if node.kind is NodeKind.ACTION:
-            granted = ApprovedAction(
-                node_id=node.id, approval_id=approval.approval_id, arguments=thaw(payload)
-            )
-            return self.stay(run, record, approved_action=granted)
-        state = payload if resolution.edited_payload is not None else dict(run.state)
-        return self.move_on(run, graph, record, state)
-
-    def escalate(self, run: Run, graph: GraphDefinition, approval: ApprovalRecord) -> Step:
-        """``approval`` passed its SLA: mark it escalated and pause on a fresh one instead."""
-        now = self._clock.now()
-        escalated = attrs.evolve(
-            approval, status=ApprovalStatus.ESCALATED, escalation_action="replaced", updated_at=now
-        )
-        node = graph.node(approval.node_id)
-        step = self.request_approval(
-            run,
-            node,
-            approval.proposed_payload or {},
-            {"node_kind": str(node.kind)},
-            escalated_from=escalated,
-        )
-        return step.after(
-            SaveApproval(escalated),
-            NoteApprovalAction(
-                ApprovalActionRecord(
-                    approval_id=approval.approval_id,
-                    action="escalated",
-                    occurred_at=now,
-                    tenant_id=approval.tenant_id,
-                )
-            ),
-        )
-
-
-__all__ = [
-    "Effect",
-    "EmitEvent",
-    "NoMatchingEdge",
-    "NoteApprovalAction",
-    "OpenApproval",
-    "SaveApproval",
-    "Step",
-    "Stepper",
-    "WriteAudit",
-    "next_node",
-]
+__all__ = ["NoMatchingEdge", "Stepper", "next_node"]

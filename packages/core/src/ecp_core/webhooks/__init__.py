@@ -4,13 +4,13 @@ Delivery (outbox, worker, dead letters) builds on these in the webhooks issue.
 """
 
 from ecp_core.webhooks.model import CreateSubscriptionRequest, WebhookEventPayload, WebhookEventType
-from ecp_core.webhooks.schedule import RetryPolicy, next_delay
+from ecp_core.webhooks.schedule import RetrySchedule, next_delay
 from ecp_core.webhooks.signing import SIGNATURE_HEADER, sign_body, signature_matches
 
 __all__ = [
     "SIGNATURE_HEADER",
     "CreateSubscriptionRequest",
-    "RetryPolicy",
+    "RetrySchedule",
     "WebhookEventPayload",
     "WebhookEventType",
     "next_delay",

@@ -6,7 +6,7 @@ import attrs
 
 
 @attrs.frozen(kw_only=True)
-class RetryPolicy:
+class RetrySchedule:
     """``ECP_WEBHOOK_MAX_ATTEMPTS`` (5), ``…_BACKOFF_BASE_SECONDS`` (2), ``…_BACKOFF_MAX_SECONDS`` (3600)."""
 
     max_attempts: int = 5
@@ -19,7 +19,7 @@ class RetryPolicy:
 
 
 def next_delay(
-    policy: RetryPolicy,
+    policy: RetrySchedule,
     attempt: int,
     *,
     retry_after: float | None = None,

@@ -25,7 +25,7 @@ from ecp_core.webhooks.model import (
     WebhookEventPayload,
     WebhookEventType,
 )
-from ecp_core.webhooks.schedule import RetryPolicy, next_delay
+from ecp_core.webhooks.schedule import RetrySchedule, next_delay
 from ecp_core.webhooks.signing import (
     EVENT_ID_HEADER,
     EVENT_TYPE_HEADER,
@@ -50,7 +50,7 @@ class WebhookService:
         uow: Callable[[], WebhooksUnit],
         clock: Clock,
         ids: IdFactory,
-        policy: RetryPolicy,
+        policy: RetrySchedule,
         new_secret: Callable[[], str] = lambda: secrets.token_urlsafe(32),
     ) -> None:
         """Wire the service; ``policy`` sets attempts and backoff."""

@@ -1,0 +1,71 @@
+"""What one move of a run produces besides the run: its effects, in the order they apply.
+
+:mod:`ecp_core.runs.step` and :mod:`ecp_core.runs.resolution` return a :class:`Step`;
+:mod:`ecp_core.runs.lifecycle` applies its effects inside the move's unit of work.
+"""
+
+import attrs
+
+from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
+from ecp_core.runs.audit_writer import AttemptRecord
+from ecp_core.runs.events import EmitEvent
+from ecp_core.runs.model import Run
+
+
+@attrs.frozen
+class WriteAudit:
+    """Seal ``attempt`` into the run's audit chain."""
+
+    attempt: AttemptRecord
+
+
+@attrs.frozen
+class OpenApproval:
+    """Store a new pending approval."""
+
+    approval: ApprovalRecord
+
+
+@attrs.frozen
+class SaveApproval:
+    """Replace a stored approval (resolved or escalated)."""
+
+    approval: ApprovalRecord
+
+
+@attrs.frozen
+class NoteApprovalAction:
+    """Append to an approval's action trail."""
+
+    action: ApprovalActionRecord
+
+
+Effect = WriteAudit | OpenApproval | SaveApproval | NoteApprovalAction | EmitEvent
+
+
+@attrs.frozen
+class Step:
+    """The run after one move, and the effects of the move in the order they apply."""
+
+    run: Run
+    effects: tuple[Effect, ...] = ()
+
+    @property
+    def attempts(self) -> tuple[AttemptRecord, ...]:
+        """The audit records the move writes (one per node attempt)."""
+        return tuple(e.attempt for e in self.effects if isinstance(e, WriteAudit))
+
+    def after(self, *effects: Effect) -> "Step":
+        """This step with ``effects`` applied before its own."""
+        return attrs.evolve(self, effects=(*effects, *self.effects))
+
+
+__all__ = [
+    "Effect",
+    "EmitEvent",
+    "NoteApprovalAction",
+    "OpenApproval",
+    "SaveApproval",
+    "Step",
+    "WriteAudit",
+]
