@@ -1,4 +1,4 @@
-"""Dispatch claims: the kit's suites on memory and PostgreSQL, and a claim that skips a held run."""
+"""Dispatch claims: the kit's suites on memory and PostgreSQL, and a claim that skips a locked run."""
 
 from tests.contract.stores import OnEveryStore, OnEveryStoreEachExample
 
@@ -14,14 +14,14 @@ class TestDispatchClaimProperties(OnEveryStoreEachExample, DispatchClaimProperti
     pass
 
 
-def test_a_held_run_is_skipped_for_the_next_by_rank(postgres_store):
+def test_a_locked_run_is_skipped_for_the_next_by_rank(postgres_store):
     with postgres_store.unit_of_work() as tx:
         for run_id, tenant in (("run-1", "a"), ("run-2", "a"), ("run-3", "b")):
             tx.runs.add(run(run_id, tenant=tenant))
         tx.commit()
     with postgres_store.unit_of_work() as first, postgres_store.unit_of_work() as second:
         assert first.runs.claim_runnable(NOW).run_id == "run-1"
-        # run-1 is held; b's oldest (rank 1) comes before a's second (rank 2).
+        # run-1 is locked; b's oldest (rank 1) comes before a's second (rank 2).
         assert second.runs.claim_runnable(NOW).run_id == "run-3"
         with postgres_store.unit_of_work() as third:
             assert third.runs.claim_runnable(NOW).run_id == "run-2"

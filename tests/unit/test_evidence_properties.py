@@ -26,11 +26,17 @@ from ecp_core.evidence.model import (
     OutcomeEvent,
     OutcomeMaturity,
     OutcomeMeasurement,
-    PredicateKind,
-    SuccessPredicate,
 )
 from ecp_core.money import exact_sum
 from ecp_core.system import FixedClock
+from ecp_core.testing.strategies.evidence import (
+    EDGE_AMOUNTS,
+    costs,
+    exact_amounts,
+    predicates,
+    revised_costs,
+)
+from ecp_core.testing.strategies.evidence import amounts as evidence_amounts
 from ecp_core.wire import unstructure
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
@@ -52,14 +58,21 @@ COUNTED = ("events", "summary_events", "repeated_attempt_events")
 GAPS = ("unknown_cost_events", "unattributed_events")
 
 moments = st.integers(0, 3 * 24 * 60).map(lambda minutes: T0 + timedelta(minutes=minutes))
+# Cents up to a thousand dollars, amounts below a thousandth to 1E-18, and the edges.
 amounts = st.one_of(
-    st.decimals(min_value=0, max_value=1000, places=2),
-    st.decimals(min_value=0, max_value=Decimal("0.001"), places=18),
-    st.sampled_from([Decimal("1E-8"), Decimal(0), Decimal("123456789012345.5")]),
+    evidence_amounts(
+        (*EDGE_AMOUNTS, Decimal("1E-8"), Decimal("123456789012345.5")),
+        mantissas=(0, 100_000),
+        exponents=(-2, -2),
+    ),
+    exact_amounts(mantissas=(0, 10**15), exponents=(-18, -18)),
 )
-prices = st.one_of(
-    st.none(),
-    st.tuples(amounts, st.sampled_from([CostMeasurement.MEASURED, CostMeasurement.ESTIMATED])),
+# A price is unknown half the time; known, it is measured or estimated.
+PRICED_OR_NOT = (
+    CostMeasurement.UNMEASURED,
+    CostMeasurement.UNMEASURED,
+    CostMeasurement.MEASURED,
+    CostMeasurement.ESTIMATED,
 )
 # Few distinct instants, so ties (broken by event_id) are common; some lie after NOW.
 instants = st.sampled_from(
@@ -74,11 +87,9 @@ outcome_values = st.one_of(st.sampled_from([True, 1, 2]), scalars)
 
 @st.composite
 def executions(draw, index):
-    event_id = f"e{index:03d}"
-    summary = draw(st.integers(0, 4)) == 0
-    price = None if summary else draw(prices)
+    cost = draw(costs(amounts, summary_odds=5, measurements=PRICED_OR_NOT))
     return ExecutionEvent(
-        event_id=event_id,
+        event_id=f"e{index:03d}",
         workflow_id=draw(st.sampled_from(["w", "w", "w", "other"])),
         workflow_version=draw(st.sampled_from(WEIGHTED_VERSIONS)),
         occurred_at=draw(moments),
@@ -87,10 +98,10 @@ def executions(draw, index):
         attempt=draw(st.integers(1, 3)),
         subject_id=draw(st.sampled_from(["acct-1", "acct-2", None])),
         dimensions=draw(st.dictionaries(st.just("tier"), scalars, max_size=1)),
-        cost_role=CostRole.SUMMARY if summary else CostRole.CHARGE,
-        charge_id=None if summary else f"c{index:03d}",
-        cost_usd=None if price is None else price[0],
-        cost_measurement=CostMeasurement.UNMEASURED if price is None else price[1],
+        cost_role=cost.role,
+        charge_id=None if cost.summary else f"c{index:03d}",
+        cost_usd=cost.cost_usd,
+        cost_measurement=cost.measurement,
     )
 
 
@@ -111,24 +122,17 @@ def outcomes(draw, index):
 
 @st.composite
 def revisions(draw, index, charges):
-    price = draw(prices)
+    cost, measurement = draw(revised_costs(amounts, PRICED_OR_NOT))
     return ChargeRevision(
         event_id=f"v{index:03d}",
         charge_id=draw(st.sampled_from([*charges[:3], "c-unknown"])),  # revisions pile up
         revised_at=draw(instants),
-        cost_usd=None if price is None else price[0],
-        cost_measurement=CostMeasurement.UNMEASURED if price is None else price[1],
+        cost_usd=cost,
+        cost_measurement=measurement,
     )
 
 
-definitions = st.sampled_from(
-    [
-        SuccessPredicate(kind=PredicateKind.EQUALS, value=True),
-        SuccessPredicate(kind=PredicateKind.EQUALS, value=1),
-        SuccessPredicate(kind=PredicateKind.AT_LEAST, threshold=Decimal("0.5")),
-        SuccessPredicate(kind=PredicateKind.LESS_THAN, threshold=Decimal(1)),
-    ]
-)
+definitions = predicates(st.sampled_from([True, 1]), st.sampled_from([Decimal("0.5"), Decimal(1)]))
 
 
 @st.composite

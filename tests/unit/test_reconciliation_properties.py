@@ -7,14 +7,12 @@ report is checked against the rules recomputed here from the generated data: whi
 bucket matches, which buckets overlap, how the dollars split and how far the bill closes.
 """
 
-import itertools
-import math
-import random
 from collections import defaultdict
-from datetime import UTC, datetime, timedelta, timezone
-from decimal import Context, Decimal, Inexact, Rounded, localcontext
+from datetime import timedelta
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
+import attrs
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -30,14 +28,31 @@ from ecp_core.evidence.model import (
     PredicateKind,
     SuccessPredicate,
 )
+from ecp_core.money import EXACT
 from ecp_core.reconciliation.model import ProviderStatement
-from ecp_core.reconciliation.rules import quantum_for, split, statement_digest
+from ecp_core.reconciliation.rules import quantum_for
 from ecp_core.system import FixedClock
+from ecp_core.testing.strategies.evidence import (
+    MOSTLY_MEASURED,
+    Cost,
+    costs,
+    exact_amounts,
+    revised_costs,
+)
+from ecp_core.testing.strategies.statements import (
+    END,
+    MINUTES,
+    MODELS,
+    T0,
+    billed_amounts,
+    bucket_id,
+    dimensions,
+    layouts,
+    minute,
+    statement_data,
+)
 from ecp_core.wire import structure, unstructure
 
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
-MINUTES = 360  # the statement period is [T0, T0 + 6h)
-END = T0 + timedelta(minutes=MINUTES)
 NOW = T0 + timedelta(days=2)
 ADMIN = ActorIdentity(subject="admin", auth_method=AuthMethod.BEARER, tenant_id="t")
 MEASURED, ESTIMATED, UNMEASURED = (
@@ -45,137 +60,14 @@ MEASURED, ESTIMATED, UNMEASURED = (
     CostMeasurement.ESTIMATED,
     CostMeasurement.UNMEASURED,
 )
-EXACT = Context(prec=100, traps=[Inexact, Rounded])
-"""The test's own arithmetic never rounds either."""
 WORKFLOWS = [("w1", "v1"), ("w1", "v2"), ("w2", "v1")]
 RUNS = ["r1", "r2", "r3"]
 
 
-def minute(n):
-    return T0 + timedelta(minutes=n)
-
-
-def iso(moment):
-    return moment.isoformat().replace("+00:00", "Z")
-
-
-def decimals(low_mantissa=1, high_exponent=2):
-    """Exact amounts with exponents from -18 up (at most 15 integer digits)."""
-    return st.builds(
-        lambda m, e: Decimal(m).scaleb(e),
-        st.integers(low_mantissa, 10**6),
-        st.integers(-18, high_exponent),
-    )
-
-
-amounts = decimals()
-costs = decimals(low_mantissa=0, high_exponent=0)
-models = st.sampled_from([None, None, "m1", "m2"])
-dimensions = st.fixed_dictionaries(
-    {}, optional={"project_id": st.sampled_from(["p1", "p2"]), "workspace_id": st.just("w1")}
-)
-
-
-# --- statements ---------------------------------------------------------------------------------
-
-
-@st.composite
-def random_bucket(draw):
-    start = draw(st.integers(0, MINUTES - 1))
-    end = draw(st.integers(start + 1, MINUTES))
-    return {
-        "start": minute(start),
-        "end": minute(end),
-        "amount": draw(amounts),
-        "model": draw(models),
-        "dims": draw(dimensions),
-    }
-
-
-@st.composite
-def layouts(draw):
-    """Buckets that tile the period (some pieces split by project or by model, some pieces left
-    out), plus a few placed at random, which may overlap the others."""
-    cuts = sorted(draw(st.sets(st.integers(1, MINUTES - 1), max_size=4)))
-    edges = [0, *cuts, MINUTES]
-    drawn = []
-    for start, end in itertools.pairwise(edges):
-        shape = draw(st.sampled_from(["one", "one", "one", "by project", "by model", "none"]))
-        model = draw(models)
-        if shape == "one":
-            drawn.append(
-                {
-                    "start": minute(start),
-                    "end": minute(end),
-                    "amount": draw(amounts),
-                    "model": model,
-                    "dims": draw(dimensions),
-                }
-            )
-        elif shape == "by project":
-            drawn.extend(
-                {
-                    "start": minute(start),
-                    "end": minute(end),
-                    "amount": draw(amounts),
-                    "model": model,
-                    "dims": {"project_id": project},
-                }
-                for project in ("p1", "p2")
-            )
-        elif shape == "by model":
-            dims = draw(dimensions)
-            drawn.extend(
-                {
-                    "start": minute(start),
-                    "end": minute(end),
-                    "amount": draw(amounts),
-                    "model": each,
-                    "dims": dims,
-                }
-                for each in ("m1", "m2")
-            )
-    extra = draw(st.sampled_from([0, 0, 0, 0, 1, 2]))
-    drawn.extend(
-        draw(
-            st.lists(
-                random_bucket(), min_size=max(extra, 0 if drawn else 1), max_size=max(extra, 1)
-            )
-        )
-    )
-    return drawn
-
-
-def statement_data(layout):
-    """The JSON of a statement of ``layout``'s buckets (ids ``b0``, ``b1``, ... in layout order)."""
-    wire_buckets = []
-    for index, b in enumerate(layout):
-        item = {
-            "bucket_id": f"b{index}",
-            "period_start": iso(b["start"]),
-            "period_end": iso(b["end"]),
-            "amount_usd": str(b["amount"]),
-        }
-        if b["model"] is not None:
-            item["model"] = b["model"]
-        if b["dims"]:
-            item["provider_dimensions"] = b["dims"]
-        wire_buckets.append(item)
-    with localcontext(EXACT):
-        total = sum((b["amount"] for b in layout), Decimal(0))
-    return {
-        "statement_id": "s1",
-        "provider": "openai",
-        "period_start": iso(T0),
-        "period_end": iso(END),
-        "currency": "USD",
-        "billed_total_usd": str(total),
-        "source_kind": "cost_api",
-        "buckets": wire_buckets,
-    }
-
-
-statements = layouts().map(statement_data)
+amounts = billed_amounts()
+# Charges: zero or more, exponents from -18 up to 0.
+cost_amounts = exact_amounts()
+models = st.sampled_from(MODELS)
 
 
 # --- evidence -----------------------------------------------------------------------------------
@@ -193,29 +85,28 @@ def event_fields(draw, inside, tidy, priced=False):
         dims = draw(dimensions)
     else:
         provider = "openai"
-        span = int((inside["end"] - inside["start"]).total_seconds())
-        at = inside["start"] + timedelta(seconds=draw(st.integers(0, span - 1)))
-        model = inside["model"] or draw(models)
-        dims = draw(dimensions) | inside["dims"]
+        span = (inside.end - inside.start) * 60
+        at = inside.period_start + timedelta(seconds=draw(st.integers(0, span - 1)))
+        model = inside.model or draw(models)
+        dims = draw(dimensions) | inside.dimensions
     metadata = {
         **({"provider": provider} if provider else {}),
         **({"model": model} if model else {}),
         **dims,
     }
-    measurement = (
-        MEASURED if priced else draw(st.sampled_from([MEASURED] * 5 + [ESTIMATED, UNMEASURED]))
-    )
+    if priced:
+        cost = Cost(CostRole.CHARGE, draw(amounts), MEASURED)
+    else:
+        cost = draw(costs(cost_amounts, summary_odds=7, measurements=MOSTLY_MEASURED))
     workflow_id, version = draw(st.sampled_from(WORKFLOWS))
     return {
         "workflow_id": workflow_id,
         "workflow_version": version,
         "run_id": draw(st.sampled_from(RUNS if tidy else [None, *RUNS])),
         "occurred_at": at,
-        "cost_usd": None if measurement is UNMEASURED else draw(amounts if priced else costs),
-        "cost_measurement": measurement,
-        "cost_role": CostRole.CHARGE
-        if priced
-        else draw(st.sampled_from([CostRole.CHARGE] * 6 + [CostRole.SUMMARY])),
+        "cost_usd": cost.cost_usd,
+        "cost_measurement": cost.measurement,
+        "cost_role": cost.role,
         "metadata": metadata,
     }
 
@@ -227,7 +118,7 @@ def cases(draw):
     ``tidy`` worlds define every version and decide every run; ``close`` asks the test to bill
     each bucket exactly its measured telemetry (when it has some), so every closure state occurs.
     """
-    layout = draw(layouts())
+    layout = draw(layouts(amounts))
     tidy = draw(st.booleans())
     fields = []
     for b in layout:
@@ -235,26 +126,24 @@ def cases(draw):
             fields.append(draw(event_fields(b, tidy, priced=True)))
         fields.extend(draw(st.lists(event_fields(b, tidy), max_size=3)))
     fields += draw(st.lists(event_fields(None, tidy), max_size=3 if tidy else 12))
-    executions = []
-    for index, f in enumerate(fields):
-        if f["cost_role"] is CostRole.SUMMARY:
-            executions.append(
-                ExecutionEvent(
-                    event_id=f"e{index}", **f | {"cost_usd": None, "cost_measurement": UNMEASURED}
-                )
-            )
-        else:
-            executions.append(ExecutionEvent(event_id=f"e{index}", charge_id=f"c{index}", **f))
+    executions = [
+        ExecutionEvent(
+            event_id=f"e{index}",
+            charge_id=None if f["cost_role"] is CostRole.SUMMARY else f"c{index}",
+            **f,
+        )
+        for index, f in enumerate(fields)
+    ]
     charges = [e.charge_id for e in executions if e.charge_id is not None]
     revisions = []
     for index in range(draw(st.integers(0, 4)) if charges else 0):
-        measurement = draw(st.sampled_from([MEASURED, ESTIMATED, UNMEASURED]))
+        cost, measurement = draw(revised_costs(cost_amounts))
         revisions.append(
             ChargeRevision(
                 event_id=f"rev{index}",
                 charge_id=draw(st.sampled_from(charges)),
                 revised_at=minute(draw(st.integers(0, 3))),
-                cost_usd=None if measurement is UNMEASURED else draw(costs),
+                cost_usd=cost,
                 cost_measurement=measurement,
             )
         )
@@ -334,18 +223,20 @@ def statuses(outcomes, defined):
 def matches(b, e):
     """Half-open time, then the bucket's model if any, then each of its scope identifiers."""
     return (
-        b["start"] <= e.occurred_at < b["end"]
-        and (b["model"] is None or e.metadata.get("model") == b["model"])
-        and all(e.metadata.get(k) == v for k, v in b["dims"].items())
+        b.period_start <= e.occurred_at < b.period_end
+        and (b.model is None or e.metadata.get("model") == b.model)
+        and all(e.metadata.get(k) == v for k, v in b.dimensions.items())
     )
 
 
 def could_share_an_event(a, b):
-    if a["start"] >= b["end"] or b["start"] >= a["end"]:
+    if a.start >= b.end or b.start >= a.end:
         return False
-    if a["model"] is not None and b["model"] is not None and a["model"] != b["model"]:
+    if a.model is not None and b.model is not None and a.model != b.model:
         return False
-    return all(a["dims"][k] == b["dims"][k] for k in a["dims"].keys() & b["dims"].keys())
+    return all(
+        a.dimensions[k] == b.dimensions[k] for k in a.dimensions.keys() & b.dimensions.keys()
+    )
 
 
 def expected_closure(report):
@@ -413,12 +304,14 @@ def check_report(layout, executions, revisions, outcomes, defined, close):
         return cost if how is MEASURED and cost is not None else None
 
     if close:
-        for b in layout:
-            telemetry = total(
-                measured(e) for e in chosen if matches(b, e) and measured(e) is not None
-            )
-            if telemetry > 0:
-                b["amount"] = telemetry
+        telemetry = [
+            total(measured(e) for e in chosen if matches(b, e) and measured(e) is not None)
+            for b in layout
+        ]
+        layout = [
+            attrs.evolve(b, amount=t) if t > 0 else b
+            for b, t in zip(layout, telemetry, strict=True)
+        ]
     data = statement_data(layout)
     stored, created = ecp.reconciliation.import_statement(ADMIN, structure(data, ProviderStatement))
     assert created is True
@@ -437,16 +330,17 @@ def check_report(layout, executions, revisions, outcomes, defined, close):
     assert totals.telemetry_variance_usd == totals.billed_total_usd - totals.telemetry_measured_usd
     assert 0 <= totals.unbilled_telemetry_usd <= totals.telemetry_measured_usd
 
-    assert [a.bucket_id for a in report.allocations] == sorted(f"b{i}" for i in range(len(layout)))
+    ids = [bucket_id(i) for i in range(len(layout))]
+    assert [a.bucket_id for a in report.allocations] == sorted(ids)
     by_id = {a.bucket_id: a for a in report.allocations}
     matched_anywhere = set()
     allocated = Decimal(0)
     for index, b in enumerate(layout):
-        allocation = by_id[f"b{index}"]
+        allocation = by_id[ids[index]]
         assert (allocation.period_start, allocation.period_end, allocation.model) == (
-            b["start"],
-            b["end"],
-            b["model"],
+            b.period_start,
+            b.period_end,
+            b.model,
         )
         mine = [e for e in chosen if matches(b, e)]
         matched_anywhere.update(e.event_id for e in mine)
@@ -467,7 +361,7 @@ def check_report(layout, executions, revisions, outcomes, defined, close):
                 weights[(e.workflow_id, e.workflow_version, status)] += measured(e)
         assert allocation.matched.measured_usd == total(weights.values())
         others = sorted(
-            f"b{j}" for j, o in enumerate(layout) if j != index and could_share_an_event(b, o)
+            ids[j] for j, o in enumerate(layout) if j != index and could_share_an_event(b, o)
         )
         assert list(allocation.overlaps_with) == others
         expected_status = (
@@ -482,18 +376,18 @@ def check_report(layout, executions, revisions, outcomes, defined, close):
         if allocation.status != "allocated":
             assert allocation.groups == ()
             continue
-        allocated += b["amount"]
-        assert total(g.billed_usd for g in allocation.groups) == b["amount"]
+        allocated += b.amount
+        assert total(g.billed_usd for g in allocation.groups) == b.amount
         keys = [
             (g.workflow_id, g.workflow_version, str(g.outcome_status)) for g in allocation.groups
         ]
         assert keys == sorted(weights)
-        quantum = Fraction(quantum_for(b["amount"]))
+        quantum = Fraction(quantum_for(b.amount))
         for g, key in zip(allocation.groups, keys, strict=True):
             assert g.telemetry_usd == weights[key]
             assert g.billed_usd >= 0
             share = (
-                Fraction(b["amount"])
+                Fraction(b.amount)
                 * Fraction(weights[key])
                 / Fraction(allocation.matched.measured_usd)
             )
@@ -513,116 +407,3 @@ def check_report(layout, executions, revisions, outcomes, defined, close):
     assert report.closure_state == expected_closure(report)
     event(f"closure state {report.closure_state}")
     assert unstructure(report)["method_version"] == "measured-cost-proportional/1"
-
-
-# --- the digest ---------------------------------------------------------------------------------
-
-
-def respelled(data, rng, offsets):
-    """The same statement with buckets shuffled and every time written in another offset."""
-
-    def spell(text):
-        moment = datetime.fromisoformat(text)
-        return moment.astimezone(timezone(timedelta(minutes=rng.choice(offsets)))).isoformat()
-
-    copy = dict(
-        data, period_start=spell(data["period_start"]), period_end=spell(data["period_end"])
-    )
-    copy["buckets"] = [
-        dict(b, period_start=spell(b["period_start"]), period_end=spell(b["period_end"]))
-        for b in data["buckets"]
-    ]
-    rng.shuffle(copy["buckets"])
-    return copy
-
-
-def test_the_respelling_helper_really_respells():
-    data = {
-        "period_start": iso(T0),
-        "period_end": iso(END),
-        "buckets": [
-            {"period_start": iso(T0), "period_end": iso(END)},
-            {"period_start": iso(T0), "period_end": iso(END)},
-        ],
-    }
-    assert respelled(data, random.Random(1), [120])["period_start"] == "2026-11-01T02:00:00+02:00"
-
-
-@pytest.mark.spec("§9.1 statement-normalized")
-@given(
-    statements,
-    st.randoms(use_true_random=False),
-    st.lists(st.integers(-14 * 60 + 1, 14 * 60 - 1), min_size=1, max_size=4),
-)
-def test_the_digest_ignores_bucket_order_and_time_zone_spelling(data, rng, offsets):
-    other = respelled(data, rng, offsets)
-    digest = statement_digest(structure(data, ProviderStatement))
-    assert statement_digest(structure(other, ProviderStatement)) == digest
-    ecp = Ecp.in_memory(clock=FixedClock(NOW))
-    first, created = ecp.reconciliation.import_statement(ADMIN, structure(other, ProviderStatement))
-    assert (created, first.digest) == (True, digest)
-    replay, created = ecp.reconciliation.import_statement(ADMIN, structure(data, ProviderStatement))
-    assert (created, replay.digest) == (False, digest)
-
-
-@pytest.mark.spec("§2.9 statement-digest")
-@given(statements, st.integers(0, 20))
-def test_the_digest_changes_with_any_amount(data, which):
-    with localcontext(EXACT):
-        index = which % len(data["buckets"])
-        changed = dict(data, buckets=[dict(b) for b in data["buckets"]])
-        bump = Decimal("1E-18")
-        changed["buckets"][index]["amount_usd"] = str(
-            Decimal(changed["buckets"][index]["amount_usd"]) + bump
-        )
-        changed["billed_total_usd"] = str(Decimal(data["billed_total_usd"]) + bump)
-    assert statement_digest(structure(changed, ProviderStatement)) != statement_digest(
-        structure(data, ProviderStatement)
-    )
-
-
-# --- split --------------------------------------------------------------------------------------
-
-
-@st.composite
-def weights_lists(draw):
-    """One to eight weights of zero or more, at least one above zero."""
-    rest = draw(st.lists(decimals(low_mantissa=0, high_exponent=3), max_size=7))
-    rest.insert(draw(st.integers(0, len(rest))), draw(decimals(high_exponent=3)))
-    return rest
-
-
-@pytest.mark.spec("§9.1 proportional-split")
-@given(amounts, weights_lists())
-def test_split_is_exact_and_each_part_within_one_quantum(amount, weights):
-    parts = split(amount, weights)
-    assert len(parts) == len(weights)
-    with localcontext(EXACT):
-        assert total(parts) == amount
-    quantum = Fraction(quantum_for(amount))
-    assert quantum <= Fraction(1, 10**12)
-    weight_sum = sum(Fraction(w) for w in weights)
-    shares = [Fraction(amount) * Fraction(w) / weight_sum for w in weights]
-    for part, share, weight in zip(parts, shares, weights, strict=True):
-        assert part >= 0
-        assert abs(Fraction(part) - share) < quantum
-        assert (Fraction(part) / quantum).denominator == 1  # a whole number of quanta
-        if weight == 0:
-            assert part == 0
-    # Largest remainder: a part rounded up never has a smaller remainder than one rounded down
-    # (on a tie, the earlier part is the one rounded up).
-    remainders = [(share / quantum) - math.floor(share / quantum) for share in shares]
-    up = [Fraction(p) > s for p, s in zip(parts, shares, strict=True)]
-    for i in range(len(parts)):
-        for j in range(len(parts)):
-            if up[i] and not up[j] and remainders[j] > 0:
-                assert (remainders[i], -i) > (remainders[j], -j)
-
-
-@pytest.mark.spec("§9.1 proportional-split")
-@given(amounts, weights_lists())
-def test_split_writes_exact_parts_with_the_amounts_own_decimals(amount, weights):
-    exponent = min(0, amount.as_tuple().exponent)  # never coarser than units: 5E+2 splits as 500
-    for part in split(amount, weights):
-        if part == part.quantize(Decimal(1).scaleb(exponent), context=Context(prec=100)):
-            assert part.as_tuple().exponent == exponent

@@ -1,4 +1,10 @@
-"""Paging: page sizes and the opaque cursors every growing list hands out."""
+"""Paging: page sizes, the opaque cursors every growing list hands out, and the order of ids.
+
+Ids (and every other identifier a list is ordered or bounded by) compare by Unicode code point:
+the order of Python's ``str`` and of PostgreSQL's ``COLLATE "C"``, never a locale's. Every storage
+adapter orders and bounds pages this way; the conformance kit checks it
+(``RunRepositoryConformance.test_ids_order_by_code_point``).
+"""
 
 import base64
 import binascii

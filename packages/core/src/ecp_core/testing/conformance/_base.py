@@ -1,11 +1,15 @@
 """What a conformance suite asks of the adapter under test: one or two fixtures to override."""
 
+import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 import pytest
 
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
+
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+"""The thorough Hypothesis profile is on: the property suites draw more examples."""
 
 StoreOpener = Callable[[], AbstractContextManager[UnitOfWorkFactory]]
 """Opens the store under test for one Hypothesis example and closes it after.

@@ -45,8 +45,8 @@ class Reference:
         self.not_before[run_id] = not_before
         self.stamps[run_id] = next(self.clock)
 
-    def claim(self, now: datetime | None, held: Collection[str] = ()) -> str | None:
-        """The run id the next claim at ``now`` takes, when the runs ``held`` are held."""
+    def claim(self, now: datetime | None, locked: Collection[str] = ()) -> str | None:
+        """The run id the next claim at ``now`` takes, when the runs ``locked`` are locked by other transactions."""
         eligible: dict[str, list[str]] = {}
         for run_id in sorted(self.runs):
             r = self.runs[run_id]
@@ -61,7 +61,7 @@ class Reference:
             (rank, served.get(tenant, 0), run_id)
             for tenant, ids in eligible.items()
             for rank, run_id in enumerate(ids[: candidates_per_tenant(len(eligible))], start=1)
-            if run_id not in held
+            if run_id not in locked
         ]
         return min(candidates)[2] if candidates else None
 

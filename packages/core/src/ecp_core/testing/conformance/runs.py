@@ -58,6 +58,23 @@ class RunRepositoryConformance(StoreSuite):
             ]
             assert tx.runs.count("t1") == 5
 
+    @pytest.mark.spec("C1 list-paging")
+    def test_ids_order_by_code_point(self, uow: UnitOfWorkFactory) -> None:
+        """Ids order by code point, never by a locale: upper case before lower, accents last."""
+        ids = ["run-b", "run-\u00e9", "run-B", "run-a", "run-Z", "run-\u0100", "run-_"]
+        by_code_point = sorted(ids)
+        with uow() as tx:
+            for run_id in ids:
+                tx.runs.add(run(run_id))
+            tx.commit()
+        with uow() as tx:
+            assert tx.runs.ids_of("t1") == by_code_point
+            newest_first = [r.run_id for r in tx.runs.page("t1", limit=10)]
+            assert newest_first == by_code_point[::-1]
+            assert [r.run_id for r in tx.runs.page("t1", limit=10, before="run-a")] == [
+                i for i in by_code_point[::-1] if i < "run-a"
+            ]
+
     def test_runnable_across_tenants_oldest_first(self, uow: UnitOfWorkFactory) -> None:
         """Runnable runs (pending or running) are listed across tenants, oldest first."""
         with uow() as tx:

@@ -27,6 +27,12 @@ T = TypeVar("T")
 EDGE_AMOUNTS = (Decimal(0), Decimal("0.000"), Decimal("1E-18"), Decimal(999_999_999_999_999))
 """Amounts at the edges: zero with and without decimals, the finest amount, fifteen digits."""
 
+MOSTLY_MEASURED = (CostMeasurement.MEASURED,) * 4 + tuple(CostMeasurement)
+"""Cost measurements, measured five times in seven: what most evidence is, the rest occurring."""
+
+ORDER_IDS = ("a", "b", "B", "a1", "é", "Z", "10", "9")
+"""Id suffixes whose code-point order differs from numeric and case-blind order (for ties)."""
+
 
 def digested(item: T) -> Digested[T]:
     """An event with its content digest, as ingestion stores it."""

@@ -1,7 +1,9 @@
 """A pytest plugin for projects that run the kit's suites: registers the markers they carry.
 
-Load it with ``pytest -p ecp_core.testing.plugin`` or ``pytest_plugins`` in a top-level
-``conftest.py`` (installing ``ecp-core[testing]`` also registers it as a ``pytest11`` entry point).
+Installing ``ecp-core`` registers it as a ``pytest11`` entry point, so every pytest run in an
+environment that has ECP loads it: it therefore lives outside :mod:`ecp_core.testing` and imports
+nothing but pytest (the kit itself needs Hypothesis, the ``testing`` extra). By hand:
+``pytest -p ecp_core.pytest_plugin``.
 """
 
 import pytest

@@ -1,0 +1,23 @@
+"""Webhook repository: subscriptions, the delivery outbox and its attempts.
+
+The samples (:mod:`.samples`) are re-exported: integration tests build the same values.
+"""
+
+from ecp_core.testing.conformance.webhooks.deliveries import WebhookDeliveryConformance
+from ecp_core.testing.conformance.webhooks.samples import attempt, delivery, ids, subscription
+from ecp_core.testing.conformance.webhooks.subscriptions import WebhookSubscriptionConformance
+
+
+class WebhookRepositoryConformance(WebhookSubscriptionConformance, WebhookDeliveryConformance):
+    """Webhooks: subscriptions, the delivery outbox and its attempts."""
+
+
+__all__ = [
+    "WebhookDeliveryConformance",
+    "WebhookRepositoryConformance",
+    "WebhookSubscriptionConformance",
+    "attempt",
+    "delivery",
+    "ids",
+    "subscription",
+]
