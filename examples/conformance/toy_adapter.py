@@ -37,6 +37,24 @@ class DictGraphs:
         mine = [v for (t, g, _), v in self._all().items() if (t, g) == (tenant_id, graph_id)]
         return max(mine, key=lambda v: v.version, default=None)
 
+    def latest_page(
+        self, tenant_id: str, *, limit: int, after: str | None = None
+    ) -> list[GraphVersion]:
+        graph_ids = sorted(
+            {g for (t, g, _) in self._all() if t == tenant_id and (after is None or g > after)}
+        )
+        found = (self.latest(tenant_id, g) for g in graph_ids[:limit])
+        return [v for v in found if v is not None]
+
+    def versions_page(
+        self, tenant_id: str, graph_id: str, *, limit: int, after: int | None = None
+    ) -> list[GraphVersion]:
+        mine = sorted(
+            (v for (t, g, _), v in self._all().items() if (t, g) == (tenant_id, graph_id)),
+            key=lambda v: v.version,
+        )
+        return [v for v in mine if after is None or v.version > after][:limit]
+
     def find_digest(self, tenant_id: str, graph_id: str, digest: str) -> GraphVersion | None:
         return next(
             (

@@ -1,8 +1,11 @@
 """Run and approval repositories: the kit's suites on memory and PostgreSQL."""
 
-from tests.contract.stores import OnEveryStore
+from tests.contract.stores import OnEveryStore, OnEveryStoreEachExample
 
-from ecp_core.testing.conformance.approvals import ApprovalRepositoryConformance
+from ecp_core.testing.conformance.approvals import (
+    ApprovalInboxProperties,
+    ApprovalRepositoryConformance,
+)
 from ecp_core.testing.conformance.runs import RunRepositoryConformance
 
 
@@ -11,4 +14,8 @@ class TestRunRepository(OnEveryStore, RunRepositoryConformance):
 
 
 class TestApprovalRepository(OnEveryStore, ApprovalRepositoryConformance):
+    pass
+
+
+class TestApprovalInboxProperties(OnEveryStoreEachExample, ApprovalInboxProperties):
     pass

@@ -57,9 +57,13 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "core_0002_run_dispatch",
             "pending",
+            "core_0003_listing_order",
+            "pending",
             "audit_0001_records_and_heads",
             "pending",
             "approvals_0001_approvals_and_actions",
+            "pending",
+            "approvals_0002_inbox",
             "pending",
             "identity_0001_api_keys",
             "pending",
@@ -73,8 +77,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "20260830_14_decisions",
         ]
-        assert "applied 10 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 10
+        assert "applied 12 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 12
         assert "20260830_14_decisions" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

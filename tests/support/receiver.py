@@ -1,4 +1,7 @@
-"""A real webhook receiver on 127.0.0.1 that answers from a script and records what it got."""
+"""A real HTTP receiver on 127.0.0.1 that answers from a script and records what it got.
+
+Webhook tests post to it; ``http_request`` tests also have it answer any method with a body.
+"""
 
 import threading
 from collections.abc import Iterator
@@ -14,11 +17,16 @@ class Received:
 
     headers: dict[str, str]
     body: bytes
+    method: str = "POST"
 
 
 @attrs.define
 class Receiver:
-    """Answers each POST with the next scripted status (then ``default``); records requests."""
+    """Answers each request with the next scripted status (then ``default``); records requests.
+
+    ``reply_body`` and ``reply_headers`` make up every answer; ``declare_length`` False leaves
+    out ``Content-Length``, so the body ends when the connection closes.
+    """
 
     url: str = ""
     script: list[int] = attrs.field(factory=list)
@@ -26,6 +34,9 @@ class Receiver:
     received: list[Received] = attrs.field(factory=list)
     hold: threading.Event | None = None
     arrived: threading.Event = attrs.field(factory=threading.Event)
+    reply_body: bytes = b""
+    reply_headers: dict[str, str] = attrs.field(factory=dict)
+    declare_length: bool = True
 
     def answer(self) -> int:
         return self.script.pop(0) if self.script else self.default
@@ -40,15 +51,26 @@ def receiver(**options) -> Iterator[Receiver]:
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             state.received.append(
-                Received(headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+                Received(
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=body,
+                    method=self.command,
+                )
             )
             state.arrived.set()
             if state.hold is not None:
                 state.hold.wait(30)
             status = state.answer()
             self.send_response(status)
-            self.send_header("Content-Length", "0")
+            for name, value in state.reply_headers.items():
+                self.send_header(name, value)
+            if state.declare_length:
+                self.send_header("Content-Length", str(len(state.reply_body)))
             self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(state.reply_body)
+
+        do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = do_POST  # noqa: N815
 
         def log_message(self, *args) -> None:
             return

@@ -452,6 +452,12 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C8 clean-stop": ("ecp_http.serve",),
     "C8 metrics": ("ecp_http.metrics",),
     "C8 poison-runs": ("ecp_core.runs.dispatch", "ecp_core.runs.service"),
-    "C10 action-plugins": ("ecp_core.graphs.validation", "ecp_core.runs.actions"),
+    "C10 action-plugins": (
+        "ecp_core.graphs.validation",
+        "ecp_core.runs.actions",
+        "ecp_http.plugins",
+        "ecp_http.handlers.actions",
+    ),
+    "C10 approver-inbox": ("ecp_core.runs.approvals", "ecp_core.catalog.service"),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

@@ -22,6 +22,7 @@ import attrs
 from ecp_core.memory import MemoryStore
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention.model import ConfiguredDefaults
+from ecp_core.runs.actions import ActionRegistry
 from ecp_core.runs.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
 from ecp_core.service import Ecp, RetentionSettings
 from ecp_core.signing import Ed25519Signer
@@ -31,8 +32,10 @@ from ecp_http.artifacts import FilesystemArtifacts
 from ecp_http.auth import Authenticator, mint_token
 from ecp_http.dispatch import Dispatcher, Outage
 from ecp_http.handlers import all_operations
+from ecp_http.http_action import builtin_actions
 from ecp_http.metrics import Metrics
 from ecp_http.observed import observed
+from ecp_http.plugins import load_plugins
 from ecp_http.routing import Operation
 from ecp_http.secrets import with_development_secrets
 from ecp_http.services import Services
@@ -206,6 +209,17 @@ def _storage(settings: Settings, storage: Storage | None) -> tuple[Storage, "Art
     return store, artifacts
 
 
+def action_registry(settings: Settings) -> ActionRegistry:
+    """Every action the server runs: the built-ins, then the plug-ins (ADR 0027).
+
+    The one place built-ins are registered; PluginFailed names a plug-in that fails.
+    """
+    registry = ActionRegistry()  # the core's built-ins: echo and set
+    builtin_actions(registry, settings)  # the server's own: http_request (ADR 0028)
+    load_plugins(registry, settings.action_modules)
+    return registry
+
+
 def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     """Wire a runtime over ``storage`` (handed over: closed with the runtime).
 
@@ -216,6 +230,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         raise SettingsError("ECP_DATABASE_URL is not set (ecp serve starts an embedded server)")
     signer = _signer(settings)
     assert settings.jwt_secret is not None  # noqa: S101 - checked by _signer
+    actions = action_registry(settings)  # before the pool: a failing plug-in leaves nothing open
     store, artifacts = _storage(settings, storage)
     retention = RetentionSettings(
         artifacts=artifacts,
@@ -237,6 +252,8 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     ecp = Ecp.build(
         observed(store.unit_of_work, metrics, tracing),
         signer=signer,
+        actions=actions,
+        refuse_unknown_actions=True,
         retention=retention,
         webhook_retry=policy,
         dispatch_retry=RetrySchedule(

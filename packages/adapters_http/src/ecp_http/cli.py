@@ -1,7 +1,8 @@
-"""The ``ecp`` command line: ``serve``, ``migrate [apply|list|rollback]``, ``token``, ``bills``.
+"""The ``ecp`` command line: ``serve``, ``migrate``, ``token``, ``actions``, ``bills``.
 
-``bills`` talks to a running service (see :mod:`ecp_http.bills_cli`); the others use
-``ECP_DATABASE_URL`` when set, else the embedded PostgreSQL under ``$ECP_DATA_DIR``.
+``bills`` talks to a running service (see :mod:`ecp_http.bills_cli`); ``actions`` lists what a
+server with these settings would load; the others use ``ECP_DATABASE_URL`` when set, else the
+embedded PostgreSQL under ``$ECP_DATA_DIR``.
 """
 
 import argparse
@@ -11,7 +12,8 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from ecp_http import bills_cli
-from ecp_http.bootstrap import development_token, load_settings, migrate
+from ecp_http.bootstrap import action_registry, development_token, load_settings, migrate
+from ecp_http.plugins import PluginFailed
 from ecp_http.serve import StartupRefused, serve
 from ecp_http.settings import Settings, SettingsError
 from ecp_postgres import DatabaseUnavailable
@@ -45,6 +47,15 @@ def _token(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _actions(_: argparse.Namespace, settings: Settings) -> int:
+    """Print what a server with these settings would load: name, source, fingerprint."""
+    listed = action_registry(settings).listing().actions
+    width = max((len(action.name) for action in listed), default=0)
+    for action in listed:
+        print(f"{action.name:<{width}}  {action.source.value:<7}  {action.fingerprint}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of ``ecp``."""
     top = argparse.ArgumentParser(prog="ecp", description="ECP, a governed workflow service.")
@@ -69,6 +80,10 @@ def parser() -> argparse.ArgumentParser:
     token.add_argument("--ttl", type=int, default=3600, help="seconds the token is valid")
     token.add_argument("--subject", default="developer")
     token.set_defaults(serving=_token)
+    actions = commands.add_parser(
+        "actions", help="list the actions a server with these settings would load"
+    )
+    actions.set_defaults(serving=_actions)
     bills_cli.add_parser(commands)
     return top
 
@@ -84,7 +99,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except SettingsError as exc:
         print(f"ecp: invalid settings: {exc}", file=sys.stderr)
         return 2
-    except (DatabaseUnavailable, StartupRefused) as exc:
+    except (DatabaseUnavailable, StartupRefused, PluginFailed) as exc:
         print(f"ecp: {exc}", file=sys.stderr)
         return 2
 

@@ -7,6 +7,8 @@ import attrs
 from ecp_core.approvals.model import ApprovalRecord
 from ecp_core.constraints import Range, Text, checked
 from ecp_core.debugger.model import DebuggerQuery
+from ecp_core.deployments import Deployment
+from ecp_core.graphs.definition import GraphVersion
 from ecp_core.pages import DEFAULT_PAGE, MAX_PAGE
 from ecp_core.signing import PublicSigningKey
 from ecp_core.types import ApprovalStatus
@@ -110,3 +112,51 @@ class DebuggerReportQuery(DebuggerQuery):
     """The debugger window and the format of the combined report."""
 
     format: ReportFormat = "json"
+
+
+@described(
+    status="only approvals with this status (`pending` is the inbox proper)",
+    deployment_ref="only approvals of this deployment",
+    run_id="only approvals of this run",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ApprovalInboxQuery:
+    """A page of the tenant's approvals across runs, matching every filter given."""
+
+    status: ApprovalStatus | None = None
+    deployment_ref: Annotated[str, Text(1)] | None = None
+    run_id: Annotated[str, Text(1)] | None = None
+    limit: Limit = DEFAULT_PAGE
+    cursor: str | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ApprovalPageResponse:
+    """A page of approvals in approval id order (oldest first); ``next_cursor`` when more remain."""
+
+    approvals: tuple[ApprovalRecord, ...]
+    next_cursor: str | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class GraphListResponse:
+    """The latest version of each graph, by graph id; ``next_cursor`` when more remain."""
+
+    graphs: tuple[GraphVersion, ...]
+    next_cursor: str | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class GraphVersionListResponse:
+    """A graph's versions, oldest first; ``next_cursor`` when more remain."""
+
+    versions: tuple[GraphVersion, ...]
+    next_cursor: str | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class DeploymentListResponse:
+    """The tenant's deployments by deployment_ref; ``next_cursor`` when more remain."""
+
+    deployments: tuple[Deployment, ...]
+    next_cursor: str | None = None

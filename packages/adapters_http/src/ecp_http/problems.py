@@ -42,6 +42,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "validation_failed": 422,
     "invalid_json_value": 422,
     "unknown_parameter": 422,
+    "unknown_action": 422,
     "not_canonical_json": 422,
     "evidence_window_too_large": 422,
     "not_ready": 503,

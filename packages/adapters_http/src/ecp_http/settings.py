@@ -1,6 +1,7 @@
 """Settings read from an injected mapping (the root passes the environment) into a frozen object."""
 
 import pathlib
+import re
 from collections.abc import Mapping
 
 import attrs
@@ -79,6 +80,30 @@ def _otlp_traces_endpoint(env: Mapping[str, str]) -> str | None:
     return None
 
 
+_SECRET_PREFIX = "ECP_SECRET_"  # noqa: S105 - a variable name prefix, not a secret
+
+
+def _secrets(env: Mapping[str, str]) -> dict[str, str]:
+    """The ``ECP_SECRET_<NAME>`` settings by name; empty ones count as unset."""
+    return {
+        key.removeprefix(_SECRET_PREFIX): value
+        for key, value in env.items()
+        if key.startswith(_SECRET_PREFIX) and len(key) > len(_SECRET_PREFIX) and value
+    }
+
+
+_ACTION_MODULE = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
+
+
+def _action_modules(env: Mapping[str, str]) -> tuple[str, ...]:
+    """``ECP_ACTION_MODULES``: comma-separated ``module:function`` plug-ins, in order."""
+    named = tuple(part.strip() for part in (env.get("ECP_ACTION_MODULES") or "").split(","))
+    for part in named:
+        if part and not _ACTION_MODULE.fullmatch(part):
+            raise SettingsError(f"ECP_ACTION_MODULES: {part!r} is not module:function")
+    return tuple(part for part in named if part)
+
+
 @attrs.frozen(kw_only=True)
 class Settings:
     """Everything the server is configured with."""
@@ -121,8 +146,18 @@ class Settings:
     metrics_enabled: bool = True
     metrics_token: str | None = None
     """When set, ``GET /metrics`` needs ``Authorization: Bearer <token>``."""
+    action_modules: tuple[str, ...] = ()
+    """``module:function`` action plug-ins loaded besides the ``ecp.actions`` entry points."""
     otel_traces_endpoint: str | None = None
     """The OTLP/HTTP traces URL; set, traces are exported (the ``otel`` extra, ADR 0018)."""
+    http_action_max_bytes: int = 1024 * 1024
+    """The largest response body the ``http_request`` action accepts (ADR 0028)."""
+    http_action_allow_private_targets: bool = False
+    """Whether ``http_request`` may reach loopback and private addresses (ADR 0016, 0028)."""
+    secrets: Mapping[str, str] = attrs.field(factory=dict, repr=False, eq=False, hash=False)
+    """Action secrets by name, from the ``ECP_SECRET_<NAME>`` settings; never shown."""
+    secrets_dir: pathlib.Path | None = None
+    """A directory with one file per action secret (``ECP_SECRETS_DIR``)."""
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str]) -> "Settings":
@@ -204,5 +239,16 @@ class Settings:
             log_level=_choice(env, "ECP_LOG_LEVEL", LEVELS) or "INFO",
             metrics_enabled=_flag(env, "ECP_METRICS_ENABLED", default=True),
             metrics_token=env.get("ECP_METRICS_TOKEN") or None,
+            action_modules=_action_modules(env),
             otel_traces_endpoint=_otlp_traces_endpoint(env),
+            http_action_max_bytes=int(
+                _number(env, "ECP_HTTP_ACTION_MAX_BYTES", 1024 * 1024, minimum=1, integer=True)
+            ),
+            http_action_allow_private_targets=_flag(
+                env, "ECP_HTTP_ACTION_ALLOW_PRIVATE_TARGETS", default=False
+            ),
+            secrets=_secrets(env),
+            secrets_dir=pathlib.Path(env["ECP_SECRETS_DIR"])
+            if env.get("ECP_SECRETS_DIR")
+            else None,
         )

@@ -55,6 +55,35 @@ class PostgresApprovals(Repository):
             (tenant_id, run_id, status.value),
         )
 
+    def page(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        after: str | None = None,
+        status: ApprovalStatus | None = None,
+        deployment_ref: str | None = None,
+        run_id: str | None = None,
+    ) -> list[ApprovalRecord]:
+        """The tenant's approvals matching every filter, by id, after ``after``."""
+        # Only the filters given enter the statement, so the planner picks the index that fits.
+        given = {
+            "approval_id > %s": after,
+            "status = %s": None if status is None else status.value,
+            "deployment_ref = %s": deployment_ref,
+            "run_id = %s": run_id,
+        }
+        where = [
+            "tenant_id = %s",
+            *(clause for clause, value in given.items() if value is not None),
+        ]
+        values = [value for value in given.values() if value is not None]
+        return self._all(
+            APPROVALS,
+            f"WHERE {' AND '.join(where)} ORDER BY approval_id LIMIT %s",
+            (tenant_id, *values, limit),
+        )
+
     def overdue(self, now: datetime, limit: int) -> list[ApprovalRecord]:
         """Pending approvals past their deadline."""
         return self._all(

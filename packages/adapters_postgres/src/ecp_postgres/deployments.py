@@ -19,3 +19,17 @@ class PostgresDeployments(Repository):
         return self._one(
             DEPLOYMENTS, "tenant_id = %s AND deployment_ref = %s", (tenant_id, deployment_ref)
         )
+
+    def page(self, tenant_id: str, *, limit: int, after: str | None = None) -> list[Deployment]:
+        """The tenant's deployments by ref, after ``after``."""
+        if after is None:
+            return self._all(
+                DEPLOYMENTS,
+                "WHERE tenant_id = %s ORDER BY deployment_ref LIMIT %s",
+                (tenant_id, limit),
+            )
+        return self._all(
+            DEPLOYMENTS,
+            "WHERE tenant_id = %s AND deployment_ref > %s ORDER BY deployment_ref LIMIT %s",
+            (tenant_id, after, limit),
+        )

@@ -73,6 +73,38 @@ class PostgresGraphs(Repository):
         )
         return found[0] if found else None
 
+    def latest_page(
+        self, tenant_id: str, *, limit: int, after: str | None = None
+    ) -> list[GraphVersion]:
+        """The latest version of each graph, by graph id, after ``after``."""
+        # The primary key (tenant_id, graph_id COLLATE "C", version) orders and probes.
+        latest = (
+            "NOT EXISTS (SELECT 1 FROM ecp_graph_versions AS newer WHERE newer.tenant_id ="
+            " ecp_graph_versions.tenant_id AND newer.graph_id = ecp_graph_versions.graph_id"
+            " AND newer.version > ecp_graph_versions.version)"
+        )
+        if after is None:
+            return self._all(
+                GRAPHS,
+                f"WHERE tenant_id = %s AND {latest} ORDER BY graph_id LIMIT %s",
+                (tenant_id, limit),
+            )
+        return self._all(
+            GRAPHS,
+            f"WHERE tenant_id = %s AND graph_id > %s AND {latest} ORDER BY graph_id LIMIT %s",
+            (tenant_id, after, limit),
+        )
+
+    def versions_page(
+        self, tenant_id: str, graph_id: str, *, limit: int, after: int | None = None
+    ) -> list[GraphVersion]:
+        """A graph's versions, oldest first, after version ``after``."""
+        return self._all(
+            GRAPHS,
+            "WHERE tenant_id = %s AND graph_id = %s AND version > %s ORDER BY version LIMIT %s",
+            (tenant_id, graph_id, 0 if after is None else after, limit),
+        )
+
     def find_digest(self, tenant_id: str, graph_id: str, digest: str) -> GraphVersion | None:
         """The version with this digest, or None."""
         return self._one(

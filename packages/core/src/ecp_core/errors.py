@@ -36,6 +36,12 @@ class ValidationFailed(EcpError):
     code = "validation_failed"
 
 
+class UnknownAction(ValidationFailed):
+    """A graph names an action the service cannot run; ``errors`` locates each such name."""
+
+    code = "unknown_action"
+
+
 class NotFound(EcpError):
     """Unknown resource, or one that belongs to another tenant."""
 

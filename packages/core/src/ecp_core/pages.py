@@ -16,6 +16,22 @@ DEFAULT_PAGE = 50
 MAX_PAGE = 500
 
 
+def check_limit(limit: int) -> None:
+    """ValidationFailed unless ``limit`` is a page size this service hands out (1 to MAX_PAGE)."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValidationFailed(
+            "invalid limit", errors=[FieldError(loc=("limit",), msg=f"must be 1 to {MAX_PAGE}")]
+        )
+
+
+def invalid_cursor() -> ValidationFailed:
+    """The error for a cursor this service did not issue (or issued for another list)."""
+    return ValidationFailed(
+        "invalid cursor",
+        errors=[FieldError(loc=("cursor",), msg="not a cursor this service issued")],
+    )
+
+
 def encode_cursor(kind: str, *parts: str) -> str:
     """An opaque cursor of list ``kind`` pointing after the position ``parts``."""
     raw = json.dumps([kind, *parts], separators=(",", ":")).encode()
@@ -24,10 +40,7 @@ def encode_cursor(kind: str, *parts: str) -> str:
 
 def decode_cursor(kind: str, cursor: str, count: int) -> tuple[str, ...]:
     """The ``count`` position parts of a cursor of list ``kind``; ValidationFailed otherwise."""
-    invalid = ValidationFailed(
-        "invalid cursor",
-        errors=[FieldError(loc=("cursor",), msg="not a cursor this service issued")],
-    )
+    invalid = invalid_cursor()
     try:
         raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
         decoded = json.loads(raw)

@@ -17,6 +17,7 @@ class Permission(enum.StrEnum):
     RUN_READ = "run_read"
     RUN_RESUME = "run_resume"
     APPROVAL_RESOLVE = "approval_resolve"
+    APPROVAL_READ = "approval_read"
     AUDIT_READ = "audit_read"
     RUN_LIST_ADMIN = "run_list_admin"
     API_KEY_ADMIN = "api_key_admin"
@@ -46,12 +47,20 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
             P.RUN_START,
             P.RUN_READ,
             P.RUN_RESUME,
+            P.APPROVAL_READ,
             P.AUDIT_READ,
             P.EVIDENCE_INGEST,
         }
     ),
     ServiceRole.APPROVER: frozenset(
-        {P.APPROVAL_RESOLVE, P.RUN_READ, P.GRAPH_READ, P.REPORT_READ, P.DEBUGGER_READ}
+        {
+            P.APPROVAL_RESOLVE,
+            P.APPROVAL_READ,
+            P.RUN_READ,
+            P.GRAPH_READ,
+            P.REPORT_READ,
+            P.DEBUGGER_READ,
+        }
     ),
     ServiceRole.ANALYST: frozenset(
         {

@@ -78,6 +78,7 @@ class Ecp:
         clock: Clock | None = None,
         ids: IdFactory | None = None,
         actions: ActionRegistry | None = None,
+        refuse_unknown_actions: bool = False,
         verification_keys: Sequence[PublicSigningKey] = (),
         retention: RetentionSettings | None = None,
         webhook_retry: RetrySchedule | None = None,
@@ -87,7 +88,9 @@ class Ecp:
 
         ``verification_keys`` adds retired keys to the signer's own; ``retention`` says where
         artifacts live, whether economic events are erased, and the configured default TTLs;
-        ``dispatch_retry`` how often and how far apart a failing run dispatch is retried.
+        ``dispatch_retry`` how often and how far apart a failing run dispatch is retried;
+        ``refuse_unknown_actions`` makes registering a graph whose action nodes name an action
+        not (yet) in ``actions`` fail with ``unknown_action`` (the server always sets it).
         """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
@@ -107,7 +110,9 @@ class Ecp:
             econ_erase_enabled=retention.econ_erase_enabled,
         )
         return cls(
-            graphs=GraphCatalog(uow, clock, ids, known_actions=None),
+            graphs=GraphCatalog(
+                uow, clock, ids, known_actions=actions.names() if refuse_unknown_actions else None
+            ),
             contracts=ContractService(uow, clock),
             runs=RunService(
                 uow, clock, ids, stepper, lifecycle, dispatch=dispatch_retry or DISPATCH_RETRY

@@ -1,6 +1,7 @@
 """The HTTP handlers: one module per area, each with a module-level ``OPERATIONS`` list."""
 
 from ecp_http.handlers import (
+    actions,
     api_keys,
     decisions,
     docs,
@@ -23,6 +24,7 @@ def all_operations(*, metrics_enabled: bool = True) -> list[Operation]:
     return [
         *health.OPERATIONS,
         *graphs.OPERATIONS,
+        *actions.OPERATIONS,
         *runs.OPERATIONS,
         *api_keys.OPERATIONS,
         *retention.OPERATIONS,

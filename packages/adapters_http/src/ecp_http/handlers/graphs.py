@@ -6,7 +6,13 @@ from ecp_core.errors import NotFound
 from ecp_core.graphs.definition import GraphDefinition, GraphRegistration, GraphVersion
 from ecp_core.permissions import Permission
 from ecp_core.policies.model import DeploymentPolicy, DeploymentPolicyRequest
-from ecp_http.models import GraphVersionQuery
+from ecp_http.models import (
+    DeploymentListResponse,
+    GraphListResponse,
+    GraphVersionListResponse,
+    GraphVersionQuery,
+    PageQuery,
+)
 from ecp_http.routing import Call, Operation, Reply
 from ecp_http.services import Services
 
@@ -23,6 +29,33 @@ def get_graph(call: Call, services: Services) -> GraphVersion:
     """A graph version: the one asked for, or the latest."""
     query: GraphVersionQuery = call.params
     return services.ecp.graphs.version(call.tenant, call.path["graph_id"], query.version)
+
+
+def list_graphs(call: Call, services: Services) -> GraphListResponse:
+    """A page of the tenant's graphs: the latest version of each, by graph id."""
+    query: PageQuery = call.params
+    found, cursor = services.ecp.graphs.graphs_page(
+        call.tenant, limit=query.limit, cursor=query.cursor
+    )
+    return GraphListResponse(graphs=tuple(found), next_cursor=cursor)
+
+
+def list_graph_versions(call: Call, services: Services) -> GraphVersionListResponse:
+    """A page of a graph's versions, oldest first."""
+    query: PageQuery = call.params
+    found, cursor = services.ecp.graphs.versions_page(
+        call.tenant, call.path["graph_id"], limit=query.limit, cursor=query.cursor
+    )
+    return GraphVersionListResponse(versions=tuple(found), next_cursor=cursor)
+
+
+def list_deployments(call: Call, services: Services) -> DeploymentListResponse:
+    """A page of the tenant's deployments, by deployment_ref."""
+    query: PageQuery = call.params
+    found, cursor = services.ecp.graphs.deployments_page(
+        call.tenant, limit=query.limit, cursor=query.cursor
+    )
+    return DeploymentListResponse(deployments=tuple(found), next_cursor=cursor)
 
 
 def create_deployment(call: Call, services: Services) -> Reply:
@@ -75,6 +108,26 @@ OPERATIONS = [
     ),
     Operation(
         method="GET",
+        path="/v1/graphs",
+        handler=list_graphs,
+        tag=TAG,
+        summary="The tenant's graphs: the latest version of each, by graph id",
+        permission=Permission.GRAPH_READ,
+        response=GraphListResponse,
+        query=PageQuery,
+    ),
+    Operation(
+        method="GET",
+        path="/v1/graphs/{graph_id}/versions",
+        handler=list_graph_versions,
+        tag=TAG,
+        summary="A graph's versions, oldest first",
+        permission=Permission.GRAPH_READ,
+        response=GraphVersionListResponse,
+        query=PageQuery,
+    ),
+    Operation(
+        method="GET",
         path="/v1/graphs/{graph_id}",
         handler=get_graph,
         tag=TAG,
@@ -94,6 +147,16 @@ OPERATIONS = [
         response=Deployment,
         status=201,
         extra_statuses=(200,),
+    ),
+    Operation(
+        method="GET",
+        path="/v1/deployments",
+        handler=list_deployments,
+        tag=TAG,
+        summary="The tenant's deployments, by deployment_ref",
+        permission=Permission.GRAPH_READ,
+        response=DeploymentListResponse,
+        query=PageQuery,
     ),
     Operation(
         method="GET",

@@ -2,7 +2,7 @@
 
 import attrs
 
-from ecp_core.approvals.model import ApprovalResolutionRequest
+from ecp_core.approvals.model import ApprovalRecord, ApprovalResolutionRequest
 from ecp_core.audit.record import (
     AuditRecordListResponse,
     AuditTimelineResponse,
@@ -19,7 +19,9 @@ from ecp_core.runs.model import (
 from ecp_core.wire import structure
 from ecp_http.handlers.common import preferred_wait, wait_until_settled
 from ecp_http.models import (
+    ApprovalInboxQuery,
     ApprovalListResponse,
+    ApprovalPageResponse,
     ApprovalStatusQuery,
     DeploymentAuditQuery,
     PageQuery,
@@ -91,6 +93,25 @@ def list_run_approvals(call: Call, services: Services) -> ApprovalListResponse:
     query: ApprovalStatusQuery = call.params
     found = services.ecp.approvals.for_run(call.tenant, call.path["run_id"], query.status)
     return ApprovalListResponse(approvals=tuple(found))
+
+
+def list_approvals(call: Call, services: Services) -> ApprovalPageResponse:
+    """The approver inbox: a page of the tenant's approvals across runs, filtered."""
+    query: ApprovalInboxQuery = call.params
+    found, cursor = services.ecp.approvals.page(
+        call.tenant,
+        limit=query.limit,
+        cursor=query.cursor,
+        status=query.status,
+        deployment_ref=query.deployment_ref,
+        run_id=query.run_id,
+    )
+    return ApprovalPageResponse(approvals=tuple(found), next_cursor=cursor)
+
+
+def get_approval(call: Call, services: Services) -> ApprovalRecord:
+    """One approval of the tenant."""
+    return services.ecp.approvals.get(call.tenant, call.path["approval_id"])
 
 
 def resolve_approval(call: Call, services: Services) -> ApprovalResolutionResponse:
@@ -192,6 +213,25 @@ OPERATIONS = [
         permission=Permission.RUN_READ,
         response=ApprovalListResponse,
         query=ApprovalStatusQuery,
+    ),
+    Operation(
+        method="GET",
+        path="/v1/approvals",
+        handler=list_approvals,
+        tag="approvals",
+        summary="The approver inbox: the tenant's approvals across runs, oldest first, filtered",
+        permission=Permission.APPROVAL_READ,
+        response=ApprovalPageResponse,
+        query=ApprovalInboxQuery,
+    ),
+    Operation(
+        method="GET",
+        path="/v1/approvals/{approval_id}",
+        handler=get_approval,
+        tag="approvals",
+        summary="Read an approval",
+        permission=Permission.APPROVAL_READ,
+        response=ApprovalRecord,
     ),
     Operation(
         method="POST",

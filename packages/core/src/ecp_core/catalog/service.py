@@ -12,6 +12,7 @@ from ecp_core.graphs.definition import (
     version_ref,
 )
 from ecp_core.graphs.validation import validate_graph
+from ecp_core.pages import check_limit, decode_cursor, encode_cursor, invalid_cursor
 from ecp_core.policies.model import DeploymentPolicy, DeploymentPolicyRequest
 from ecp_core.ports.catalog import CatalogUnit
 from ecp_core.ports.contracts import WithContracts
@@ -32,7 +33,11 @@ class GraphCatalog:
         ids: IdFactory,
         known_actions: Collection[str] | None = None,
     ) -> None:
-        """``known_actions`` (when given) rejects graphs naming unregistered actions."""
+        """Use cases over ``uow``; ``known_actions`` (when given) refuses unknown actions.
+
+        A graph whose action nodes name an action outside ``known_actions`` (a live view counts
+        later registrations) raises UnknownAction, ``unknown_action``.
+        """
         self._uow = uow
         self._clock = clock
         self._ids = ids
@@ -132,6 +137,45 @@ class GraphCatalog:
         with self._uow() as uow:
             return require_deployment(uow, tenant_id, deployment_ref)
 
+    def graphs_page(
+        self, tenant_id: str, *, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[GraphVersion], str | None]:
+        """The latest version of each of the tenant's graphs, by graph id; the next cursor."""
+        check_limit(limit)
+        after = None if cursor is None else decode_cursor("graphs", cursor, 1)[0]
+        with self._uow() as uow:
+            found = uow.graphs.latest_page(tenant_id, limit=limit + 1, after=after)
+        page = found[:limit]
+        more = len(found) > limit
+        return page, encode_cursor("graphs", page[-1].graph_id) if more else None
+
+    def versions_page(
+        self, tenant_id: str, graph_id: str, *, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[GraphVersion], str | None]:
+        """A graph's versions, oldest first; the next cursor. NotFound for an unknown graph."""
+        check_limit(limit)
+        after = None if cursor is None else _version_position(graph_id, cursor)
+        with self._uow() as uow:
+            found = uow.graphs.versions_page(tenant_id, graph_id, limit=limit + 1, after=after)
+            if not found and uow.graphs.latest(tenant_id, graph_id) is None:
+                raise NotFound(f"graph {graph_id!r} not found")
+        page = found[:limit]
+        if len(found) <= limit:
+            return page, None
+        return page, encode_cursor("graph_versions", graph_id, str(page[-1].version))
+
+    def deployments_page(
+        self, tenant_id: str, *, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Deployment], str | None]:
+        """The tenant's deployments by ref; the next cursor."""
+        check_limit(limit)
+        after = None if cursor is None else decode_cursor("deployments", cursor, 1)[0]
+        with self._uow() as uow:
+            found = uow.deployments.page(tenant_id, limit=limit + 1, after=after)
+        page = found[:limit]
+        more = len(found) > limit
+        return page, encode_cursor("deployments", page[-1].deployment_ref) if more else None
+
     def put_policy(
         self, tenant_id: str, deployment_ref: str, request: DeploymentPolicyRequest
     ) -> DeploymentPolicy:
@@ -171,6 +215,14 @@ def _require_contracts(uow: WithContracts, tenant_id: str, definition: GraphDefi
     ]
     if errors:
         raise ValidationFailed(f"graph {definition.graph_id!r} is invalid", errors=errors)
+
+
+def _version_position(graph_id: str, cursor: str) -> int:
+    """The version a versions cursor points after; a cursor of another graph is refused."""
+    of_graph, version = decode_cursor("graph_versions", cursor, 2)
+    if of_graph != graph_id or not (version.isascii() and version.isdigit()):
+        raise invalid_cursor()
+    return int(version)
 
 
 def require_deployment(uow: WithDeployments, tenant_id: str, deployment_ref: str) -> Deployment:

@@ -2,7 +2,7 @@
 
 from collections.abc import Collection, Iterator
 
-from ecp_core.errors import FieldError, ValidationFailed
+from ecp_core.errors import FieldError, UnknownAction, ValidationFailed
 from ecp_core.graphs.conditions import ConditionError, compile_expression
 from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
 from ecp_core.types import NodeKind
@@ -90,13 +90,38 @@ def _id_errors(graph: GraphDefinition) -> Iterator[FieldError]:
         yield FieldError(loc=("entry",), msg=f"no node {graph.entry!r}")
 
 
-def _action_errors(graph: GraphDefinition, known: Collection[str] | None) -> Iterator[FieldError]:
+def _nodes_errors(graph: GraphDefinition) -> Iterator[FieldError]:
     for index, node in enumerate(graph.nodes):
         yield from _node_errors(index, node)
-        if known is not None and node.action is not None and node.action.name not in known:
-            yield FieldError(
-                loc=("nodes", index, "action", "name"), msg="no such registered action"
-            )
+
+
+def _unknown_actions(
+    graph: GraphDefinition, known_actions: Collection[str] | None
+) -> list[tuple[int, str]]:
+    """(index, name) of each action node naming an action outside ``known_actions``.
+
+    Only ``action`` nodes run a registered handler; other kinds that carry an action (a ``task``
+    node's action names a topic that workers serve) are not checked. None: every name is known.
+    """
+    if known_actions is None:
+        return []
+    return [
+        (index, node.action.name)
+        for index, node in enumerate(graph.nodes)
+        if node.kind is NodeKind.ACTION
+        and node.action is not None
+        and node.action.name not in known_actions
+    ]
+
+
+def _unknown_action_errors(
+    graph: GraphDefinition, known_actions: Collection[str] | None
+) -> list[FieldError]:
+    """One error at ``nodes.<i>.action.name`` for each action the service cannot run."""
+    return [
+        FieldError(loc=("nodes", index, "action", "name"), msg=f"no registered action {name!r}")
+        for index, name in _unknown_actions(graph, known_actions)
+    ]
 
 
 def _edge_errors(graph: GraphDefinition) -> Iterator[FieldError]:
@@ -122,21 +147,34 @@ def _reachability_errors(graph: GraphDefinition) -> Iterator[FieldError]:
             yield FieldError(loc=("nodes", index, "id"), msg="not reachable from the entry")
 
 
-def graph_errors(
-    graph: GraphDefinition, known_actions: Collection[str] | None = None
-) -> list[FieldError]:
-    """Every rule the graph breaks, each located in the definition.
-
-    Cycles and reachability are checked only once ids, nodes and edges are sound.
-    """
-    errors = [*_id_errors(graph), *_action_errors(graph, known_actions), *_edge_errors(graph)]
+def _structure_errors(graph: GraphDefinition) -> list[FieldError]:
+    """Cycles and reachability are checked only once ids, nodes and edges are sound."""
+    errors = [*_id_errors(graph), *_nodes_errors(graph), *_edge_errors(graph)]
     if errors:
         return errors
     return [*_cycle_errors(graph), *_reachability_errors(graph)]
 
 
+def graph_errors(
+    graph: GraphDefinition, known_actions: Collection[str] | None = None
+) -> list[FieldError]:
+    """Every rule the graph breaks, each located in the definition (unknown actions last)."""
+    return [*_structure_errors(graph), *_unknown_action_errors(graph, known_actions)]
+
+
 def validate_graph(graph: GraphDefinition, known_actions: Collection[str] | None = None) -> None:
-    """Raise ValidationFailed listing every rule ``graph`` breaks."""
-    errors = graph_errors(graph, known_actions)
-    if errors:
-        raise ValidationFailed(f"graph {graph.graph_id!r} is invalid", errors=errors)
+    """Raise ValidationFailed listing every rule ``graph`` breaks.
+
+    A graph whose only fault is naming actions outside ``known_actions`` raises UnknownAction
+    (``unknown_action``); any other fault raises ValidationFailed, unknown actions listed too.
+    """
+    structure = _structure_errors(graph)
+    unknown = _unknown_action_errors(graph, known_actions)
+    if structure:
+        raise ValidationFailed(
+            f"graph {graph.graph_id!r} is invalid", errors=[*structure, *unknown]
+        )
+    if unknown:
+        names = ", ".join(sorted({name for _, name in _unknown_actions(graph, known_actions)}))
+        detail = f"graph {graph.graph_id!r} names actions this service cannot run: {names}"
+        raise UnknownAction(detail, errors=unknown)

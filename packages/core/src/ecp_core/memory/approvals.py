@@ -42,6 +42,32 @@ class MemoryApprovals(Repository):
         return sorted(found, key=lambda a: (a.created_at, a.approval_id))
 
     @detached
+    def page(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        after: str | None = None,
+        status: ApprovalStatus | None = None,
+        deployment_ref: str | None = None,
+        run_id: str | None = None,
+    ) -> list[ApprovalRecord]:
+        """The tenant's approvals matching every filter, by id, after ``after``."""
+        found = sorted(
+            (
+                a
+                for a in self._t.table("approvals").values()
+                if a.tenant_id == tenant_id
+                and status in (None, a.status)
+                and deployment_ref in (None, a.deployment_ref)
+                and run_id in (None, a.run_id)
+                and (after is None or a.approval_id > after)
+            ),
+            key=lambda a: a.approval_id,
+        )
+        return found[:limit]
+
+    @detached
     def overdue(self, now: datetime, limit: int) -> list[ApprovalRecord]:
         """Pending approvals past their deadline."""
         found = [

@@ -20,3 +20,16 @@ class MemoryDeployments(Repository):
         """One deployment, or None."""
         found: Deployment | None = self._t.table("deployments").get((tenant_id, deployment_ref))
         return found
+
+    @detached
+    def page(self, tenant_id: str, *, limit: int, after: str | None = None) -> list[Deployment]:
+        """The tenant's deployments by ref, after ``after``."""
+        found = sorted(
+            (
+                d
+                for (t, ref), d in self._t.table("deployments").items()
+                if t == tenant_id and (after is None or ref > after)
+            ),
+            key=lambda d: d.deployment_ref,
+        )
+        return found[:limit]

@@ -38,6 +38,26 @@ class MemoryGraphs(Repository):
         return versions[-1] if versions else None
 
     @detached
+    def latest_page(
+        self, tenant_id: str, *, limit: int, after: str | None = None
+    ) -> list[GraphVersion]:
+        """The latest version of each graph, by graph id, after ``after``."""
+        graph_ids = {
+            g
+            for (t, g, _) in self._t.table("graphs")
+            if t == tenant_id and (after is None or g > after)
+        }
+        return [self._versions(tenant_id, g)[-1] for g in sorted(graph_ids)[:limit]]
+
+    @detached
+    def versions_page(
+        self, tenant_id: str, graph_id: str, *, limit: int, after: int | None = None
+    ) -> list[GraphVersion]:
+        """A graph's versions, oldest first, after version ``after``."""
+        versions = self._versions(tenant_id, graph_id)
+        return [v for v in versions if after is None or v.version > after][:limit]
+
+    @detached
     def find_digest(self, tenant_id: str, graph_id: str, digest: str) -> GraphVersion | None:
         """The version with this digest, or None."""
         return next((v for v in self._versions(tenant_id, graph_id) if v.digest == digest), None)

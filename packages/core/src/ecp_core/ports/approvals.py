@@ -32,6 +32,22 @@ class ApprovalRepository(Protocol):
         """A run's approvals in creation order, optionally of one status."""
         ...
 
+    def page(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        after: str | None = None,
+        status: ApprovalStatus | None = None,
+        deployment_ref: str | None = None,
+        run_id: str | None = None,
+    ) -> list[ApprovalRecord]:
+        """Up to ``limit`` of the tenant's approvals that match every filter given.
+
+        In approval id order (code point, :mod:`ecp_core.pages`), after the id ``after`` when given.
+        """
+        ...
+
     def overdue(self, now: datetime, limit: int) -> list[ApprovalRecord]:
         """Pending approvals whose sla_deadline has passed, across tenants."""
         ...

@@ -19,6 +19,10 @@ class DeploymentRepository(Protocol):
         """One deployment, or None."""
         ...
 
+    def page(self, tenant_id: str, *, limit: int, after: str | None = None) -> list[Deployment]:
+        """Up to ``limit`` deployments by ref (code point order), after ``after`` when given."""
+        ...
+
 
 class WithDeployments(Protocol):
     """A unit of work that reaches the deployments."""

@@ -23,6 +23,18 @@ class GraphRepository(Protocol):
         """The highest version, or None."""
         ...
 
+    def latest_page(
+        self, tenant_id: str, *, limit: int, after: str | None = None
+    ) -> list[GraphVersion]:
+        """The latest version of up to ``limit`` graphs, by graph id, after ``after`` when given."""
+        ...
+
+    def versions_page(
+        self, tenant_id: str, graph_id: str, *, limit: int, after: int | None = None
+    ) -> list[GraphVersion]:
+        """Up to ``limit`` versions of a graph, oldest first, after version ``after`` when given."""
+        ...
+
     def find_digest(self, tenant_id: str, graph_id: str, digest: str) -> GraphVersion | None:
         """The version with this content digest, or None."""
         ...

@@ -3,7 +3,16 @@
 The engine and use cases live in :mod:`ecp_core.runs.step` and :mod:`ecp_core.runs.service`.
 """
 
-from ecp_core.runs.actions import ActionContext, ActionHandler, ActionRegistry, ActionResult
+from ecp_core.runs.actions import (
+    ActionAlreadyRegistered,
+    ActionContext,
+    ActionHandler,
+    ActionList,
+    ActionRegistry,
+    ActionResult,
+    ActionSource,
+    RegisteredAction,
+)
 from ecp_core.runs.model import (
     AdminRunListResponse,
     ApprovalPausedState,
@@ -20,14 +29,18 @@ __all__ = [
     "TERMINAL",
     "TRANSITIONS",
     "WAITING",
+    "ActionAlreadyRegistered",
     "ActionContext",
     "ActionHandler",
+    "ActionList",
     "ActionRegistry",
     "ActionResult",
+    "ActionSource",
     "AdminRunListResponse",
     "ApprovalPausedState",
     "ChildRunSummaryResponse",
     "FailureState",
+    "RegisteredAction",
     "Run",
     "RunStatusResponse",
     "StartRunRequest",

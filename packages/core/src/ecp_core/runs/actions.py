@@ -1,12 +1,14 @@
-"""Action handlers: the registry and the built-in ``echo`` and ``set``."""
+"""Action handlers: the registry with each action's descriptor metadata, and ``echo`` and ``set``."""
 
-from collections.abc import Callable, Iterable, Mapping
+import enum
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Protocol
 
 import attrs
 
 from ecp_core.canonical import canonical_json, thaw
 from ecp_core.graphs.definition import ActionDescriptorV1
+from ecp_core.types import Capability, SideEffectClass
 
 
 @attrs.frozen(kw_only=True)
@@ -55,27 +57,133 @@ def set_values(context: ActionContext) -> Mapping[str, Any]:
     return values
 
 
+class ActionSource(enum.StrEnum):
+    """Where a registered action comes from, as ``GET /v1/actions`` says."""
+
+    BUILTIN = "builtin"
+    """Shipped with the service (``echo``, ``set``, the server's own)."""
+    PLUGIN = "plugin"
+    """Registered by an application: an ``ecp.actions`` entry point, ``ECP_ACTION_MODULES`` or
+    an embedding program."""
+    TASK = "task"
+    """Served by external workers (task nodes)."""
+
+
+@attrs.frozen(kw_only=True)
+class RegisteredAction:
+    """What the service can run under one name: its descriptor metadata and where it came from."""
+
+    name: str
+    fingerprint: str
+    capability_refs: tuple[Capability, ...] = ()
+    side_effect: SideEffectClass = SideEffectClass.UNKNOWN
+    arguments_schema: dict[str, Any] | None = None
+    """A JSON Schema of the arguments, for people and tools; None when the action states none."""
+    source: ActionSource = ActionSource.PLUGIN
+
+
+@attrs.frozen(kw_only=True)
+class ActionList:
+    """The body of ``GET /v1/actions``: every registered action, by name."""
+
+    actions: list[RegisteredAction]
+
+
+class ActionAlreadyRegistered(ValueError):
+    """A name is registered a second time without ``replace=True``."""
+
+
+_ECHO_SCHEMA: dict[str, Any] = {"type": "object"}
+_SET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"values": {"type": "object"}},
+}
+
+
+def _schema(arguments_schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A detached copy of a JSON Schema object; TypeError or NotCanonicalizable if not JSON."""
+    if not isinstance(arguments_schema, Mapping):
+        msg = "an arguments_schema is a JSON object"
+        raise TypeError(msg)
+    schema = {str(key): thaw(value) for key, value in arguments_schema.items()}
+    canonical_json(schema)
+    return schema
+
+
 class ActionRegistry:
-    """Handlers by action name. Starts with the built-ins unless told otherwise."""
+    """Handlers by action name, each with its descriptor metadata. Starts with the built-ins."""
 
     def __init__(self, *, builtins: bool = True) -> None:
         """Create a registry, with ``echo`` and ``set`` when ``builtins``."""
         self._handlers: dict[str, Callable[[ActionContext], Any]] = {}
+        self._described: dict[str, RegisteredAction] = {}
         if builtins:
-            self.register("echo", echo)
-            self.register("set", set_values)
+            for name, handler, schema in (
+                ("echo", echo, _ECHO_SCHEMA),
+                ("set", set_values, _SET_SCHEMA),
+            ):
+                self.register(
+                    name,
+                    handler,
+                    side_effect=SideEffectClass.NONE,
+                    arguments_schema=schema,
+                    source=ActionSource.BUILTIN,
+                )
 
-    def register(self, name: str, handler: ActionHandler | Callable[[ActionContext], Any]) -> None:
-        """Make ``handler`` run actions called ``name`` (replacing any earlier one)."""
+    def register(
+        self,
+        name: str,
+        handler: ActionHandler | Callable[[ActionContext], Any],
+        *,
+        fingerprint: str | None = None,
+        capability_refs: Iterable[Capability | str] = (),
+        side_effect: SideEffectClass | str = SideEffectClass.UNKNOWN,
+        arguments_schema: Mapping[str, Any] | None = None,
+        source: ActionSource = ActionSource.PLUGIN,
+        replace: bool = False,
+    ) -> RegisteredAction:
+        """Make ``handler`` run actions called ``name``; return what is now listed for it.
+
+        ``fingerprint`` defaults to ``"<name>/1"``. A name already registered raises
+        ActionAlreadyRegistered unless ``replace``; an unknown capability or side-effect class
+        raises ValueError, a handler that cannot be called TypeError.
+        """
+        if not isinstance(name, str) or not name.strip():
+            msg = f"an action name is non-empty text, not {name!r}"
+            raise ValueError(msg)
+        if not callable(handler):
+            msg = f"the handler of action {name!r} cannot be called"
+            raise TypeError(msg)
+        if name in self._handlers and not replace:
+            msg = f"action {name!r} is already registered ({self._described[name].source})"
+            raise ActionAlreadyRegistered(msg)
+        described = RegisteredAction(
+            name=name,
+            fingerprint=fingerprint or f"{name}/1",
+            capability_refs=tuple(Capability(ref) for ref in capability_refs),
+            side_effect=SideEffectClass(side_effect),
+            arguments_schema=None if arguments_schema is None else _schema(arguments_schema),
+            source=ActionSource(source),
+        )
         self._handlers[name] = handler
+        self._described[name] = described
+        return described
 
     def get(self, name: str) -> Callable[[ActionContext], Any] | None:
         """The handler for ``name``, or None."""
         return self._handlers.get(name)
 
-    def names(self) -> Iterable[str]:
-        """Every registered name."""
+    def names(self) -> Collection[str]:
+        """Every registered name: a live view, so later registrations count."""
         return self._handlers.keys()
+
+    def described(self, name: str) -> RegisteredAction | None:
+        """What is listed for ``name``, or None."""
+        return self._described.get(name)
+
+    def listing(self) -> ActionList:
+        """Every registered action, ordered by name (code point)."""
+        return ActionList(actions=[self._described[name] for name in sorted(self._described)])
 
 
 def checked_result(name: str, returned: object) -> ActionResult:

@@ -1,4 +1,4 @@
-"""Use cases for approvals: resolve, list, escalate overdue ones."""
+"""Use cases for approvals: resolve, list (per run, and the inbox across runs), escalate."""
 
 from collections.abc import Callable
 
@@ -20,6 +20,7 @@ from ecp_core.errors import (
     ValidationFailed,
 )
 from ecp_core.identity import ActorIdentity
+from ecp_core.pages import check_limit, decode_cursor, encode_cursor
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock
 from ecp_core.runs.lifecycle import RunLifecycle
@@ -49,6 +50,10 @@ def _check_request(
             errors.extend(attrs.evolve(e, loc=("edited_payload", *e.loc)) for e in found)
     if errors:
         raise ValidationFailed("the resolution is invalid", errors=errors)
+
+
+INBOX_CURSOR = "approvals"
+"""The kind of the approval inbox's cursors."""
 
 
 class ApprovalService:
@@ -118,6 +123,35 @@ class ApprovalService:
             if uow.runs.get(tenant_id, run_id) is None:
                 raise NotFound(f"run {run_id} not found")
             return uow.approvals.for_run(tenant_id, run_id, status)
+
+    def page(
+        self,
+        tenant_id: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        status: ApprovalStatus | None = None,
+        deployment_ref: str | None = None,
+        run_id: str | None = None,
+    ) -> tuple[list[ApprovalRecord], str | None]:
+        """The inbox: a page of the tenant's approvals across runs, matching every filter given.
+
+        In approval id order (oldest first, ids being time-ordered); the next cursor, or None.
+        """
+        check_limit(limit)
+        after = None if cursor is None else decode_cursor(INBOX_CURSOR, cursor, 1)[0]
+        with self._uow() as uow:
+            found = uow.approvals.page(
+                tenant_id,
+                limit=limit + 1,
+                after=after,
+                status=status,
+                deployment_ref=deployment_ref,
+                run_id=run_id,
+            )
+        page = found[:limit]
+        more = len(found) > limit
+        return page, encode_cursor(INBOX_CURSOR, page[-1].approval_id) if more else None
 
     def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord:
         """One approval; NotFound otherwise."""

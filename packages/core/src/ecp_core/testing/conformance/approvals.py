@@ -1,15 +1,42 @@
-"""Approval repository: approvals of a run, overdue ones across tenants, the action trail."""
+"""Approval repository: approvals of a run, the inbox across runs, overdue ones, the action trail.
 
+The inbox rule: ``page`` returns the tenant's approvals that match every filter given, in
+approval id order (code point, :mod:`ecp_core.pages`), after the id ``after``; paging on from the
+last id of each page returns every match exactly once, in order.
+"""
+
+import itertools
 from datetime import timedelta
 
 import attrs
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from ecp_core.approvals.model import ApprovalRecord
 from ecp_core.errors import Conflict
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
-from ecp_core.testing.conformance._base import StoreSuite
+from ecp_core.testing.conformance._base import ExampleStoreSuite, StoreOpener, StoreSuite
 from ecp_core.testing.samples import NOW, approval, approval_action
 from ecp_core.types import ApprovalStatus
+
+CODE_POINT_IDS = ("ap-b", "ap-\u00e9", "ap-B", "ap-a", "ap-Z", "ap-\u0100", "ap-_")
+"""Ids whose code point order differs from any locale's."""
+
+
+def inbox_approval(
+    approval_id: str,
+    tenant: str = "t1",
+    status: ApprovalStatus = ApprovalStatus.PENDING,
+    deployment_ref: str = "dep",
+    run_id: str = "run-1",
+) -> ApprovalRecord:
+    """A sample approval with the fields the inbox filters on."""
+    return attrs.evolve(
+        approval(approval_id, run_id=run_id, tenant=tenant),
+        status=status,
+        deployment_ref=deployment_ref,
+    )
 
 
 class ApprovalRepositoryConformance(StoreSuite):
@@ -41,3 +68,130 @@ class ApprovalRepositoryConformance(StoreSuite):
             assert tx.approvals.actions("t2", "ap-1") == []
             with pytest.raises(Conflict):
                 tx.approvals.add(approval("ap-1"))
+
+    @pytest.mark.spec("C10 approver-inbox", "§5 tenant-isolation")
+    def test_inbox_filters_by_status_deployment_and_run(self, uow: UnitOfWorkFactory) -> None:
+        """The inbox holds the tenant's approvals matching every filter given, by id."""
+        resolved, escalated = ApprovalStatus.RESOLVED, ApprovalStatus.ESCALATED
+        stored = [
+            inbox_approval("ap-1"),
+            inbox_approval("ap-2", status=resolved),
+            inbox_approval("ap-3", deployment_ref="other"),
+            inbox_approval("ap-4", run_id="run-2", status=escalated),
+            inbox_approval("ap-5", tenant="t2"),
+        ]
+        with uow() as tx:
+            for a in stored:
+                tx.approvals.add(a)
+            tx.commit()
+        with uow() as tx:
+            page = tx.approvals.page
+
+            def ids(found: list[ApprovalRecord]) -> list[str]:
+                return [a.approval_id for a in found]
+
+            assert page("t1", limit=10) == stored[:4]
+            assert ids(page("t1", limit=10, status=ApprovalStatus.PENDING)) == ["ap-1", "ap-3"]
+            assert ids(page("t1", limit=10, deployment_ref="dep")) == ["ap-1", "ap-2", "ap-4"]
+            assert ids(page("t1", limit=10, run_id="run-2")) == ["ap-4"]
+            both = page("t1", limit=10, status=ApprovalStatus.PENDING, deployment_ref="dep")
+            assert ids(both) == ["ap-1"]
+            assert ids(page("t2", limit=10)) == ["ap-5"]
+            assert page("t3", limit=10) == []
+            assert page("t1", limit=10, run_id="run-9") == []
+
+    @pytest.mark.spec("C10 approver-inbox", "C1 list-paging")
+    def test_inbox_pages_by_id_in_code_point_order(self, uow: UnitOfWorkFactory) -> None:
+        """Inbox pages follow approval ids in code point order, after a given id."""
+        by_code_point = sorted(CODE_POINT_IDS)
+        with uow() as tx:
+            for approval_id in CODE_POINT_IDS:
+                tx.approvals.add(inbox_approval(approval_id))
+            tx.commit()
+        with uow() as tx:
+            assert [a.approval_id for a in tx.approvals.page("t1", limit=10)] == by_code_point
+            assert [a.approval_id for a in tx.approvals.page("t1", limit=3)] == by_code_point[:3]
+            after = [a.approval_id for a in tx.approvals.page("t1", limit=10, after="ap-a")]
+            assert after == [i for i in by_code_point if i > "ap-a"]
+
+
+STATUSES = tuple(ApprovalStatus)
+approval_sets = st.lists(
+    st.tuples(
+        st.text(alphabet="aBZ_\u00e9\u0100-0", min_size=1, max_size=3),
+        st.sampled_from(["t", "t", "other"]),
+        st.sampled_from(STATUSES),
+        st.sampled_from(["d1", "d2"]),
+        st.sampled_from(["r1", "r2"]),
+    ),
+    max_size=12,
+    unique_by=lambda drawn: drawn[0],
+)
+"""Approvals to store: (id suffix, tenant, status, deployment, run) each."""
+filters = st.tuples(
+    st.none() | st.sampled_from(STATUSES),
+    st.none() | st.sampled_from(["d1", "d2"]),
+    st.none() | st.sampled_from(["r1", "r2"]),
+)
+"""Any combination of the inbox's filters: (status, deployment_ref, run_id)."""
+
+_examples = itertools.count()
+
+
+class ApprovalInboxProperties(ExampleStoreSuite):
+    """Paging through the inbox on random approvals and filters."""
+
+    @pytest.mark.spec("C10 approver-inbox", "C1 list-paging")
+    @settings(
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(drawn=approval_sets, wanted=filters, limit=st.integers(1, 5))
+    def test_paging_returns_each_match_once_in_order(
+        self,
+        open_store: StoreOpener,
+        drawn: list[tuple[str, str, ApprovalStatus, str, str]],
+        wanted: tuple[ApprovalStatus | None, str | None, str | None],
+        limit: int,
+    ) -> None:
+        """Paging on from each page's last id returns exactly the matches, each once, in order."""
+        # Ids and tenants are new in each example (approval ids are unique across tenants).
+        prefix = f"x{next(_examples):05d}-"
+        status, deployment_ref, run_id = wanted
+        stored = [
+            inbox_approval(prefix + suffix, prefix + tenant, state, ref, run)
+            for suffix, tenant, state, ref, run in drawn
+        ]
+        expected = sorted(
+            (
+                a.approval_id
+                for a in stored
+                if a.tenant_id == prefix + "t"
+                and status in (None, a.status)
+                and deployment_ref in (None, a.deployment_ref)
+                and run_id in (None, a.run_id)
+            ),
+        )
+        with open_store() as uow:
+            with uow() as tx:
+                for a in stored:
+                    tx.approvals.add(a)
+                tx.commit()
+            seen: list[str] = []
+            after = None
+            with uow() as tx:
+                while True:
+                    page = tx.approvals.page(
+                        prefix + "t",
+                        limit=limit,
+                        after=after,
+                        status=status,
+                        deployment_ref=deployment_ref,
+                        run_id=run_id,
+                    )
+                    assert len(page) <= limit
+                    seen.extend(a.approval_id for a in page)
+                    if len(page) < limit:
+                        break
+                    after = page[-1].approval_id
+        assert seen == expected
