@@ -76,10 +76,12 @@ def test_migrate_list_apply_rollback(postgres_url):
             "20260830_13_provider_bills",
             "pending",
             "20260830_14_decisions",
+            "pending",
+            "tasks_0001_tasks",
         ]
-        assert "applied 12 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 12
-        assert "20260830_14_decisions" in ecp("migrate", "rollback", url=url)
+        assert "applied 13 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 13
+        assert "tasks_0001_tasks" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:
         drop_database(postgres_url, "ecp_test_cli")

@@ -69,6 +69,11 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         decisions = {"ecp_decisions", "ecp_decision_schedules"}
         bills = {"provider_bills", "provider_cost_buckets"}
         assert decisions | bills <= complete
+        # Issue 17: the external task queue is the newest area; undo it first.
+        assert {"ecp_tasks_open", "ecp_tasks_by_tenant"} <= indexes(url)
+        assert rollback_migrations(url, 1) == ["tasks_0001_tasks"]
+        assert complete - tables(url) == {"ecp_tasks"}
+        every, complete = every[:-1], complete - {"ecp_tasks"}
         assert every[-5:] == [
             "retention_0001_policies_holds_log",
             "webhooks_0001_subscriptions_deliveries",
@@ -108,8 +113,8 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             assert rollback_migrations(url, 1) == [every[-undone]]
         assert tables(url) == set()
         assert not any(applied for _, applied in migration_status(url))
-        assert apply_migrations(url) == every
-        assert tables(url) == complete
+        assert apply_migrations(url) == [*every, "tasks_0001_tasks"]
+        assert tables(url) == complete | {"ecp_tasks"}
         assert apply_migrations(url) == []
     finally:
         drop_database(postgres_url, "ecp_test_migrations")

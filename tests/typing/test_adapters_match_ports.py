@@ -20,6 +20,7 @@ from ecp_core.memory.reconciliation import MemoryProviderEvents, MemoryReconcili
 from ecp_core.memory.retention import MemoryRetention
 from ecp_core.memory.runs import MemoryRuns
 from ecp_core.memory.store import MemoryEvidence, MemoryStore, MemoryUnitOfWork
+from ecp_core.memory.tasks import MemoryTasks
 from ecp_core.memory.webhooks import MemoryWebhooks
 from ecp_core.ports.api_keys import ApiKeyRepository
 from ecp_core.ports.approvals import ApprovalRepository
@@ -34,6 +35,7 @@ from ecp_core.ports.policies import PolicyRepository
 from ecp_core.ports.reconciliation import ProviderEvents, ReconciliationRepository
 from ecp_core.ports.retention import ArtifactStore, RetentionRepository
 from ecp_core.ports.runs import RunRepository
+from ecp_core.ports.tasks import TaskRepository
 from ecp_core.ports.unit_of_work import EvidenceRepository, UnitOfWork, UnitOfWorkFactory
 from ecp_core.ports.webhooks import WebhookRepository
 from ecp_postgres.api_keys import PostgresApiKeys
@@ -50,6 +52,7 @@ from ecp_postgres.policies import PostgresPolicies
 from ecp_postgres.reconciliation import PostgresProviderEvents, PostgresReconciliation
 from ecp_postgres.retention import PostgresRetention
 from ecp_postgres.runs import PostgresRuns
+from ecp_postgres.tasks import PostgresTasks
 from ecp_postgres.webhooks import PostgresWebhooks
 
 # --- in memory ----------------------------------------------------------------------------------
@@ -97,6 +100,11 @@ def memory_audit(x: MemoryAudit) -> AuditRepository:
 
 def memory_webhooks(x: MemoryWebhooks) -> WebhookRepository:
     """MemoryWebhooks is a WebhookRepository."""
+    return x
+
+
+def memory_tasks(x: MemoryTasks) -> TaskRepository:
+    """MemoryTasks is a TaskRepository."""
     return x
 
 
@@ -203,6 +211,11 @@ def postgres_webhooks(x: PostgresWebhooks) -> WebhookRepository:
     return x
 
 
+def postgres_tasks(x: PostgresTasks) -> TaskRepository:
+    """PostgresTasks is a TaskRepository."""
+    return x
+
+
 def postgres_retention(x: PostgresRetention) -> RetentionRepository:
     """PostgresRetention is a RetentionRepository."""
     return x
@@ -258,4 +271,4 @@ def test_every_adapter_is_checked_against_its_port() -> None:
     checks = [
         value for name, value in globals().items() if name.startswith(("memory_", "postgres_"))
     ]
-    assert len(checks) == 2 * 20 - 1  # every port twice; the artifact store only in memory
+    assert len(checks) == 2 * 21 - 1  # every port twice; the artifact store only in memory

@@ -37,6 +37,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "legal_hold_active": 409,
     "run_still_active": 409,
     "outcome_definition_immutable": 409,
+    "lock_lost": 409,
     "payload_too_large": 413,
     "unsupported_media_type": 415,
     "validation_failed": 422,

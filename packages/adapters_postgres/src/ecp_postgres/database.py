@@ -31,6 +31,7 @@ from ecp_postgres.reconciliation import PostgresProviderEvents, PostgresReconcil
 from ecp_postgres.retention import PostgresRetention
 from ecp_postgres.rows import load_json
 from ecp_postgres.runs import PostgresRuns
+from ecp_postgres.tasks import PostgresTasks
 from ecp_postgres.webhooks import PostgresWebhooks
 
 POOL_TIMEOUT_SECONDS = 5.0
@@ -161,6 +162,7 @@ class PostgresUnitOfWork:
         self.audit = PostgresAudit(conn)
         self.retention = PostgresRetention(conn)
         self.webhooks = PostgresWebhooks(conn)
+        self.tasks = PostgresTasks(conn)
         self.evidence = PostgresEvidence(conn)
         self.reconciliation = PostgresReconciliation(conn)
         self.decisions = PostgresDecisions(conn)

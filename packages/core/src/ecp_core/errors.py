@@ -132,6 +132,12 @@ class OutcomeDefinitionImmutable(Conflict):
     code = "outcome_definition_immutable"
 
 
+class LockLost(Conflict):
+    """The task's lock expired and another worker claimed it: this lock token no longer counts."""
+
+    code = "lock_lost"
+
+
 class InvalidJsonValue(ValidationFailed):
     """JSON text that is not I-JSON (RFC 7493) or is nested deeper than the service accepts."""
 

@@ -18,6 +18,7 @@ from ecp_core.memory.reconciliation import MemoryProviderEvents, MemoryReconcili
 from ecp_core.memory.retention import MemoryRetention
 from ecp_core.memory.runs import MemoryRuns
 from ecp_core.memory.tables import Tables
+from ecp_core.memory.tasks import MemoryTasks
 from ecp_core.memory.webhooks import MemoryWebhooks
 from ecp_core.retention.model import SYSTEM_POLICY
 
@@ -61,6 +62,7 @@ class MemoryUnitOfWork:
         self.contracts = MemoryContracts(tables)
         self.retention = MemoryRetention(tables)
         self.webhooks = MemoryWebhooks(tables)
+        self.tasks = MemoryTasks(tables)
         self.api_keys = MemoryApiKeys(tables)
         self.evidence = MemoryEvidence(tables)
         self.reconciliation = MemoryReconciliation(tables)

@@ -12,6 +12,7 @@ from ecp_core.ports.evidence import EvidenceStore, EvidenceUnit
 from ecp_core.ports.reconciliation import ProviderEvents, ReconciliationUnit
 from ecp_core.ports.retention import RetentionUnit
 from ecp_core.ports.runs import RunsUnit
+from ecp_core.ports.tasks import TasksUnit
 from ecp_core.ports.webhooks import WebhooksUnit
 
 
@@ -25,6 +26,7 @@ class UnitOfWork(
     ApiKeysUnit,
     RunsUnit,
     WebhooksUnit,
+    TasksUnit,
     RetentionUnit,
     EvidenceUnit,
     DebuggerUnit,

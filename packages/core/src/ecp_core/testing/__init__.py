@@ -37,6 +37,7 @@ from ecp_core.testing.conformance.reconciliation import (
 )
 from ecp_core.testing.conformance.retention import RetentionRepositoryConformance
 from ecp_core.testing.conformance.runs import RunRepositoryConformance
+from ecp_core.testing.conformance.tasks import TaskQueueProperties, TaskRepositoryConformance
 from ecp_core.testing.conformance.unit_of_work import (
     AttemptAtomicityConformance,
     UnitOfWorkConformance,
@@ -55,6 +56,7 @@ STORE_SUITES = (
     DispatchClaimConformance,
     ApprovalRepositoryConformance,
     WebhookRepositoryConformance,
+    TaskRepositoryConformance,
     RetentionRepositoryConformance,
     EvidenceRepositoryConformance,
     StatementRepositoryConformance,
@@ -67,6 +69,7 @@ EXAMPLE_SUITES = (
     EvidenceMatchesReference,
     ReconciliationMatchesReference,
     DecisionsMatchReference,
+    TaskQueueProperties,
 )
 """Every property suite that asks for ``open_store``."""
 
@@ -93,6 +96,8 @@ __all__ = [
     "StatementRepositoryConformance",
     "StoreOpener",
     "StoreSuite",
+    "TaskQueueProperties",
+    "TaskRepositoryConformance",
     "UnitOfWorkConformance",
     "WebhookRepositoryConformance",
 ]

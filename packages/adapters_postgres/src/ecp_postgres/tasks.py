@@ -1,0 +1,152 @@
+"""TaskRepository on PostgreSQL: claims skip rows other workers hold; rules are the core's."""
+
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any
+
+from ecp_core.errors import exists, missing
+from ecp_core.tasks import rules
+from ecp_core.tasks.model import Task, TaskStatus, new_lock_token
+from ecp_postgres.rows import Repository, Table
+
+TASKS = Table("ecp_tasks", Task, jsonb=["arguments", "state", "output"])
+
+# The statuses are written into the SQL rather than passed, so the partial index still applies
+# once psycopg prepares the claim and a generic plan is used.
+_CLAIMABLE = (
+    f"(status = '{TaskStatus.WAITING.value}' AND (not_before IS NULL OR not_before <= %(now)s))"
+    f" OR (status = '{TaskStatus.LOCKED.value}' AND locked_until <= %(now)s)"
+)
+_OPEN = f"status IN ('{TaskStatus.WAITING.value}', '{TaskStatus.LOCKED.value}')"
+
+
+class PostgresTasks(Repository):
+    """TaskRepository on PostgreSQL."""
+
+    def offer(self, task: Task) -> None:
+        """Store a new task (Conflict when its id exists, in any tenant)."""
+        self._insert(TASKS, task, exists("task", task.task_id))
+
+    def get(self, tenant_id: str, task_id: str) -> Task | None:
+        """One task of the tenant, or None."""
+        return self._one(TASKS, "task_id = %s AND tenant_id = %s", (task_id, tenant_id))
+
+    def _held(self, tenant_id: str, task_id: str) -> Task:
+        """The task, locked until the transaction ends (NotFound when the tenant has none)."""
+        found = self._one(TASKS, "task_id = %s AND tenant_id = %s FOR UPDATE", (task_id, tenant_id))
+        if found is None:
+            raise missing("task", task_id)
+        return found
+
+    def _save(self, task: Task) -> None:
+        self._conn.execute(TASKS.update_sql("task_id"), TASKS.params(task))
+
+    def claim(
+        self,
+        tenant_id: str,
+        topics: Collection[str],
+        *,
+        worker_id: str,
+        now: datetime,
+        lock_seconds: int | None,
+        limit: int,
+    ) -> list[Task]:
+        """Lock up to ``limit`` claimable tasks of the topics, oldest first, skipping held rows."""
+        rows = self._conn.execute(
+            f"{TASKS.select_sql()} WHERE tenant_id = %(tenant)s AND topic = ANY(%(topics)s)"
+            f" AND {_OPEN} AND ({_CLAIMABLE})"
+            " ORDER BY created_at, task_id LIMIT %(limit)s FOR UPDATE SKIP LOCKED",
+            {"tenant": tenant_id, "topics": list(topics), "now": now, "limit": limit},
+        ).fetchall()
+        claimed = []
+        for row in rows:
+            locked = rules.claim(
+                TASKS.load(row),
+                worker_id=worker_id,
+                lock_token=new_lock_token(),
+                now=now,
+                lock_seconds=lock_seconds,
+            )
+            self._save(locked)
+            claimed.append(locked)
+        return claimed
+
+    def heartbeat(
+        self,
+        tenant_id: str,
+        task_id: str,
+        *,
+        lock_token: str,
+        now: datetime,
+        lock_seconds: int | None,
+    ) -> Task:
+        """Extend the lock (NotFound, or LockLost when the token is not the current lock)."""
+        task = self._held(tenant_id, task_id)
+        extended = rules.heartbeat(task, lock_token=lock_token, now=now, lock_seconds=lock_seconds)
+        self._save(extended)
+        return extended
+
+    def complete(
+        self,
+        tenant_id: str,
+        task_id: str,
+        *,
+        lock_token: str,
+        output: dict[str, Any],
+        now: datetime,
+    ) -> tuple[Task, bool]:
+        """Complete the task; True when applied now, False when this token completed it before."""
+        task = self._held(tenant_id, task_id)
+        done, applied = rules.complete(task, lock_token=lock_token, output=output, now=now)
+        if applied:
+            self._save(done)
+        return done, applied
+
+    def fail(
+        self,
+        tenant_id: str,
+        task_id: str,
+        *,
+        lock_token: str,
+        error: str,
+        now: datetime,
+        retry_after_seconds: int = 0,
+    ) -> tuple[Task, bool]:
+        """Fail the attempt; True when applied now, False when this token failed it before."""
+        task = self._held(tenant_id, task_id)
+        failed, applied = rules.fail(
+            task,
+            lock_token=lock_token,
+            error=error,
+            now=now,
+            retry_after_seconds=retry_after_seconds,
+        )
+        if applied:
+            self._save(failed)
+        return failed, applied
+
+    def page(
+        self,
+        tenant_id: str,
+        *,
+        status: TaskStatus | None = None,
+        topic: str | None = None,
+        limit: int,
+        after: str | None = None,
+    ) -> list[Task]:
+        """The tenant's tasks by id, after ``after``, optionally of one status and topic."""
+        rows = self._conn.execute(
+            f"{TASKS.select_sql()} WHERE tenant_id = %(tenant)s"
+            " AND (%(status)s::text IS NULL OR status = %(status)s::text)"
+            " AND (%(topic)s::text IS NULL OR topic = %(topic)s::text)"
+            " AND (%(after)s::text IS NULL OR task_id > %(after)s::text)"
+            " ORDER BY task_id LIMIT %(limit)s",
+            {
+                "tenant": tenant_id,
+                "status": None if status is None else status.value,
+                "topic": topic,
+                "after": after,
+                "limit": limit,
+            },
+        ).fetchall()
+        return [TASKS.load(row) for row in rows]

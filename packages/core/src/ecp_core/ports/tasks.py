@@ -1,0 +1,107 @@
+"""The external task port: the queue task nodes offer work on and workers claim it from."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ecp_core.ports.unit import Transaction
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+    from datetime import datetime
+
+    from ecp_core.tasks.model import Task, TaskStatus
+
+
+class TaskRepository(Protocol):
+    """External tasks of every tenant; each change follows :mod:`ecp_core.tasks.rules`."""
+
+    def offer(self, task: Task) -> None:
+        """Store a new task (Conflict when its id exists, in any tenant)."""
+        ...
+
+    def get(self, tenant_id: str, task_id: str) -> Task | None:
+        """One task of the tenant, or None."""
+        ...
+
+    def claim(
+        self,
+        tenant_id: str,
+        topics: Collection[str],
+        *,
+        worker_id: str,
+        now: datetime,
+        lock_seconds: int | None,
+        limit: int,
+    ) -> list[Task]:
+        """Lock up to ``limit`` claimable tasks of the topics, oldest first, each with a new token.
+
+        ``lock_seconds`` None locks each for its own lock time. Tasks another transaction holds
+        are skipped.
+        """
+        ...
+
+    def heartbeat(
+        self,
+        tenant_id: str,
+        task_id: str,
+        *,
+        lock_token: str,
+        now: datetime,
+        lock_seconds: int | None,
+    ) -> Task:
+        """Extend the lock (NotFound, or LockLost when the token is not the current lock)."""
+        ...
+
+    def complete(
+        self,
+        tenant_id: str,
+        task_id: str,
+        *,
+        lock_token: str,
+        output: dict[str, Any],
+        now: datetime,
+    ) -> tuple[Task, bool]:
+        """Complete the task; True when applied now, False when this token completed it before."""
+        ...
+
+    def fail(
+        self,
+        tenant_id: str,
+        task_id: str,
+        *,
+        lock_token: str,
+        error: str,
+        now: datetime,
+        retry_after_seconds: int = 0,
+    ) -> tuple[Task, bool]:
+        """Fail the attempt; True when applied now, False when this token failed it before."""
+        ...
+
+    def page(
+        self,
+        tenant_id: str,
+        *,
+        status: TaskStatus | None = None,
+        topic: str | None = None,
+        limit: int,
+        after: str | None = None,
+    ) -> list[Task]:
+        """The tenant's tasks by id, after task id ``after``, optionally of one status and topic."""
+        ...
+
+
+class WithTasks(Protocol):
+    """A unit of work that reaches the external tasks."""
+
+    @property
+    def tasks(self) -> TaskRepository:
+        """The external tasks."""
+        ...
+
+
+class TasksUnit(Transaction, WithTasks, Protocol):
+    """What the task use cases need."""
+
+
+__all__ = ["TaskRepository", "TasksUnit", "WithTasks"]

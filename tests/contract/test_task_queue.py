@@ -1,0 +1,39 @@
+"""External tasks: the kit's suites on memory and PostgreSQL, and claims that skip held rows."""
+
+from tests.contract.stores import OnEveryStore, OnEveryStoreEachExample
+
+from ecp_core.testing.conformance.tasks import (
+    TaskQueueProperties,
+    TaskRepositoryConformance,
+    task,
+)
+from ecp_core.testing.samples import NOW
+
+
+class TestTasks(OnEveryStore, TaskRepositoryConformance):
+    pass
+
+
+class TestTaskQueueProperties(OnEveryStoreEachExample, TaskQueueProperties):
+    pass
+
+
+def _claim(tx, worker):
+    return [
+        t.task_id
+        for t in tx.tasks.claim(
+            "t1", ["charge"], worker_id=worker, now=NOW, lock_seconds=None, limit=1
+        )
+    ]
+
+
+def test_concurrent_claims_skip_the_rows_another_worker_holds(postgres_store):
+    with postgres_store.unit_of_work() as tx:
+        for task_id in ("task-1", "task-2"):
+            tx.tasks.offer(task(task_id))
+        tx.commit()
+    with postgres_store.unit_of_work() as first, postgres_store.unit_of_work() as second:
+        assert _claim(first, "w1") == ["task-1"]
+        assert _claim(second, "w2") == ["task-2"]
+        with postgres_store.unit_of_work() as third:
+            assert _claim(third, "w3") == []
