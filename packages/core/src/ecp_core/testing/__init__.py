@@ -15,7 +15,10 @@ Property-test your own graphs and policies with :mod:`ecp_core.testing.strategie
 
 from ecp_core.testing.conformance._base import ExampleStoreSuite, StoreOpener, StoreSuite
 from ecp_core.testing.conformance.api_keys import ApiKeyRepositoryConformance
-from ecp_core.testing.conformance.approvals import ApprovalRepositoryConformance
+from ecp_core.testing.conformance.approvals import (
+    ApprovalInboxProperties,
+    ApprovalRepositoryConformance,
+)
 from ecp_core.testing.conformance.audit import AuditRepositoryConformance
 from ecp_core.testing.conformance.decisions import (
     DecisionRepositoryConformance,
@@ -65,6 +68,7 @@ STORE_SUITES = (
 """Every suite that asks for ``uow``: a whole storage adapter passes all of them."""
 
 EXAMPLE_SUITES = (
+    ApprovalInboxProperties,
     DispatchClaimProperties,
     EvidenceMatchesReference,
     ReconciliationMatchesReference,
@@ -77,6 +81,7 @@ __all__ = [
     "EXAMPLE_SUITES",
     "STORE_SUITES",
     "ApiKeyRepositoryConformance",
+    "ApprovalInboxProperties",
     "ApprovalRepositoryConformance",
     "AttemptAtomicityConformance",
     "AuditRepositoryConformance",
