@@ -1,12 +1,9 @@
-"""External tasks: the kit's suites on memory and PostgreSQL, and claims that skip held rows."""
+"""External tasks: the kit's suites on memory and PostgreSQL, and claims that skip locked rows."""
 
 from tests.contract.stores import OnEveryStore, OnEveryStoreEachExample
 
-from ecp_core.testing.conformance.tasks import (
-    TaskQueueProperties,
-    TaskRepositoryConformance,
-    task,
-)
+from ecp_core.testing.conformance.tasks import TaskQueueProperties, TaskRepositoryConformance
+from ecp_core.testing.conformance.tasks.samples import task
 from ecp_core.testing.samples import NOW
 
 

@@ -1,0 +1,237 @@
+"""The task repository's rules, one test each (ADR 0030)."""
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from ecp_core.errors import Conflict, LockLost, NotFound
+from ecp_core.ports.unit_of_work import UnitOfWorkFactory
+from ecp_core.tasks.model import TaskStatus
+from ecp_core.testing.conformance._base import StoreSuite
+from ecp_core.testing.conformance.tasks.samples import LATER, claim_now, offer_all, task
+from ecp_core.testing.samples import NOW
+
+
+@pytest.mark.spec("C10 external-tasks")
+class TaskRepositoryConformance(StoreSuite):
+    """External tasks: offers, claims, heartbeats, completions, failures, listings."""
+
+    def test_an_offered_task_keeps_every_field_and_belongs_to_its_tenant(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """An offered task keeps every field and belongs to its tenant."""
+        full = task("task-1", max_attempts=5, lock_seconds=120)
+        offer_all(uow, full)
+        with uow() as tx:
+            assert tx.tasks.get("t1", "task-1") == full
+            assert tx.tasks.get("t2", "task-1") is None
+            assert tx.tasks.get("t1", "nope") is None
+            with pytest.raises(Conflict):
+                tx.tasks.offer(task("task-1", tenant="t2"))
+
+    def test_a_claim_takes_the_oldest_of_its_tenant_and_topics_up_to_the_limit(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """A claim takes the oldest of its tenant's tasks of its topics, up to the limit."""
+        offer_all(
+            uow,
+            task("b", created_at=NOW),
+            task("a", created_at=NOW + timedelta(seconds=1)),
+            task("c", created_at=NOW),
+            task("other-topic", topic="ship"),
+            task("other-tenant", tenant="t2"),
+        )
+        first = claim_now(uow, limit=2)
+        assert [t.task_id for t in first] == ["b", "c"]
+        assert [t.task_id for t in claim_now(uow, worker="w2")] == ["a"]
+        assert claim_now(uow) == []
+        assert [t.task_id for t in claim_now(uow, topics=("ship", "charge"))] == ["other-topic"]
+        assert [t.task_id for t in claim_now(uow, tenant="t2")] == ["other-tenant"]
+        claimed = first[0]
+        assert claimed.status is TaskStatus.LOCKED
+        assert (claimed.worker_id, claimed.attempt) == ("w1", 1)
+        assert claimed.locked_until == NOW + timedelta(seconds=60)
+        assert claimed.lock_token
+        assert first[0].lock_token != first[1].lock_token
+        with uow() as tx:
+            assert tx.tasks.get("t1", "b") == claimed
+
+    def test_a_claim_may_set_the_lock_time(self, uow: UnitOfWorkFactory) -> None:
+        """A claim may set the lock time; without one the task's own applies."""
+        offer_all(uow, task("task-1", lock_seconds=5), task("task-2", lock_seconds=5))
+        short, own = claim_now(uow, lock_seconds=300, limit=1) + claim_now(uow, limit=1)
+        assert short.locked_until == NOW + timedelta(seconds=300)
+        assert own.locked_until == NOW + timedelta(seconds=5)
+
+    def test_an_expired_lock_is_claimable_again_under_a_new_token(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """An expired lock is claimable again under a new token (at-least-once)."""
+        offer_all(uow, task("task-1"))
+        (first,) = claim_now(uow)
+        assert claim_now(uow, now=NOW + timedelta(seconds=59), worker="w2") == []
+        (second,) = claim_now(uow, now=NOW + timedelta(seconds=60), worker="w2")
+        assert (second.worker_id, second.attempt) == ("w2", 2)
+        assert second.lock_token != first.lock_token
+
+    def test_a_heartbeat_extends_the_current_lock_only(self, uow: UnitOfWorkFactory) -> None:
+        """A heartbeat extends the current lock only."""
+        offer_all(uow, task("task-1"))
+        (first,) = claim_now(uow)
+        token = first.lock_token
+        assert token is not None
+        with uow() as tx:
+            beat = tx.tasks.heartbeat(
+                "t1", "task-1", lock_token=token, now=NOW + timedelta(seconds=50), lock_seconds=30
+            )
+            assert beat.locked_until == NOW + timedelta(seconds=80)
+            with pytest.raises(LockLost):
+                tx.tasks.heartbeat(
+                    "t1", "task-1", lock_token=token + "x", now=NOW, lock_seconds=None
+                )
+            with pytest.raises(NotFound):
+                tx.tasks.heartbeat("t2", "task-1", lock_token=token, now=NOW, lock_seconds=None)
+            tx.commit()
+        assert claim_now(uow, now=LATER, worker="w2") == []
+        assert len(claim_now(uow, now=NOW + timedelta(seconds=80), worker="w2")) == 1
+        with uow() as tx, pytest.raises(LockLost):
+            tx.tasks.heartbeat("t1", "task-1", lock_token=token, now=LATER, lock_seconds=None)
+
+    def test_a_completion_applies_once_and_again_is_a_no_op(self, uow: UnitOfWorkFactory) -> None:
+        """A completion applies once; the same completion again changes nothing."""
+        offer_all(uow, task("task-1"))
+        (claimed,) = claim_now(uow)
+        token = claimed.lock_token
+        assert token is not None
+        with uow() as tx:
+            done, applied = tx.tasks.complete(
+                "t1", "task-1", lock_token=token, output={"paid": True}, now=LATER
+            )
+            tx.commit()
+        assert applied
+        assert (done.status, done.output, done.locked_until) == (
+            TaskStatus.COMPLETED,
+            {"paid": True},
+            None,
+        )
+        with uow() as tx:
+            again, applied = tx.tasks.complete(
+                "t1", "task-1", lock_token=token, output={"paid": False}, now=LATER
+            )
+            assert (again, applied) == (done, False)
+            assert tx.tasks.get("t1", "task-1") == done
+            with pytest.raises(NotFound):
+                tx.tasks.complete("t2", "task-1", lock_token=token, output={}, now=LATER)
+        assert claim_now(uow, now=LATER + timedelta(days=1)) == []
+
+    def test_a_stale_token_after_another_claim_has_lost_its_lock(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """A stale token after another claim has lost its lock."""
+        offer_all(uow, task("task-1"))
+        (first,) = claim_now(uow)
+        (second,) = claim_now(uow, now=LATER, worker="w2")
+        assert first.lock_token is not None
+        assert second.lock_token is not None
+        with uow() as tx:
+            with pytest.raises(LockLost):
+                tx.tasks.complete("t1", "task-1", lock_token=first.lock_token, output={}, now=LATER)
+            with pytest.raises(LockLost):
+                tx.tasks.fail("t1", "task-1", lock_token=first.lock_token, error="e", now=LATER)
+            done, applied = tx.tasks.complete(
+                "t1", "task-1", lock_token=second.lock_token, output={"by": "w2"}, now=LATER
+            )
+            assert applied
+            assert done.worker_id == "w2"
+
+    def test_an_expired_lock_not_yet_claimed_again_may_still_complete(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """An expired lock that no other claim took may still complete."""
+        offer_all(uow, task("task-1"))
+        (claimed,) = claim_now(uow)
+        assert claimed.lock_token is not None
+        with uow() as tx:
+            _, applied = tx.tasks.complete(
+                "t1", "task-1", lock_token=claimed.lock_token, output={}, now=LATER
+            )
+            assert applied
+
+    def test_a_failure_waits_for_its_retry_then_fails_for_good(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """A failure waits out its retry; the last attempt's failure fails the task for good."""
+        offer_all(uow, task("task-1", max_attempts=2))
+        (first,) = claim_now(uow)
+        assert first.lock_token is not None
+        with uow() as tx:
+            waiting, applied = tx.tasks.fail(
+                "t1",
+                "task-1",
+                lock_token=first.lock_token,
+                error="card declined",
+                now=NOW,
+                retry_after_seconds=30,
+            )
+            assert applied
+            again, applied = tx.tasks.fail(
+                "t1", "task-1", lock_token=first.lock_token, error="other", now=NOW
+            )
+            assert (again, applied) == (waiting, False)
+            with pytest.raises(LockLost):
+                tx.tasks.complete("t1", "task-1", lock_token=first.lock_token, output={}, now=NOW)
+            tx.commit()
+        assert waiting.status is TaskStatus.WAITING
+        assert (waiting.error, waiting.not_before) == ("card declined", NOW + timedelta(seconds=30))
+        assert claim_now(uow, now=NOW + timedelta(seconds=29)) == []
+        (second,) = claim_now(uow, now=NOW + timedelta(seconds=30))
+        assert (second.attempt, second.not_before) == (2, None)
+        assert second.lock_token is not None
+        with uow() as tx:
+            failed, applied = tx.tasks.fail(
+                "t1", "task-1", lock_token=second.lock_token, error="again", now=LATER
+            )
+            tx.commit()
+        assert applied
+        assert (failed.status, failed.error) == (TaskStatus.FAILED, "again")
+        assert claim_now(uow, now=LATER + timedelta(days=1)) == []
+
+    def test_a_claim_rolled_back_leaves_the_task_waiting(self, uow: UnitOfWorkFactory) -> None:
+        """A claim rolled back leaves the task waiting."""
+        offered = task("task-1")
+        offer_all(uow, offered)
+        with uow() as tx:
+            assert (
+                len(
+                    tx.tasks.claim(
+                        "t1", ["charge"], worker_id="w", now=NOW, lock_seconds=None, limit=1
+                    )
+                )
+                == 1
+            )
+        with uow() as tx:
+            assert tx.tasks.get("t1", "task-1") == offered
+
+    def test_pages_filter_by_status_and_topic_in_id_order(self, uow: UnitOfWorkFactory) -> None:
+        """Pages list a tenant's tasks by id, filtered by status and topic."""
+        offer_all(
+            uow,
+            task("task-3"),
+            task("task-1"),
+            task("task-2", topic="ship"),
+            task("task-4", tenant="t2"),
+        )
+        claim_now(uow, limit=1)  # task-1 and task-3 share created_at: task-1 goes first
+
+        def ids(**query: Any) -> list[str]:
+            with uow() as tx:
+                return [t.task_id for t in tx.tasks.page("t1", **query)]
+
+        assert ids(limit=10) == ["task-1", "task-2", "task-3"]
+        assert ids(limit=2) == ["task-1", "task-2"]
+        assert ids(limit=10, after="task-2") == ["task-3"]
+        assert ids(limit=10, status=TaskStatus.LOCKED) == ["task-1"]
+        assert ids(limit=10, status=TaskStatus.WAITING) == ["task-2", "task-3"]
+        assert ids(limit=10, status=TaskStatus.WAITING, topic="charge") == ["task-3"]
+        assert ids(limit=10, status=TaskStatus.COMPLETED) == []
