@@ -11,9 +11,9 @@ import itertools
 import json
 from datetime import UTC, datetime, timedelta
 
-import psycopg
 import pytest
 from starlette.testclient import TestClient
+from tests.support.postgres import copy_executions
 
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_http.app import create_app
@@ -618,50 +618,6 @@ def test_missing_query_parameters_and_a_bad_format_are_refused(client):
         )
     bad = client.get("/v1/debugger/report", params={**WINDOW, "format": "pdf"}, headers=auth())
     assert _errors(bad) == [["query", "format"]]
-
-
-COLUMNS = (
-    "tenant_id",
-    "event_id",
-    "digest",
-    "workflow_id",
-    "workflow_version",
-    "occurred_at",
-    "run_id",
-    "attempt",
-    "dimensions",
-    "cost_usd",
-    "cost_measurement",
-    "cost_role",
-    "charge_id",
-    "metadata",
-)
-
-
-def copy_executions(database, count, *, start):
-    """Insert ``count`` measured charges of 0.001 USD for acme, one per second from ``start``."""
-    with psycopg.connect(database) as conn, conn.cursor() as cursor:
-        with cursor.copy(f"COPY ecp_evidence_executions ({', '.join(COLUMNS)}) FROM STDIN") as copy:
-            for n in range(count):
-                copy.write_row(
-                    (
-                        "acme",
-                        f"bulk-{n}",
-                        "sha256:" + f"{n:064x}",
-                        "support",
-                        "v1",
-                        start + timedelta(seconds=n),
-                        f"bulk-run-{n % 500}",
-                        1,
-                        "{}",
-                        "0.001",
-                        "measured",
-                        "charge",
-                        f"bulk-charge-{n}",
-                        "{}",
-                    )
-                )
-        conn.commit()
 
 
 @pytest.mark.spec("§7 debugger-event-limit")

@@ -8,11 +8,11 @@ table (set-up, not mocking).
 
 import base64
 import copy
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-import psycopg
 import pytest
 from starlette.testclient import TestClient
+from tests.support.postgres import copy_executions
 
 from ecp_http.app import create_app
 from ecp_http.auth import mint_token
@@ -607,56 +607,11 @@ def test_reports_follow_the_evidence_as_it_stands(client):
 
 # --- the 50,000-event limit -----------------------------------------------------------------------
 
-COLUMNS = (
-    "tenant_id",
-    "event_id",
-    "digest",
-    "workflow_id",
-    "workflow_version",
-    "occurred_at",
-    "run_id",
-    "attempt",
-    "dimensions",
-    "cost_usd",
-    "cost_measurement",
-    "cost_role",
-    "charge_id",
-    "metadata",
-)
-
-
-def copy_executions(database, count, *, start):
-    """Insert ``count`` measured openai charges of 0.001 USD for acme, one per second from ``start``."""
-    with psycopg.connect(database) as conn, conn.cursor() as cursor:
-        with cursor.copy(
-            f"COPY ecp_evidence_executions ({', '.join(COLUMNS)}) FROM STDIN"
-        ) as copy_:
-            for n in range(count):
-                copy_.write_row(
-                    (
-                        "acme",
-                        f"bulk-{n}",
-                        "sha256:" + f"{n:064x}",
-                        "support",
-                        "v1",
-                        start + timedelta(seconds=n),
-                        f"bulk-run-{n % 500}",
-                        1,
-                        "{}",
-                        "0.001",
-                        "measured",
-                        "charge",
-                        f"bulk-charge-{n}",
-                        '{"provider": "openai"}',
-                    )
-                )
-        conn.commit()
-
 
 @pytest.mark.spec("§7 reconciliation-event-limit")
 def test_a_statement_period_of_more_than_50000_execution_events_is_refused(client, fresh_database):
     start = datetime(2026, 3, 1, tzinfo=UTC)
-    copy_executions(fresh_database, 50_000, start=start)
+    copy_executions(fresh_database, 50_000, start=start, metadata='{"provider": "openai"}')
     whole_day = statement("day", "60", bucket("all", "60", end="23:59:59"))
     assert import_(client, whole_day).status_code == 201
     full = figures(client, "day")  # exactly 50,000 events: answered in full

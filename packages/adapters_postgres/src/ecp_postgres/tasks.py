@@ -2,11 +2,10 @@
 
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any
 
 from ecp_core.errors import exists, missing
-from ecp_core.tasks import rules
-from ecp_core.tasks.model import Task, TaskStatus, new_lock_token
+from ecp_core.tasks.model import Task, TaskStatus
+from ecp_core.tasks.storage import RuleApplyingTasks
 from ecp_postgres.rows import Repository, Table
 
 TASKS = Table("ecp_tasks", Task, jsonb=["arguments", "state", "output"])
@@ -20,7 +19,7 @@ _CLAIMABLE = (
 _OPEN = f"status IN ('{TaskStatus.WAITING.value}', '{TaskStatus.LOCKED.value}')"
 
 
-class PostgresTasks(Repository):
+class PostgresTasks(Repository, RuleApplyingTasks):
     """TaskRepository on PostgreSQL."""
 
     def offer(self, task: Task) -> None:
@@ -41,89 +40,17 @@ class PostgresTasks(Repository):
     def _save(self, task: Task) -> None:
         self._conn.execute(TASKS.update_sql("task_id"), TASKS.params(task))
 
-    def claim(
-        self,
-        tenant_id: str,
-        topics: Collection[str],
-        *,
-        worker_id: str,
-        now: datetime,
-        lock_seconds: int | None,
-        limit: int,
+    def _claimable(
+        self, tenant_id: str, topics: Collection[str], now: datetime, limit: int
     ) -> list[Task]:
-        """Lock up to ``limit`` claimable tasks of the topics, oldest first, skipping held rows."""
+        """Claimable tasks, oldest first, locked for this transaction; rows others hold are skipped."""
         rows = self._conn.execute(
             f"{TASKS.select_sql()} WHERE tenant_id = %(tenant)s AND topic = ANY(%(topics)s)"
             f" AND {_OPEN} AND ({_CLAIMABLE})"
             " ORDER BY created_at, task_id LIMIT %(limit)s FOR UPDATE SKIP LOCKED",
             {"tenant": tenant_id, "topics": list(topics), "now": now, "limit": limit},
         ).fetchall()
-        claimed = []
-        for row in rows:
-            locked = rules.claim(
-                TASKS.load(row),
-                worker_id=worker_id,
-                lock_token=new_lock_token(),
-                now=now,
-                lock_seconds=lock_seconds,
-            )
-            self._save(locked)
-            claimed.append(locked)
-        return claimed
-
-    def heartbeat(
-        self,
-        tenant_id: str,
-        task_id: str,
-        *,
-        lock_token: str,
-        now: datetime,
-        lock_seconds: int | None,
-    ) -> Task:
-        """Extend the lock (NotFound, or LockLost when the token is not the current lock)."""
-        task = self._held(tenant_id, task_id)
-        extended = rules.heartbeat(task, lock_token=lock_token, now=now, lock_seconds=lock_seconds)
-        self._save(extended)
-        return extended
-
-    def complete(
-        self,
-        tenant_id: str,
-        task_id: str,
-        *,
-        lock_token: str,
-        output: dict[str, Any],
-        now: datetime,
-    ) -> tuple[Task, bool]:
-        """Complete the task; True when applied now, False when this token completed it before."""
-        task = self._held(tenant_id, task_id)
-        done, applied = rules.complete(task, lock_token=lock_token, output=output, now=now)
-        if applied:
-            self._save(done)
-        return done, applied
-
-    def fail(
-        self,
-        tenant_id: str,
-        task_id: str,
-        *,
-        lock_token: str,
-        error: str,
-        now: datetime,
-        retry_after_seconds: int = 0,
-    ) -> tuple[Task, bool]:
-        """Fail the attempt; True when applied now, False when this token failed it before."""
-        task = self._held(tenant_id, task_id)
-        failed, applied = rules.fail(
-            task,
-            lock_token=lock_token,
-            error=error,
-            now=now,
-            retry_after_seconds=retry_after_seconds,
-        )
-        if applied:
-            self._save(failed)
-        return failed, applied
+        return [TASKS.load(row) for row in rows]
 
     def page(
         self,

@@ -2,15 +2,15 @@
 
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any
 
 from ecp_core.errors import exists, missing
 from ecp_core.memory.tables import Repository, detached
 from ecp_core.tasks import rules
-from ecp_core.tasks.model import Task, TaskStatus, new_lock_token
+from ecp_core.tasks.model import Task, TaskStatus
+from ecp_core.tasks.storage import RuleApplyingTasks
 
 
-class MemoryTasks(Repository):
+class MemoryTasks(Repository, RuleApplyingTasks):
     """External tasks in memory."""
 
     def offer(self, task: Task) -> None:
@@ -31,17 +31,9 @@ class MemoryTasks(Repository):
             raise missing("task", task_id)
         return found
 
-    def claim(
-        self,
-        tenant_id: str,
-        topics: Collection[str],
-        *,
-        worker_id: str,
-        now: datetime,
-        lock_seconds: int | None,
-        limit: int,
+    def _claimable(
+        self, tenant_id: str, topics: Collection[str], now: datetime, limit: int
     ) -> list[Task]:
-        """Lock up to ``limit`` claimable tasks of the topics, oldest first."""
         ready = sorted(
             (
                 t
@@ -50,72 +42,10 @@ class MemoryTasks(Repository):
             ),
             key=lambda t: (t.created_at, t.task_id),
         )
-        claimed = []
-        for task in ready[:limit]:
-            locked = rules.claim(
-                task,
-                worker_id=worker_id,
-                lock_token=new_lock_token(),
-                now=now,
-                lock_seconds=lock_seconds,
-            )
-            self._t.put("tasks", locked.task_id, locked)
-            claimed.append(locked)
-        return claimed
+        return ready[:limit]
 
-    def heartbeat(
-        self,
-        tenant_id: str,
-        task_id: str,
-        *,
-        lock_token: str,
-        now: datetime,
-        lock_seconds: int | None,
-    ) -> Task:
-        """Extend the lock."""
-        task = self._held(tenant_id, task_id)
-        extended = rules.heartbeat(task, lock_token=lock_token, now=now, lock_seconds=lock_seconds)
-        self._t.put("tasks", task_id, extended)
-        return extended
-
-    def complete(
-        self,
-        tenant_id: str,
-        task_id: str,
-        *,
-        lock_token: str,
-        output: dict[str, Any],
-        now: datetime,
-    ) -> tuple[Task, bool]:
-        """Complete the task once."""
-        task = self._held(tenant_id, task_id)
-        done, applied = rules.complete(task, lock_token=lock_token, output=output, now=now)
-        if applied:
-            self._t.put("tasks", task_id, done)
-        return done, applied
-
-    def fail(
-        self,
-        tenant_id: str,
-        task_id: str,
-        *,
-        lock_token: str,
-        error: str,
-        now: datetime,
-        retry_after_seconds: int = 0,
-    ) -> tuple[Task, bool]:
-        """Fail the attempt once."""
-        task = self._held(tenant_id, task_id)
-        failed, applied = rules.fail(
-            task,
-            lock_token=lock_token,
-            error=error,
-            now=now,
-            retry_after_seconds=retry_after_seconds,
-        )
-        if applied:
-            self._t.put("tasks", task_id, failed)
-        return failed, applied
+    def _save(self, task: Task) -> None:
+        self._t.put("tasks", task.task_id, task)
 
     @detached
     def page(
