@@ -78,10 +78,12 @@ def test_migrate_list_apply_rollback(postgres_url):
             "20260830_14_decisions",
             "pending",
             "tasks_0001_tasks",
+            "pending",
+            "tasks_0002_lock_expiry",
         ]
-        assert "applied 13 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 13
-        assert "tasks_0001_tasks" in ecp("migrate", "rollback", url=url)
+        assert "applied 14 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 14
+        assert "tasks_0002_lock_expiry" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:
         drop_database(postgres_url, "ecp_test_cli")

@@ -69,11 +69,16 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         decisions = {"ecp_decisions", "ecp_decision_schedules"}
         bills = {"provider_bills", "provider_cost_buckets"}
         assert decisions | bills <= complete
-        # Issue 17: the external task queue is the newest area; undo it first.
-        assert {"ecp_tasks_open", "ecp_tasks_by_tenant"} <= indexes(url)
+        # Issue 17: the external task queue is the newest area; undo it first, its lock-expiry
+        # and per-run indexes before its table.
+        task_indexes = {"ecp_tasks_lock_expiry", "ecp_tasks_by_run"}
+        assert {"ecp_tasks_open", "ecp_tasks_by_tenant"} | task_indexes <= indexes(url)
+        assert rollback_migrations(url, 1) == ["tasks_0002_lock_expiry"]
+        assert not task_indexes & indexes(url)
+        assert complete == tables(url)
         assert rollback_migrations(url, 1) == ["tasks_0001_tasks"]
         assert complete - tables(url) == {"ecp_tasks"}
-        every, complete = every[:-1], complete - {"ecp_tasks"}
+        every, complete = every[:-2], complete - {"ecp_tasks"}
         assert every[-5:] == [
             "retention_0001_policies_holds_log",
             "webhooks_0001_subscriptions_deliveries",
@@ -113,7 +118,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             assert rollback_migrations(url, 1) == [every[-undone]]
         assert tables(url) == set()
         assert not any(applied for _, applied in migration_status(url))
-        assert apply_migrations(url) == [*every, "tasks_0001_tasks"]
+        assert apply_migrations(url) == [*every, "tasks_0001_tasks", "tasks_0002_lock_expiry"]
         assert tables(url) == complete | {"ecp_tasks"}
         assert apply_migrations(url) == []
     finally:

@@ -30,9 +30,11 @@ from ecp_core.webhooks.schedule import RetrySchedule
 from ecp_http.api_docs import ApiDocs
 from ecp_http.artifacts import FilesystemArtifacts
 from ecp_http.auth import Authenticator, mint_token
-from ecp_http.dispatch import Dispatcher, Outage
+from ecp_http.background import background_work
+from ecp_http.dispatch import Dispatcher
 from ecp_http.handlers import all_operations
 from ecp_http.http_action import builtin_actions
+from ecp_http.long_poll import Bell
 from ecp_http.metrics import Metrics
 from ecp_http.observed import observed
 from ecp_http.plugins import load_plugins
@@ -40,7 +42,6 @@ from ecp_http.routing import Operation
 from ecp_http.secrets import with_development_secrets
 from ecp_http.services import Services
 from ecp_http.settings import Settings, SettingsError
-from ecp_http.webhook_sender import HttpxSender
 from ecp_postgres import (
     PostgresStore,
     apply_migrations,
@@ -60,9 +61,6 @@ Storage = MemoryStore | PostgresStore
 
 log = logging.getLogger("ecp_http")
 
-
-_DELIVERY_BATCHES = 20
-"""At most this many batches of due deliveries per pass, so other sweeps get their turn."""
 
 SCHEMA_CHECK_SECONDS = 5.0
 """Readiness waits at most this long for the schema state, whatever the database does (ADR 0022)."""
@@ -262,48 +260,8 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
             max_seconds=DISPATCH_BACKOFF_CAP_SECONDS,
         ),
     )
-    sender = HttpxSender(
-        timeout_seconds=settings.webhook_timeout_seconds,
-        allow_private=settings.webhook_allow_private_targets,
-    )
-
-    def deliver_webhooks() -> None:
-        for _ in range(_DELIVERY_BATCHES):
-            if ecp.webhooks.deliver_due(sender) == 0:
-                return
-
-    sweeps: list[tuple[str, Callable[[], object], float]] = [
-        ("deliver_webhooks", deliver_webhooks, settings.webhook_poll_seconds),
-        (
-            "escalate_overdue_approvals",
-            ecp.approvals.escalate_overdue,
-            settings.escalation_interval_seconds,
-        ),
-    ]
-    if settings.retention_enabled:
-        sweeps.append(("retention_purge", ecp.retention.sweep, settings.retention_poll_seconds))
-    outage = Outage()  # one outage, logged once, whichever thread finds it
-    dispatcher = Dispatcher(
-        ecp.runs,
-        workers=settings.dispatch_workers,
-        poll_seconds=settings.dispatch_poll_seconds,
-        sweeps=sweeps,
-        tracing=tracing,
-        outage=outage,
-    )
-    scheduler = (
-        Dispatcher(
-            ecp.runs,
-            workers=0,
-            poll_seconds=settings.scheduler_interval_seconds,
-            sweeps=[
-                ("decision_schedules", ecp.decisions.run_due, settings.scheduler_interval_seconds)
-            ],
-            outage=outage,
-        )
-        if settings.scheduler_enabled
-        else None
-    )
+    bells = (Bell(), Bell())  # tasks offered, runs moved
+    dispatcher, scheduler = background_work(ecp, settings, tracing, bells)
     operations = tuple(all_operations(metrics_enabled=metrics is not None))
     authenticate = Authenticator(settings.jwt_secret, api_keys=ecp.api_keys.lookup)
     runtime = Runtime(
@@ -325,6 +283,8 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         background=runtime,
         api=ApiDocs(operations),
         metrics=metrics,
+        tasks_offered=bells[0],
+        runs_moved=bells[1],
     )
     return runtime
 

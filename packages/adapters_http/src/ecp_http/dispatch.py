@@ -77,13 +77,17 @@ class Dispatcher:
         sweeps: Sequence[tuple[str, Callable[[], object], float]] = (),
         tracing: "Tracing | None" = None,
         outage: Outage | None = None,
+        on_advanced: "Callable[[Run], object] | None" = None,
     ) -> None:
         """Prepare, not start. ``sweeps`` are (name, action, interval seconds) run periodically.
+
+        ``on_advanced`` hears of each run after an attempt (it must not raise).
 
         With ``tracing``, each attempt that claims a run is a span (ADR 0018). ``outage`` is
         shared with the server's other dispatchers (one of its own by default).
         """
         self._tracing = tracing
+        self._on_advanced = on_advanced
         self._outage = outage or Outage()
         self._sweeps = tuple(sweeps)
         self._runs = runs
@@ -137,6 +141,8 @@ class Dispatcher:
                 continue
             failures = 0
             self._outage.succeeded()
+            if advanced is not None and self._on_advanced is not None:
+                self._on_advanced(advanced)
             if advanced is not None:
                 log.info(
                     "run dispatched",

@@ -59,11 +59,11 @@ class _QueueCollector(Collector):
                 "Webhook deliveries pending (due or backing off).",
                 value=figures.webhook_outbox,
             )
-        yield GaugeMetricFamily(
-            "ecp_tasks_waiting",
-            "External tasks waiting for a worker (always 0: this server has no external tasks yet).",
-            value=0,
-        )
+            yield GaugeMetricFamily(
+                "ecp_tasks_waiting",
+                "External tasks waiting for a worker to claim them.",
+                value=figures.tasks_waiting,
+            )
 
 
 class Metrics:

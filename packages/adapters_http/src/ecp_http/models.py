@@ -11,6 +11,7 @@ from ecp_core.deployments import Deployment
 from ecp_core.graphs.definition import GraphVersion
 from ecp_core.pages import DEFAULT_PAGE, MAX_PAGE
 from ecp_core.signing import PublicSigningKey
+from ecp_core.tasks.model import TaskStatus
 from ecp_core.types import ApprovalStatus
 from ecp_http.query import described
 
@@ -160,3 +161,17 @@ class DeploymentListResponse:
 
     deployments: tuple[Deployment, ...]
     next_cursor: str | None = None
+
+
+@described(
+    status="only tasks with this status",
+    topic="only tasks of this topic",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class TaskListQuery:
+    """A page of the tenant's external tasks by task id, matching every filter given."""
+
+    status: TaskStatus | None = None
+    topic: Annotated[str, Text(1)] | None = None
+    limit: Limit = DEFAULT_PAGE
+    cursor: str | None = None

@@ -27,6 +27,7 @@ from ecp_core.identity import ActorIdentity
 from ecp_core.json_text import parse_json_text
 from ecp_core.permissions import Permission, permissions_of
 from ecp_core.wire import structure, unstructure
+from ecp_http.long_poll import Poll
 from ecp_http.query import min_length, parameters, structure_query
 from ecp_http.services import Services
 
@@ -297,6 +298,8 @@ def endpoint(
     async def handle(request: Request) -> Response:
         raw_body = None if operation.body is None else await _receive(request, cap)
         result = await run_in_threadpool(attempt, request, raw_body)
+        if isinstance(result, Poll):  # a long poll waits on the event loop, not in a thread
+            result = await result.settle(request.is_disconnected)
         if isinstance(result, Response):  # HTML and other non-JSON answers pass through
             return result
         if isinstance(result, Reply):

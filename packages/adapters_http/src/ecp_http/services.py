@@ -11,6 +11,7 @@ import attrs
 
 from ecp_core.service import Ecp
 from ecp_http.auth import Authenticator
+from ecp_http.long_poll import Bell
 from ecp_http.metrics import Metrics
 from ecp_http.settings import Settings
 
@@ -52,3 +53,7 @@ class Services:
     api: ApiDescription
     metrics: Metrics | None = None
     """The Prometheus registry, unless ``ECP_METRICS_ENABLED`` is false."""
+    tasks_offered: Bell = attrs.field(factory=Bell)
+    """Rung when a task may have become claimable in this process; long-polling claims wait on it."""
+    runs_moved: Bell = attrs.field(factory=Bell)
+    """Rung when a run of this process starts to wait or ends; ``Prefer: wait`` reads wait on it."""

@@ -7,7 +7,8 @@ import attrs
 
 from ecp_postgres.database import PostgresStore
 
-# Each count uses a partial index (ecp_runs_runnable_by_tenant, ecp_webhook_deliveries_due); the statuses
+# Each count uses a partial index (ecp_runs_runnable_by_tenant, ecp_webhook_deliveries_due,
+# ecp_tasks_open); the statuses
 # are literals so the planner can match them.
 _FIGURES = """
 SELECT
@@ -15,6 +16,8 @@ SELECT
   (SELECT min(created_at) FROM ecp_runs WHERE status IN ('PENDING', 'RUNNING')
      AND status = 'PENDING') AS oldest_pending,
   (SELECT count(*) FROM ecp_webhook_deliveries WHERE status = 'pending') AS outbox,
+  (SELECT count(*) FROM ecp_tasks WHERE status IN ('waiting', 'locked')
+     AND status = 'waiting') AS tasks_waiting,
   now() AS now
 """
 
@@ -27,6 +30,8 @@ class QueueFigures:
     oldest_pending_seconds: float
     """Age of the oldest run not yet started; 0 when none waits."""
     webhook_outbox: int
+    tasks_waiting: int
+    """External tasks waiting for a worker (not those a worker holds)."""
 
 
 def queue_figures(store: PostgresStore) -> QueueFigures:
@@ -40,4 +45,5 @@ def queue_figures(store: PostgresStore) -> QueueFigures:
         runnable_runs=int(row["runnable"]),
         oldest_pending_seconds=age,
         webhook_outbox=int(row["outbox"]),
+        tasks_waiting=int(row["tasks_waiting"]),
     )

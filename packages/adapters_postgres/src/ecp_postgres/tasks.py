@@ -52,6 +52,35 @@ class PostgresTasks(Repository, RuleApplyingTasks):
         ).fetchall()
         return [TASKS.load(row) for row in rows]
 
+    def _expired(
+        self, tenant_id: str | None, topics: Collection[str] | None, now: datetime, limit: int
+    ) -> list[Task]:
+        """Locked tasks whose lock ran out, soonest first; rows others hold are skipped."""
+        rows = self._conn.execute(
+            f"{TASKS.select_sql()} WHERE status = '{TaskStatus.LOCKED.value}'"
+            " AND locked_until <= %(now)s"
+            " AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s::text)"
+            " AND (%(topics)s::text[] IS NULL OR topic = ANY(%(topics)s::text[]))"
+            " ORDER BY locked_until, task_id LIMIT %(limit)s FOR UPDATE SKIP LOCKED",
+            {
+                "tenant": tenant_id,
+                "topics": None if topics is None else list(topics),
+                "now": now,
+                "limit": limit,
+            },
+        ).fetchall()
+        return [TASKS.load(row) for row in rows]
+
+    def erase_run(self, tenant_id: str, run_id: str) -> int:
+        """Empty the payloads of a run's tasks; how many changed."""
+        return self._conn.execute(
+            "UPDATE ecp_tasks SET arguments = '{}', state = '{}', error = NULL,"
+            " output = CASE WHEN output IS NULL THEN NULL ELSE '{}'::jsonb END"
+            " WHERE tenant_id = %s AND run_id = %s AND (arguments <> '{}' OR state <> '{}'"
+            " OR error IS NOT NULL OR (output IS NOT NULL AND output <> '{}'))",
+            (tenant_id, run_id),
+        ).rowcount
+
     def page(
         self,
         tenant_id: str,

@@ -31,6 +31,8 @@ class Permission(enum.StrEnum):
     REPORT_READ = "report_read"
     BILL_IMPORT = "bill_import"
     BILLING_CHECKOUT = "billing_checkout"
+    TASK_WORK = "task_work"
+    TASK_READ = "task_read"
 
 
 P = Permission
@@ -50,6 +52,7 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
             P.APPROVAL_READ,
             P.AUDIT_READ,
             P.EVIDENCE_INGEST,
+            P.TASK_READ,
         }
     ),
     ServiceRole.APPROVER: frozenset(
@@ -72,6 +75,7 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
         }
     ),
     ServiceRole.VIEWER: frozenset({P.RUN_READ, P.AUDIT_READ, P.GRAPH_READ}),
+    ServiceRole.WORKER: frozenset({P.TASK_WORK}),
 }
 """Which role grants which permission: the single source of ``docs/api/permissions.md``."""
 

@@ -31,6 +31,8 @@ from ecp_core.runs.model import ApprovalResolutionResponse, RunStatusResponse
 from ecp_core.runs.resolution import ApprovalSteps
 from ecp_core.runs.service import RunService
 from ecp_core.runs.step import Stepper
+from ecp_core.runs.task_steps import TaskSteps
+from ecp_core.runs.tasks import TaskWork
 from ecp_core.signing import Ed25519Signer, PublicSigningKey
 from ecp_core.system import SystemClock, UuidV7Factory
 from ecp_core.webhooks.schedule import RetrySchedule
@@ -59,6 +61,7 @@ class Ecp:
     contracts: ContractService
     runs: RunService
     approvals: ApprovalService
+    tasks: TaskWork
     audit: AuditService
     actions: ActionRegistry
     api_keys: ApiKeyService
@@ -118,6 +121,7 @@ class Ecp:
                 uow, clock, ids, stepper, lifecycle, dispatch=dispatch_retry or DISPATCH_RETRY
             ),
             approvals=ApprovalService(uow, clock, ApprovalSteps(stepper, clock), lifecycle),
+            tasks=TaskWork(uow, clock, TaskSteps(stepper, clock), lifecycle),
             audit=AuditService(uow, keys),
             actions=actions,
             api_keys=ApiKeyService(uow, clock),

@@ -42,6 +42,7 @@ class ServiceRole(enum.StrEnum):
     APPROVER = "approver"
     ANALYST = "analyst"
     VIEWER = "viewer"
+    WORKER = "worker"
 
 
 class RunStatus(enum.StrEnum):
@@ -51,6 +52,7 @@ class RunStatus(enum.StrEnum):
     RUNNING = "RUNNING"
     WAITING_APPROVAL = "WAITING_APPROVAL"
     WAITING_INTERRUPT = "WAITING_INTERRUPT"
+    WAITING_TASK = "WAITING_TASK"
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     TERMINATED_BY_POLICY = "TERMINATED_BY_POLICY"
@@ -63,6 +65,7 @@ class RunPublicStatus(enum.StrEnum):
     RUNNING = "running"
     WAITING_APPROVAL = "waiting_approval"
     WAITING_INTERRUPT = "waiting_interrupt"
+    WAITING_TASK = "waiting_task"
     COMPLETED = "completed"
     FAILED = "failed"
     TERMINATED_BY_POLICY = "terminated_by_policy"
@@ -97,6 +100,7 @@ class NodeKind(enum.StrEnum):
     APPROVAL = "approval"
     INTERRUPT = "interrupt"
     MAPPING = "mapping"
+    TASK = "task"
     END = "end"
 
 

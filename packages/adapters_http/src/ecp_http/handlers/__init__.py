@@ -12,6 +12,7 @@ from ecp_http.handlers import (
     reconciliation,
     retention,
     runs,
+    tasks,
     webhooks,
 )
 from ecp_http.routing import Operation
@@ -26,6 +27,7 @@ def all_operations(*, metrics_enabled: bool = True) -> list[Operation]:
         *graphs.OPERATIONS,
         *actions.OPERATIONS,
         *runs.OPERATIONS,
+        *tasks.OPERATIONS,
         *api_keys.OPERATIONS,
         *retention.OPERATIONS,
         *webhooks.OPERATIONS,

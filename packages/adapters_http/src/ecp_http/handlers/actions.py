@@ -8,9 +8,9 @@ from ecp_http.services import Services
 TAG = "actions"
 
 
-def list_actions(_: Call, services: Services) -> ActionList:
-    """Every registered action with its descriptor metadata and source, by name."""
-    return services.ecp.actions.listing()
+def list_actions(call: Call, services: Services) -> ActionList:
+    """Every action the server runs, and the task actions of the tenant's graphs, by name."""
+    return services.ecp.actions.listing(services.ecp.graphs.task_actions(call.tenant))
 
 
 OPERATIONS = [
@@ -19,7 +19,10 @@ OPERATIONS = [
         path="/v1/actions",
         handler=list_actions,
         tag=TAG,
-        summary="List the actions this server can run: built-ins and plug-ins",
+        summary=(
+            "List the actions this server can run (built-ins and plug-ins) and the task actions"
+            " the tenant's graphs offer to workers"
+        ),
         permission=Permission.GRAPH_READ,
         response=ActionList,
     ),

@@ -1,11 +1,9 @@
 """Helpers shared by handlers: ``Prefer: wait``."""
 
 import re
-import time
 from collections.abc import Mapping
 
 from ecp_core.runs.model import Run
-from ecp_core.runs.service import RunService
 from ecp_core.runs.state_machine import TERMINAL, WAITING
 
 _WAIT = re.compile(r"(?:^|[,;\s])wait\s*=\s*(\d+)(?:$|[,;\s])")
@@ -17,10 +15,6 @@ def preferred_wait(headers: Mapping[str, str], limit: float) -> float:
     return 0.0 if match is None else min(float(match.group(1)), limit)
 
 
-def wait_until_settled(runs: RunService, run: Run, seconds: float, poll: float = 0.02) -> Run:
-    """Re-read ``run`` until it waits or ends, or ``seconds`` pass."""
-    deadline = time.monotonic() + seconds
-    while run.status not in TERMINAL and run.status not in WAITING and time.monotonic() < deadline:
-        time.sleep(poll)
-        run = runs.get(run.tenant_id, run.run_id)
-    return run
+def settled(run: Run) -> bool:
+    """Whether ``run`` waits (for an approval, an interrupt or a task) or ended."""
+    return run.status in TERMINAL or run.status in WAITING

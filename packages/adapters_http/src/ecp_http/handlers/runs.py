@@ -1,5 +1,7 @@
 """Runs, approvals, audit trails and the admin run list."""
 
+import time
+
 import attrs
 
 from ecp_core.approvals.model import ApprovalRecord, ApprovalResolutionRequest
@@ -17,7 +19,8 @@ from ecp_core.runs.model import (
     StartRunRequest,
 )
 from ecp_core.wire import structure
-from ecp_http.handlers.common import preferred_wait, wait_until_settled
+from ecp_http.handlers.common import preferred_wait, settled
+from ecp_http.long_poll import Poll
 from ecp_http.models import (
     ApprovalInboxQuery,
     ApprovalListResponse,
@@ -57,23 +60,40 @@ def with_idempotency_header(call: Call) -> StartRunRequest:
     return attrs.evolve(body, idempotency_key=key)
 
 
-def _settled(call: Call, services: Services, run_id: str) -> RunStatusResponse:
-    """The run, after waiting as ``Prefer: wait=N`` asks (at most ``ECP_MAX_WAIT_SECONDS``)."""
-    runs = services.ecp.runs
-    run = runs.get(call.tenant, run_id)
+def _settled(call: Call, services: Services, run_id: str) -> RunStatusResponse | Poll:
+    """The run, once it waits or ends if ``Prefer: wait=N`` asks (at most ``ECP_MAX_WAIT_SECONDS``).
+
+    The wait is a :class:`Poll`: it happens on the event loop, never in a worker thread.
+    """
+    runs, tenant = services.ecp.runs, call.tenant
+    run = runs.get(tenant, run_id)
     seconds = preferred_wait(call.headers, services.settings.max_wait_seconds)
-    if seconds > 0:
-        services.background.wake()
-        run = wait_until_settled(runs, run, seconds)
-    return RunStatusResponse.of(run)
+    if seconds <= 0 or settled(run):
+        return RunStatusResponse.of(run)
+    services.background.wake()
+
+    def again() -> RunStatusResponse | None:
+        now = runs.get(tenant, run_id)
+        return RunStatusResponse.of(now) if settled(now) else None
+
+    return Poll(
+        again=again,
+        at_deadline=lambda: RunStatusResponse.of(runs.get(tenant, run_id)),
+        deadline=time.monotonic() + seconds,
+        bell=services.runs_moved,
+    )
 
 
-def start_run(call: Call, services: Services) -> Reply:
+def start_run(call: Call, services: Services) -> Reply | Poll:
     """Start a run (201), or find the one its idempotency key started (200)."""
     run, created = services.ecp.runs.start(call.tenant, with_idempotency_header(call))
     if created:
         services.background.wake()
-    return Reply(body=_settled(call, services, run.run_id), status=201 if created else 200)
+    status = 201 if created else 200
+    answer = _settled(call, services, run.run_id)
+    if isinstance(answer, Poll):
+        return attrs.evolve(answer, then=lambda body: Reply(body=body, status=status))
+    return Reply(body=answer, status=status)
 
 
 def get_run(call: Call, services: Services) -> RunStatusResponse:
@@ -81,7 +101,7 @@ def get_run(call: Call, services: Services) -> RunStatusResponse:
     return RunStatusResponse.of(services.ecp.runs.get(call.tenant, call.path["run_id"]))
 
 
-def resume_run(call: Call, services: Services) -> RunStatusResponse:
+def resume_run(call: Call, services: Services) -> RunStatusResponse | Poll:
     """Resume a run waiting at an interrupt with the value it waits for."""
     run = services.ecp.runs.resume(call.tenant, call.path["run_id"], call.body.value)
     services.background.wake()

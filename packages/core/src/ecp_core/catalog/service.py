@@ -5,6 +5,7 @@ from collections.abc import Callable, Collection
 from ecp_core.deployments import CreateDeploymentRequest, Deployment
 from ecp_core.errors import Conflict, FieldError, NotFound, ValidationFailed
 from ecp_core.graphs.definition import (
+    ActionDescriptorV1,
     GraphDefinition,
     GraphRegistration,
     GraphVersion,
@@ -12,13 +13,14 @@ from ecp_core.graphs.definition import (
     version_ref,
 )
 from ecp_core.graphs.validation import validate_graph
-from ecp_core.pages import check_limit, decode_cursor, encode_cursor, invalid_cursor
+from ecp_core.pages import MAX_PAGE, check_limit, decode_cursor, encode_cursor, invalid_cursor
 from ecp_core.policies.model import DeploymentPolicy, DeploymentPolicyRequest
 from ecp_core.ports.catalog import CatalogUnit
 from ecp_core.ports.contracts import WithContracts
 from ecp_core.ports.deployments import WithDeployments
 from ecp_core.ports.graphs import WithGraphs
 from ecp_core.ports.system import Clock, IdFactory
+from ecp_core.types import NodeKind
 
 _CONCURRENT_RETRIES = 3
 
@@ -148,6 +150,24 @@ class GraphCatalog:
         page = found[:limit]
         more = len(found) > limit
         return page, encode_cursor("graphs", page[-1].graph_id) if more else None
+
+    def task_actions(self, tenant_id: str) -> list[ActionDescriptorV1]:
+        """The actions the task nodes of the tenant's graphs (latest versions) offer to workers.
+
+        One per (topic, fingerprint), ordered so; a topic workers serve needs no handler here.
+        """
+        found: dict[tuple[str, str], ActionDescriptorV1] = {}
+        after: str | None = None
+        while True:
+            with self._uow() as uow:
+                graphs = uow.graphs.latest_page(tenant_id, limit=MAX_PAGE, after=after)
+            for graph in graphs:
+                for node in graph.definition.nodes:
+                    if node.kind is NodeKind.TASK and node.action is not None:
+                        found.setdefault((node.action.name, node.action.fingerprint), node.action)
+            if len(graphs) < MAX_PAGE:
+                return [found[key] for key in sorted(found)]
+            after = graphs[-1].graph_id
 
     def versions_page(
         self, tenant_id: str, graph_id: str, *, limit: int = 50, cursor: str | None = None

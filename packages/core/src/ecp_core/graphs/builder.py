@@ -3,6 +3,8 @@
 import itertools
 from typing import Any, Self
 
+import attrs
+
 from ecp_core.graphs.definition import (
     DEFAULT_MAX_STEPS,
     ActionDescriptorV1,
@@ -75,6 +77,26 @@ class GraphBuilder:
             resolution_schema_ref=resolution_schema_ref,
         )
         return self.node(node)
+
+    def task(
+        self,
+        node_id: str,
+        topic: str,
+        *,
+        lock_seconds: int | None = None,
+        max_attempts: int | None = None,
+        **options: Any,  # noqa: ANN401 - the options of :meth:`action`
+    ) -> Self:
+        """Add a task node: its action, named ``topic``, is offered to external workers.
+
+        ``lock_seconds`` and ``max_attempts`` default to 60 and 3 when the run offers the task.
+        """
+        self.action(node_id, topic, **options)
+        action_node = self._nodes.pop()
+        task = attrs.evolve(
+            action_node, kind=NodeKind.TASK, lock_seconds=lock_seconds, max_attempts=max_attempts
+        )
+        return self.node(task)
 
     def approval(
         self,

@@ -86,6 +86,8 @@ class NodeDefinition:
     operations: tuple[MappingOperation, ...] = ()
     target_path: DottedPath | None = None
     prompt: Annotated[str, Text(1, 4000)] | None = None
+    lock_seconds: Annotated[int, Range(1, 3600)] | None = None
+    max_attempts: Annotated[int, Range(1, 100)] | None = None
 
     @property
     def capabilities(self) -> tuple[Capability, ...]:
@@ -156,6 +158,19 @@ class GraphRegistration:
     created: bool
 
 
+LATER_NODE_FIELDS = ("lock_seconds", "max_attempts")
+"""Node fields added after graphs were first stored; they count in the digest only when set."""
+
+
 def graph_digest(definition: GraphDefinition) -> str:
-    """The content digest of a definition: SHA-256 over its canonical JSON (defaults included)."""
-    return json_digest(unstructure(definition))
+    """The content digest of a definition: SHA-256 over its canonical JSON (defaults included).
+
+    A node field of :data:`LATER_NODE_FIELDS` left unset is left out, so every definition stored
+    before the field existed keeps its digest (and registering it again is still a repeat).
+    """
+    data = unstructure(definition)
+    for node in data["nodes"]:
+        for field in LATER_NODE_FIELDS:
+            if node.get(field) is None:
+                node.pop(field, None)
+    return json_digest(data)

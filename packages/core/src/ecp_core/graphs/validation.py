@@ -20,15 +20,17 @@ def _node_errors(index: int, node: NodeDefinition) -> Iterator[FieldError]:
             yield FieldError(loc=(*here, field), msg=f"not allowed on a {node.kind} node")
 
     kind = node.kind
-    yield from (need if kind is NodeKind.ACTION else forbid)("action", node.action is not None)
+    runs_action = kind in (NodeKind.ACTION, NodeKind.TASK)
+    yield from (need if runs_action else forbid)("action", node.action is not None)
+    task = kind is NodeKind.TASK
+    yield from ([] if task else forbid("lock_seconds", node.lock_seconds is not None))
+    yield from ([] if task else forbid("max_attempts", node.max_attempts is not None))
     yield from (need if kind is NodeKind.MAPPING else forbid)("operations", bool(node.operations))
     approval = kind is NodeKind.APPROVAL
     yield from (need if approval else forbid)("summary", node.summary is not None)
     yield from (need if approval else forbid)("rationale", node.rationale is not None)
     for field in ("allowed_actions", "resolution_schema_ref", "sla_seconds"):
-        if not approval and not (
-            kind is NodeKind.ACTION and node.action and node.action.requires_approval
-        ):
+        if not approval and not (runs_action and node.action and node.action.requires_approval):
             yield from forbid(field, getattr(node, field) is not None)
     if node.allowed_actions is not None and not node.allowed_actions:
         yield FieldError(loc=(*here, "allowed_actions"), msg="must name at least one decision")

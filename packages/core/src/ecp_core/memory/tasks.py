@@ -44,6 +44,32 @@ class MemoryTasks(Repository, RuleApplyingTasks):
         )
         return ready[:limit]
 
+    def _expired(
+        self, tenant_id: str | None, topics: Collection[str] | None, now: datetime, limit: int
+    ) -> list[Task]:
+        found = sorted(
+            (
+                t
+                for t in self._t.table("tasks").values()
+                if (tenant_id is None or t.tenant_id == tenant_id)
+                and (topics is None or t.topic in topics)
+                and rules.expired(t, now)
+            ),
+            key=lambda t: (t.locked_until, t.task_id),
+        )
+        return found[:limit]
+
+    def erase_run(self, tenant_id: str, run_id: str) -> int:
+        """Empty the payloads of a run's tasks; how many changed."""
+        changed = 0
+        for stored in list(self._t.table("tasks").values()):
+            if stored.tenant_id == tenant_id and stored.run_id == run_id:
+                emptied = rules.erased(stored)
+                if emptied != stored:
+                    self._save(emptied)
+                    changed += 1
+        return changed
+
     def _save(self, task: Task) -> None:
         self._t.put("tasks", task.task_id, task)
 

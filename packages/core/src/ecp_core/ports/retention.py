@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 from ecp_core.ports.approvals import WithApprovals
 from ecp_core.ports.audit import WithAudit
 from ecp_core.ports.runs import WithRuns
+from ecp_core.ports.tasks import WithTasks
 from ecp_core.ports.unit import Transaction
 
 if TYPE_CHECKING:
@@ -94,8 +95,10 @@ class EvidenceEraser(Protocol):
         ...
 
 
-class RetentionUnit(Transaction, WithRetention, WithRuns, WithApprovals, WithAudit, Protocol):
-    """What purges and erasures touch: retention, runs, approvals, audit."""
+class RetentionUnit(
+    Transaction, WithRetention, WithRuns, WithApprovals, WithAudit, WithTasks, Protocol
+):
+    """What purges and erasures touch: retention, runs, approvals, audit, external tasks."""
 
 
 __all__ = [

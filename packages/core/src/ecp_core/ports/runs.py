@@ -10,6 +10,7 @@ from ecp_core.ports.contracts import WithContracts
 from ecp_core.ports.deployments import WithDeployments
 from ecp_core.ports.graphs import WithGraphs
 from ecp_core.ports.policies import WithPolicies
+from ecp_core.ports.tasks import WithTasks
 from ecp_core.ports.unit import Transaction
 from ecp_core.ports.webhooks import WithWebhooks
 
@@ -142,9 +143,10 @@ class RunsUnit(
     WithApprovals,
     WithAudit,
     WithWebhooks,
+    WithTasks,
     Protocol,
 ):
-    """Everything a run's step touches: the run, its graph and policy, approvals, audit, events."""
+    """Everything a run's step touches: run, graph, policy, approvals, audit, events, tasks."""
 
 
 __all__ = ["RunRepository", "RunsUnit", "WithRuns"]

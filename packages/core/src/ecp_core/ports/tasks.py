@@ -41,6 +41,21 @@ class TaskRepository(Protocol):
         """
         ...
 
+    def expire(
+        self,
+        now: datetime,
+        *,
+        limit: int,
+        tenant_id: str | None = None,
+        topics: Collection[str] | None = None,
+    ) -> list[Task]:
+        """Release up to ``limit`` tasks whose lock ran out by ``now`` and return them after.
+
+        Each follows ``rules.expire``: waiting again, or failed at its last attempt. Only the
+        tenant's and the topics' tasks when given; tasks another transaction holds are skipped.
+        """
+        ...
+
     def heartbeat(
         self,
         tenant_id: str,
@@ -76,6 +91,13 @@ class TaskRepository(Protocol):
         retry_after_seconds: int = 0,
     ) -> tuple[Task, bool]:
         """Fail the attempt; True when applied now, False when this token failed it before."""
+        ...
+
+    def erase_run(self, tenant_id: str, run_id: str) -> int:
+        """Empty the payloads (arguments, state, output, error) of a run's tasks; how many changed.
+
+        The erasure of a run calls it: what a task carried is personal data like the run's state.
+        """
         ...
 
     def page(

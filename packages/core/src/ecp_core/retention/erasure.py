@@ -206,6 +206,7 @@ class RunEraser:
             if emptied != approval:
                 uow.approvals.save(emptied)
                 newly += 1
+        newly += uow.tasks.erase_run(run.tenant_id, run.run_id)
         return ErasureStepResult(
             step="delete_checkpoints", status=ErasureStepStatus.DONE, newly_erased=newly
         )

@@ -1,7 +1,7 @@
 """Action handlers: the registry with each action's descriptor metadata, and ``echo`` and ``set``."""
 
 import enum
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -181,9 +181,25 @@ class ActionRegistry:
         """What is listed for ``name``, or None."""
         return self._described.get(name)
 
-    def listing(self) -> ActionList:
-        """Every registered action, ordered by name (code point)."""
-        return ActionList(actions=[self._described[name] for name in sorted(self._described)])
+    def listing(self, offered: Sequence[ActionDescriptorV1] = ()) -> ActionList:
+        """Every registered action, with the ``offered`` task actions, by name (code point).
+
+        ``offered`` are the actions of task nodes (source ``task``), which workers serve.
+        """
+        tasks = [
+            RegisteredAction(
+                name=action.name,
+                fingerprint=action.fingerprint,
+                capability_refs=action.capability_refs,
+                side_effect=action.side_effect,
+                source=ActionSource.TASK,
+            )
+            for action in offered
+        ]
+        everything = [*self._described.values(), *tasks]
+        return ActionList(
+            actions=sorted(everything, key=lambda a: (a.name, a.source, a.fingerprint))
+        )
 
 
 def checked_result(name: str, returned: object) -> ActionResult:

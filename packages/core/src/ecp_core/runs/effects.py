@@ -10,6 +10,7 @@ from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.runs.audit_writer import AttemptRecord
 from ecp_core.runs.events import EmitEvent
 from ecp_core.runs.model import Run
+from ecp_core.tasks.model import Task
 
 
 @attrs.frozen
@@ -40,7 +41,14 @@ class NoteApprovalAction:
     action: ApprovalActionRecord
 
 
-Effect = WriteAudit | OpenApproval | SaveApproval | NoteApprovalAction | EmitEvent
+@attrs.frozen
+class OfferTask:
+    """Offer a task node's work to the workers of its topic."""
+
+    task: Task
+
+
+Effect = WriteAudit | OpenApproval | SaveApproval | NoteApprovalAction | OfferTask | EmitEvent
 
 
 @attrs.frozen
@@ -64,6 +72,7 @@ __all__ = [
     "Effect",
     "EmitEvent",
     "NoteApprovalAction",
+    "OfferTask",
     "OpenApproval",
     "SaveApproval",
     "Step",

@@ -8,7 +8,14 @@ import attrs
 
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.runs.audit_writer import AuditWriter
-from ecp_core.runs.effects import NoteApprovalAction, OpenApproval, SaveApproval, Step, WriteAudit
+from ecp_core.runs.effects import (
+    NoteApprovalAction,
+    OfferTask,
+    OpenApproval,
+    SaveApproval,
+    Step,
+    WriteAudit,
+)
 from ecp_core.runs.events import EmitEvent
 from ecp_core.runs.model import Run
 from ecp_core.webhooks.service import WebhookService
@@ -38,6 +45,8 @@ class RunLifecycle:
                     uow.approvals.save(approval)
                 case NoteApprovalAction(action):
                     uow.approvals.add_action(action)
+                case OfferTask(task):
+                    uow.tasks.offer(task)
                 case EmitEvent() if self._webhooks is not None:
                     self._webhooks.emit_in(
                         uow,

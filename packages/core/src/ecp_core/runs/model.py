@@ -17,6 +17,7 @@ MAPPING_ERROR = "mapping_error"
 NO_MATCHING_EDGE = "no_matching_edge"
 STEP_LIMIT_EXCEEDED = "step_limit_exceeded"
 DISPATCH_ERROR = "dispatch_error"
+TASK_FAILED = "task_failed"
 
 FAILURE_REASONS: dict[str, str] = {
     POLICY_VIOLATION: "The policy guard refused a node; the public status is "
@@ -30,6 +31,8 @@ FAILURE_REASONS: dict[str, str] = {
     STEP_LIMIT_EXCEEDED: "The run took more node attempts than the graph's `max_steps`.",
     DISPATCH_ERROR: "Dispatching the run raised an unexpected error on every one of its "
     "`ECP_DISPATCH_MAX_ATTEMPTS` attempts (for example, its stored state could not be read).",
+    TASK_FAILED: "The last attempt of a task node's external task failed: the worker reported a "
+    "failure, or its lock ran out, on attempt `max_attempts`.",
 }
 """Every ``FailureState.reason`` a run can end with, and what it means (``docs/api/errors.md``)."""
 

@@ -18,7 +18,7 @@ from ecp_core.approvals.model import ALL_DECISIONS, ApprovalActionRecord, Approv
 from ecp_core.canonical import thaw
 from ecp_core.errors import EcpError
 from ecp_core.graphs.conditions import ConditionError, condition_holds
-from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
+from ecp_core.graphs.definition import ActionDescriptorV1, GraphDefinition, NodeDefinition
 from ecp_core.graphs.paths import get_path, has_path, set_path
 from ecp_core.policies.guard import evaluate_policy
 from ecp_core.policies.model import DeploymentPolicy
@@ -26,10 +26,11 @@ from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs import model as m
 from ecp_core.runs.actions import ActionContext, ActionRegistry, checked_result
 from ecp_core.runs.audit_writer import AttemptRecord
-from ecp_core.runs.effects import NoteApprovalAction, OpenApproval, Step, WriteAudit
+from ecp_core.runs.effects import NoteApprovalAction, OfferTask, OpenApproval, Step, WriteAudit
 from ecp_core.runs.events import ended, started, waiting_approval
 from ecp_core.runs.model import ApprovalPausedState, FailureState, Run
 from ecp_core.runs.state_machine import transition
+from ecp_core.tasks.model import DEFAULT_LOCK_SECONDS, DEFAULT_MAX_ATTEMPTS, Task
 from ecp_core.types import AttemptStatus, NodeKind, RunStatus
 
 
@@ -56,6 +57,16 @@ def _error(exc: BaseException) -> dict[str, str]:
 
 def _node_input(node: NodeDefinition) -> Any:  # noqa: ANN401
     return None if node.action is None else thaw(node.action.arguments)
+
+
+def action_metadata(action: ActionDescriptorV1) -> dict[str, Any]:
+    """What an attempt's audit record says of the action it ran (or offered as a task)."""
+    return {
+        "action": action.name,
+        "fingerprint": action.fingerprint,
+        "capabilities": [str(c) for c in action.capability_refs],
+        "side_effect": str(action.side_effect),
+    }
 
 
 class Stepper:
@@ -159,6 +170,8 @@ class Stepper:
             return self.fail(run, record, m.POLICY_VIOLATION, enforcement.reason)
         if node.kind is NodeKind.ACTION:
             return self._action(run, graph, node, base)
+        if node.kind is NodeKind.TASK:
+            return self._offer(run, node, base)
         if node.kind is NodeKind.APPROVAL:
             return self.request_approval(run, node, dict(run.state), base)
         if node.kind is NodeKind.INTERRUPT:
@@ -183,20 +196,10 @@ class Stepper:
     ) -> Step:
         action = node.action
         assert action is not None  # noqa: S101 - graph validation guarantees it
-        metadata = {
-            **base,
-            "action": action.name,
-            "fingerprint": action.fingerprint,
-            "capabilities": [str(c) for c in action.capability_refs],
-            "side_effect": str(action.side_effect),
-        }
-        arguments = thaw(action.arguments)
-        approved = run.approved_action
-        if action.requires_approval:
-            if approved is None or approved.node_id != node.id:
-                return self.request_approval(run, node, arguments, metadata)
-            arguments = thaw(approved.arguments)
-            metadata["approval_id"] = approved.approval_id
+        metadata = {**base, **action_metadata(action)}
+        arguments = self._approved_arguments(run, node, metadata)
+        if arguments is None:
+            return self.request_approval(run, node, thaw(action.arguments), metadata)
         tool_calls = (
             None
             if action.tool_call_id is None
@@ -242,6 +245,48 @@ class Stepper:
             validation_results=result.validation_results,
         )
         return self.move_on(run, graph, done, {**run.state, **thaw(result.output)})
+
+    @staticmethod
+    def _approved_arguments(
+        run: Run, node: NodeDefinition, metadata: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The arguments ``node``'s action runs with; None while it still needs an approval.
+
+        An approved action runs with the arguments the approval granted, noted in ``metadata``.
+        """
+        assert node.action is not None  # noqa: S101 - graph validation guarantees it
+        if not node.action.requires_approval:
+            return dict(thaw(node.action.arguments))
+        approved = run.approved_action
+        if approved is None or approved.node_id != node.id:
+            return None
+        metadata["approval_id"] = approved.approval_id
+        return dict(thaw(approved.arguments))
+
+    def _offer(self, run: Run, node: NodeDefinition, base: dict[str, Any]) -> Step:
+        """Offer a task node's work to its topic's workers; the run waits for the task."""
+        action = node.action
+        assert action is not None  # noqa: S101 - graph validation guarantees it
+        metadata = {**base, **action_metadata(action)}
+        arguments = self._approved_arguments(run, node, metadata)
+        if arguments is None:
+            return self.request_approval(run, node, thaw(action.arguments), metadata)
+        now = self._clock.now()
+        task = Task(
+            task_id=self._ids.new_id(),
+            tenant_id=run.tenant_id,
+            run_id=run.run_id,
+            node_id=node.id,
+            topic=action.name,
+            arguments=arguments,
+            state=thaw(run.state),
+            max_attempts=node.max_attempts or DEFAULT_MAX_ATTEMPTS,
+            lock_seconds=node.lock_seconds or DEFAULT_LOCK_SECONDS,
+            created_at=now,
+            updated_at=now,
+        )
+        waiting = transition(run, RunStatus.WAITING_TASK, now, next_node_id=node.id)
+        return Step(waiting, (OfferTask(task),))
 
     def _mapping(
         self, run: Run, graph: GraphDefinition, node: NodeDefinition, base: dict[str, Any]
@@ -360,4 +405,4 @@ class Stepper:
         return Step(waiting, (*opened, WriteAudit(record), *waiting_approval(waiting, approval)))
 
 
-__all__ = ["NoMatchingEdge", "Stepper", "next_node"]
+__all__ = ["NoMatchingEdge", "Stepper", "action_metadata", "next_node"]

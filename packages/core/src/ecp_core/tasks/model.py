@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import attrs
 
-from ecp_core.constraints import AwareUtc, Range, Text, checked
+from ecp_core.constraints import AwareUtc, Items, Range, Text, checked
 
 DEFAULT_LOCK_SECONDS = 60
 """How long a claim holds a task when neither the node nor the worker says."""
@@ -58,3 +58,137 @@ class Task:
     error: str | None = None
     created_at: Annotated[datetime, AwareUtc()]
     updated_at: Annotated[datetime, AwareUtc()]
+
+
+WorkerId = Annotated[str, Text(1, 256, trimmed=True)]
+Topic = Annotated[str, Text(1, 512)]
+LockToken = Annotated[str, Text(1, 256)]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class TaskClaimRequest:
+    """Body of ``POST /v1/tasks/claim``; ``lock_seconds`` None locks for each task's own time."""
+
+    worker_id: WorkerId
+    topics: Annotated[tuple[Topic, ...], Items(1, 100)]
+    max_tasks: Annotated[int, Range(1, 100)] = 1
+    lock_seconds: Annotated[int, Range(1, 3600)] | None = None
+    wait_seconds: Annotated[int, Range(0, 30)] = 0
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class TaskHeartbeatRequest:
+    """Body of ``POST /v1/tasks/{task_id}/heartbeat``; None extends by the task's lock time."""
+
+    lock_token: LockToken
+    lock_seconds: Annotated[int, Range(1, 3600)] | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class TaskCompleteRequest:
+    """Body of ``POST /v1/tasks/{task_id}/complete``: the output merged into the run state."""
+
+    lock_token: LockToken
+    output: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class TaskFailRequest:
+    """Body of ``POST /v1/tasks/{task_id}/fail``; a retry waits ``retry_after_seconds``."""
+
+    lock_token: LockToken
+    error: Annotated[str, Text(1, 4000)]
+    retry_after_seconds: Annotated[int, Range(0, 86_400)] = 0
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ClaimedTask:
+    """A task as its claiming worker gets it: the work, and the token that holds it."""
+
+    task_id: str
+    lock_token: str
+    run_id: str
+    node_id: str
+    attempt: int
+    topic: str
+    arguments: dict[str, Any]
+    state: dict[str, Any]
+    locked_until: datetime
+
+    @classmethod
+    def of(cls, task: Task) -> "ClaimedTask":
+        """The claimed view of a task a claim just locked."""
+        assert task.lock_token is not None  # noqa: S101 - a claimed task is locked
+        assert task.locked_until is not None  # noqa: S101
+        return cls(
+            task_id=task.task_id,
+            lock_token=task.lock_token,
+            run_id=task.run_id,
+            node_id=task.node_id,
+            attempt=task.attempt,
+            topic=task.topic,
+            arguments=task.arguments,
+            state=task.state,
+            locked_until=task.locked_until,
+        )
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class TaskClaimResponse:
+    """Answer to a claim: the tasks now locked for the worker (none when nothing was claimable)."""
+
+    tasks: tuple[ClaimedTask, ...]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class TaskLockResponse:
+    """Answer to a heartbeat: until when the worker now holds the task."""
+
+    task_id: str
+    locked_until: datetime
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class TaskSummary:
+    """A task as operators list it: where it stands and who holds it, never its lock token."""
+
+    task_id: str
+    run_id: str
+    node_id: str
+    topic: str
+    status: TaskStatus
+    attempt: int
+    max_attempts: int
+    worker_id: str | None
+    locked_until: datetime | None
+    not_before: datetime | None
+    error: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, task: Task) -> "TaskSummary":
+        """The summary of a stored task."""
+        return cls(
+            task_id=task.task_id,
+            run_id=task.run_id,
+            node_id=task.node_id,
+            topic=task.topic,
+            status=task.status,
+            attempt=task.attempt,
+            max_attempts=task.max_attempts,
+            worker_id=task.worker_id,
+            locked_until=task.locked_until,
+            not_before=task.not_before,
+            error=task.error,
+            created_at=task.created_at,
+            updated_at=task.updated_at,
+        )
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class TaskListResponse:
+    """Answer to ``GET /v1/tasks``: a page of the tenant's tasks by id, and the next cursor."""
+
+    tasks: tuple[TaskSummary, ...]
+    next_cursor: str | None

@@ -24,6 +24,34 @@ def claimable(task: Task, now: datetime) -> bool:
     return False
 
 
+LOCK_EXPIRED = "lock expired"
+"""The error an attempt whose lock ran out is recorded with."""
+
+
+def expired(task: Task, now: datetime) -> bool:
+    """Whether ``task`` is locked under a lock that ran out by ``now``."""
+    return (
+        task.status is TaskStatus.LOCKED
+        and task.locked_until is not None
+        and task.locked_until <= now
+    )
+
+
+def expire(task: Task, now: datetime) -> Task:
+    """``task`` after its lock ran out: the attempt failed with :data:`LOCK_EXPIRED`.
+
+    Like a reported failure, it waits again (at once) unless that was its last attempt, which
+    fails it for good. The claim's worker id and token stay, so the old holder's late
+    completion gets LockLost and its late failure is a repeat.
+    """
+    if not expired(task, now):
+        return task
+    status = TaskStatus.FAILED if task.attempt >= task.max_attempts else TaskStatus.WAITING
+    return attrs.evolve(
+        task, status=status, error=LOCK_EXPIRED, locked_until=None, not_before=None, updated_at=now
+    )
+
+
 def claim(
     task: Task, *, worker_id: str, lock_token: str, now: datetime, lock_seconds: int | None
 ) -> Task:
@@ -98,3 +126,10 @@ def fail(
         updated_at=now,
     )
     return retry, True
+
+
+def erased(task: Task) -> Task:
+    """``task`` without its payloads: no arguments, state, output or error text."""
+    return attrs.evolve(
+        task, arguments={}, state={}, output=None if task.output is None else {}, error=None
+    )

@@ -24,6 +24,15 @@ class RuleApplyingTasks(ABC):
         """Up to ``limit`` claimable tasks of the topics, oldest first, held for this unit."""
 
     @abstractmethod
+    def _expired(
+        self, tenant_id: str | None, topics: Collection[str] | None, now: datetime, limit: int
+    ) -> list[Task]:
+        """Up to ``limit`` tasks whose lock ran out by ``now``, held for this unit.
+
+        None for ``tenant_id`` or ``topics``: of every tenant or topic.
+        """
+
+    @abstractmethod
     def _held(self, tenant_id: str, task_id: str) -> Task:
         """The tenant's task, held until the unit of work ends; NotFound when absent."""
 
@@ -54,6 +63,22 @@ class RuleApplyingTasks(ABC):
             self._save(locked)
             claimed.append(locked)
         return claimed
+
+    def expire(
+        self,
+        now: datetime,
+        *,
+        limit: int,
+        tenant_id: str | None = None,
+        topics: Collection[str] | None = None,
+    ) -> list[Task]:
+        """Release up to ``limit`` tasks whose lock ran out (see ``rules.expire``); the results."""
+        released = []
+        for task in self._expired(tenant_id, topics, now, limit):
+            after = rules.expire(task, now)
+            self._save(after)
+            released.append(after)
+        return released
 
     def heartbeat(
         self,

@@ -40,7 +40,11 @@ from ecp_core.testing.conformance.reconciliation import (
 )
 from ecp_core.testing.conformance.retention import RetentionRepositoryConformance
 from ecp_core.testing.conformance.runs import RunRepositoryConformance
-from ecp_core.testing.conformance.tasks import TaskQueueProperties, TaskRepositoryConformance
+from ecp_core.testing.conformance.tasks import (
+    TaskExpiryConformance,
+    TaskQueueProperties,
+    TaskRepositoryConformance,
+)
 from ecp_core.testing.conformance.unit_of_work import (
     AttemptAtomicityConformance,
     UnitOfWorkConformance,
@@ -101,6 +105,7 @@ __all__ = [
     "StatementRepositoryConformance",
     "StoreOpener",
     "StoreSuite",
+    "TaskExpiryConformance",
     "TaskQueueProperties",
     "TaskRepositoryConformance",
     "UnitOfWorkConformance",

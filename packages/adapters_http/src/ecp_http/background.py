@@ -1,0 +1,101 @@
+"""The server's background work: run dispatch and the periodic sweeps, and the decision scheduler.
+
+Sweeps deliver due webhooks, escalate overdue approvals, purge expired data (when retention is
+enabled) and release external-task locks that ran out. A run that starts waiting for a task, and
+a lock released, ring the bell that long-polling claims wait on.
+"""
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ecp_core.runs.model import Run
+from ecp_core.runs.state_machine import TERMINAL, WAITING
+from ecp_core.runs.tasks import LOCK_SWEEP_SECONDS
+from ecp_core.service import Ecp
+from ecp_core.types import RunStatus
+from ecp_http.dispatch import Dispatcher, Outage
+from ecp_http.long_poll import Bell
+from ecp_http.settings import Settings
+from ecp_http.webhook_sender import HttpxSender
+
+if TYPE_CHECKING:
+    from ecp_http.tracing import Tracing
+
+DELIVERY_BATCHES = 20
+"""At most this many batches of due deliveries per pass, so other sweeps get their turn."""
+
+
+def sweeps_of(
+    ecp: Ecp, settings: Settings, bell: Bell
+) -> list[tuple[str, Callable[[], object], float]]:
+    """The periodic sweeps as (name, action, interval seconds)."""
+    sender = HttpxSender(
+        timeout_seconds=settings.webhook_timeout_seconds,
+        allow_private=settings.webhook_allow_private_targets,
+    )
+
+    def deliver_webhooks() -> None:
+        for _ in range(DELIVERY_BATCHES):
+            if ecp.webhooks.deliver_due(sender) == 0:
+                return
+
+    def expire_task_locks() -> None:
+        if ecp.tasks.expire_locks():
+            bell.ring()
+
+    sweeps: list[tuple[str, Callable[[], object], float]] = [
+        ("deliver_webhooks", deliver_webhooks, settings.webhook_poll_seconds),
+        (
+            "escalate_overdue_approvals",
+            ecp.approvals.escalate_overdue,
+            settings.escalation_interval_seconds,
+        ),
+        ("expire_task_locks", expire_task_locks, LOCK_SWEEP_SECONDS),
+    ]
+    if settings.retention_enabled:
+        sweeps.append(("retention_purge", ecp.retention.sweep, settings.retention_poll_seconds))
+    return sweeps
+
+
+def background_work(
+    ecp: Ecp, settings: Settings, tracing: "Tracing | None", bells: tuple[Bell, Bell]
+) -> tuple[Dispatcher, Dispatcher | None]:
+    """The run dispatcher (with the sweeps) and the decision scheduler (None when disabled).
+
+    ``bells`` are rung when a task is offered or released, and when a run waits or ends.
+    """
+    tasks_offered, runs_moved = bells
+
+    def advanced(run: Run) -> None:
+        if run.status is RunStatus.WAITING_TASK:
+            tasks_offered.ring()
+        if run.status in TERMINAL or run.status in WAITING:
+            runs_moved.ring()
+
+    outage = Outage()  # one outage, logged once, whichever thread finds it
+    dispatcher = Dispatcher(
+        ecp.runs,
+        workers=settings.dispatch_workers,
+        poll_seconds=settings.dispatch_poll_seconds,
+        sweeps=sweeps_of(ecp, settings, tasks_offered),
+        tracing=tracing,
+        outage=outage,
+        on_advanced=advanced,
+    )
+    scheduler = (
+        Dispatcher(
+            ecp.runs,
+            workers=0,
+            poll_seconds=settings.scheduler_interval_seconds,
+            sweeps=[
+                ("decision_schedules", ecp.decisions.run_due, settings.scheduler_interval_seconds)
+            ],
+            outage=outage,
+        )
+        if settings.scheduler_enabled
+        else None
+    )
+    return dispatcher, scheduler
+
+
+__all__ = ["DELIVERY_BATCHES", "background_work", "sweeps_of"]

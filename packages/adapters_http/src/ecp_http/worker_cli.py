@@ -1,0 +1,126 @@
+"""``ecp worker``: the command line of the external-task worker (:mod:`ecp_http.task_worker`).
+
+It talks only to the service's HTTP API (``--url`` or ``ECP_URL``) with ``ECP_API_KEY`` or
+``ECP_TOKEN``; it never opens the database. A refusal (no credentials, a function that cannot be
+imported, a claim the server refuses) is one line on stderr and exit status 2.
+"""
+
+import argparse
+import importlib
+import logging
+import os
+import pathlib
+import socket
+import sys
+from collections.abc import Callable, Mapping
+
+from ecp_http import logs
+from ecp_http.task_worker import (
+    DEFAULT_URL,
+    TaskFunction,
+    TaskWorker,
+    WorkerOptions,
+    WorkerRefused,
+)
+
+
+def load_function(spec: str) -> TaskFunction:
+    """The callable named by ``module:function``, importable from here or ``PYTHONPATH``."""
+    module_name, _, name = spec.partition(":")
+    if not module_name or not name:
+        raise WorkerRefused(f"{spec!r} is not module:function")
+    here = str(pathlib.Path.cwd())
+    if here not in sys.path:
+        sys.path.insert(0, here)  # as `python -m` does: modules beside you import
+    try:
+        found: object = importlib.import_module(module_name)
+        for part in name.split("."):
+            found = getattr(found, part)
+    except Exception as exc:  # noqa: BLE001 - any import failure is reported, not raised
+        raise WorkerRefused(f"cannot load {spec}: {type(exc).__name__}: {exc}") from None
+    if not callable(found):
+        raise WorkerRefused(f"{spec} is not callable")
+    function: TaskFunction = found
+    return function
+
+
+def credential_headers(environ: Mapping[str, str]) -> dict[str, str]:
+    """``X-API-Key`` from ``ECP_API_KEY``, else ``Authorization: Bearer`` from ``ECP_TOKEN``."""
+    if key := environ.get("ECP_API_KEY", "").strip():
+        return {"X-API-Key": key}
+    if token := environ.get("ECP_TOKEN", "").strip():
+        return {"Authorization": f"Bearer {token}"}
+    raise WorkerRefused("set ECP_API_KEY (a project API key with role worker) or ECP_TOKEN")
+
+
+def _bounded(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is not within {low}..{high}")
+        return value
+
+    return parse
+
+
+def _work(args: argparse.Namespace) -> int:
+    try:
+        headers = credential_headers(os.environ)
+        function = load_function(args.function)
+        logs.configure()
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
+        options = WorkerOptions(
+            url=(args.url or os.environ.get("ECP_URL") or DEFAULT_URL).rstrip("/"),
+            topics=tuple(dict.fromkeys(args.topic)),
+            worker_id=args.worker_id or f"{socket.gethostname()}-{os.getpid()}",
+            lock_seconds=args.lock_seconds,
+            wait_seconds=args.wait_seconds,
+            max_tasks=args.max_tasks,
+            once=args.once,
+        )
+        return TaskWorker(options, function, headers).run()
+    except WorkerRefused as exc:
+        sys.stderr.write(f"ecp worker: {exc}\n")
+        return 2
+
+
+def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add ``worker`` to the ``ecp`` parser."""
+    worker = commands.add_parser(
+        "worker",
+        help="run a Python function as a worker for task nodes",
+        description="Claim tasks of the topics, run FUNCTION on each, complete or fail them. "
+        "Credentials: ECP_API_KEY (a project API key with role worker) or ECP_TOKEN (a bearer "
+        "token). SIGTERM or Ctrl-C stops claiming and exits after the current task.",
+    )
+    worker.add_argument(
+        "function", metavar="FUNCTION", help="module:function, importable from here or PYTHONPATH"
+    )
+    worker.add_argument("--url", help=f"the service's base URL (env ECP_URL; {DEFAULT_URL})")
+    worker.add_argument(
+        "--topic", action="append", required=True, help="a topic to claim; repeat for more"
+    )
+    worker.add_argument("--worker-id", help="this worker's id (default: <hostname>-<pid>)")
+    worker.add_argument(
+        "--lock-seconds",
+        type=_bounded(1, 3600),
+        help="how long a claim holds a task (default: the task node's lock_seconds)",
+    )
+    worker.add_argument(
+        "--wait-seconds",
+        type=_bounded(0, 30),
+        default=20,
+        help="how long one claim waits for a task to appear (default 20)",
+    )
+    worker.add_argument(
+        "--max-tasks", type=_bounded(1, 100), default=1, help="tasks per claim (default 1)"
+    )
+    worker.add_argument(
+        "--once", action="store_true", help="handle what one claim returns, then exit"
+    )
+    worker.set_defaults(run=_work)
