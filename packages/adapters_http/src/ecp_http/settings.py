@@ -7,50 +7,9 @@ from collections.abc import Mapping
 import attrs
 
 from ecp_core.retention.model import MAX_TTL_SECONDS
+from ecp_http.hosted_settings import HostedSettings, hosted_settings
 from ecp_http.logs import FORMATS, LEVELS
-
-
-class SettingsError(ValueError):
-    """A setting is invalid; the message names it."""
-
-
-def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:  # noqa: FBT001
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    lowered = raw.strip().lower()
-    if lowered in ("1", "true", "yes", "on"):
-        return True
-    if lowered in ("0", "false", "no", "off"):
-        return False
-    raise SettingsError(f"{name} must be true or false, not {raw!r}")
-
-
-def _number(
-    env: Mapping[str, str], name: str, default: float, *, minimum: float, integer: bool = False
-) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw) if integer else float(raw)
-    except ValueError:
-        raise SettingsError(
-            f"{name} must be a {'whole ' if integer else ''}number, not {raw!r}"
-        ) from None
-    if value < minimum:
-        raise SettingsError(f"{name} must be at least {minimum}, not {raw!r}")
-    return value
-
-
-def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str | None:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return None
-    for choice in choices:
-        if raw.lower() == choice.lower():
-            return choice
-    raise SettingsError(f"{name} must be one of {', '.join(choices)}, not {raw!r}")
+from ecp_http.settings_values import SettingsError, choice, flag, number
 
 
 def _ttl(env: Mapping[str, str], name: str) -> int | None:
@@ -158,6 +117,8 @@ class Settings:
     """Action secrets by name, from the ``ECP_SECRET_<NAME>`` settings; never shown."""
     secrets_dir: pathlib.Path | None = None
     """A directory with one file per action secret (``ECP_SECRETS_DIR``)."""
+    cloud: HostedSettings = attrs.field(factory=HostedSettings)
+    """The hosted offer's identity, billing and entitlement settings (all off by default)."""
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str]) -> "Settings":
@@ -168,12 +129,12 @@ class Settings:
         jwt_secret = env.get("ECP_JWT_SECRET") or None
         if jwt_secret is not None and len(jwt_secret) < 32:  # noqa: PLR2004 - HS256 wants 256 bits
             raise SettingsError("ECP_JWT_SECRET must be at least 32 characters")
-        port = int(_number(env, "ECP_PORT", 8000, minimum=1, integer=True))
+        port = int(number(env, "ECP_PORT", 8000, minimum=1, integer=True))
         if port > 65535:  # noqa: PLR2004
             raise SettingsError(f"ECP_PORT must be at most 65535, not {port}")
         return cls(
             database_url=env.get("ECP_DATABASE_URL") or None,
-            database_pool_timeout_seconds=_number(
+            database_pool_timeout_seconds=number(
                 env, "ECP_DATABASE_POOL_TIMEOUT_SECONDS", 5.0, minimum=0.1
             ),
             data_dir=pathlib.Path(env.get("ECP_DATA_DIR") or ".ecp"),
@@ -182,27 +143,27 @@ class Settings:
             jwt_secret=jwt_secret,
             audit_signing_key=env.get("ECP_AUDIT_SIGNING_KEY") or None,
             audit_signing_key_id=env.get("ECP_AUDIT_SIGNING_KEY_ID") or None,
-            hosted=_flag(env, "ECP_HOSTED", default=False),
-            dispatch_workers=int(_number(env, "ECP_DISPATCH_WORKERS", 2, minimum=1, integer=True)),
-            dispatch_poll_seconds=_number(env, "ECP_DISPATCH_POLL_SECONDS", 0.2, minimum=0.01),
+            hosted=flag(env, "ECP_HOSTED", default=False),
+            dispatch_workers=int(number(env, "ECP_DISPATCH_WORKERS", 2, minimum=1, integer=True)),
+            dispatch_poll_seconds=number(env, "ECP_DISPATCH_POLL_SECONDS", 0.2, minimum=0.01),
             dispatch_max_attempts=int(
-                _number(env, "ECP_DISPATCH_MAX_ATTEMPTS", 3, minimum=1, integer=True)
+                number(env, "ECP_DISPATCH_MAX_ATTEMPTS", 3, minimum=1, integer=True)
             ),
-            dispatch_backoff_seconds=_number(env, "ECP_DISPATCH_BACKOFF_SECONDS", 1.0, minimum=0),
-            max_wait_seconds=_number(env, "ECP_MAX_WAIT_SECONDS", 60.0, minimum=0),
+            dispatch_backoff_seconds=number(env, "ECP_DISPATCH_BACKOFF_SECONDS", 1.0, minimum=0),
+            max_wait_seconds=number(env, "ECP_MAX_WAIT_SECONDS", 60.0, minimum=0),
             max_body_bytes=int(
-                _number(env, "ECP_MAX_BODY_BYTES", 1024 * 1024, minimum=1024, integer=True)
+                number(env, "ECP_MAX_BODY_BYTES", 1024 * 1024, minimum=1024, integer=True)
             ),
             max_evidence_body_bytes=int(
-                _number(
+                number(
                     env, "ECP_MAX_EVIDENCE_BODY_BYTES", 16 * 1024 * 1024, minimum=1024, integer=True
                 )
             ),
             artifacts_dir=pathlib.Path(env["ECP_ARTIFACTS_DIR"])
             if env.get("ECP_ARTIFACTS_DIR")
             else None,
-            retention_enabled=_flag(env, "SERVICE_RETENTION__ENABLED", default=False),
-            retention_poll_seconds=_number(
+            retention_enabled=flag(env, "SERVICE_RETENTION__ENABLED", default=False),
+            retention_poll_seconds=number(
                 env, "SERVICE_RETENTION__WORKER_POLL_INTERVAL", 300.0, minimum=1
             ),
             retention_default_audit_ttl_seconds=_ttl(
@@ -211,44 +172,48 @@ class Settings:
             retention_default_run_ttl_seconds=_ttl(
                 env, "SERVICE_RETENTION__DEFAULT_RUN_TTL_SECONDS"
             ),
-            retention_econ_erase_enabled=_flag(
+            retention_econ_erase_enabled=flag(
                 env, "SERVICE_RETENTION__ECON_ERASE_ENABLED", default=False
             ),
-            scheduler_enabled=_flag(env, "ECP_CLOUD_SCHEDULER_ENABLED", default=True),
-            scheduler_interval_seconds=_number(
+            scheduler_enabled=flag(env, "ECP_CLOUD_SCHEDULER_ENABLED", default=True),
+            scheduler_interval_seconds=number(
                 env, "ECP_CLOUD_SCHEDULER_INTERVAL_SECONDS", 60.0, minimum=0.05
             ),
             webhook_max_attempts=int(
-                _number(env, "ECP_WEBHOOK_MAX_ATTEMPTS", 5, minimum=1, integer=True)
+                number(env, "ECP_WEBHOOK_MAX_ATTEMPTS", 5, minimum=1, integer=True)
             ),
-            webhook_backoff_base_seconds=_number(
+            webhook_backoff_base_seconds=number(
                 env, "ECP_WEBHOOK_BACKOFF_BASE_SECONDS", 2.0, minimum=0.01
             ),
-            webhook_backoff_max_seconds=_number(
+            webhook_backoff_max_seconds=number(
                 env, "ECP_WEBHOOK_BACKOFF_MAX_SECONDS", 3600.0, minimum=0.01
             ),
-            webhook_timeout_seconds=_number(env, "ECP_WEBHOOK_TIMEOUT_SECONDS", 10.0, minimum=0.1),
-            webhook_allow_private_targets=_flag(
+            webhook_timeout_seconds=number(env, "ECP_WEBHOOK_TIMEOUT_SECONDS", 10.0, minimum=0.1),
+            webhook_allow_private_targets=flag(
                 env, "ECP_WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False
             ),
-            webhook_poll_seconds=_number(env, "ECP_WEBHOOK_POLL_SECONDS", 0.1, minimum=0.01),
-            escalation_interval_seconds=_number(
+            webhook_poll_seconds=number(env, "ECP_WEBHOOK_POLL_SECONDS", 0.1, minimum=0.01),
+            escalation_interval_seconds=number(
                 env, "ECP_ESCALATION_INTERVAL_SECONDS", 30.0, minimum=0.1
             ),
-            log_format=_choice(env, "ECP_LOG_FORMAT", FORMATS),
-            log_level=_choice(env, "ECP_LOG_LEVEL", LEVELS) or "INFO",
-            metrics_enabled=_flag(env, "ECP_METRICS_ENABLED", default=True),
+            log_format=choice(env, "ECP_LOG_FORMAT", FORMATS),
+            log_level=choice(env, "ECP_LOG_LEVEL", LEVELS) or "INFO",
+            metrics_enabled=flag(env, "ECP_METRICS_ENABLED", default=True),
             metrics_token=env.get("ECP_METRICS_TOKEN") or None,
             action_modules=_action_modules(env),
             otel_traces_endpoint=_otlp_traces_endpoint(env),
             http_action_max_bytes=int(
-                _number(env, "ECP_HTTP_ACTION_MAX_BYTES", 1024 * 1024, minimum=1, integer=True)
+                number(env, "ECP_HTTP_ACTION_MAX_BYTES", 1024 * 1024, minimum=1, integer=True)
             ),
-            http_action_allow_private_targets=_flag(
+            http_action_allow_private_targets=flag(
                 env, "ECP_HTTP_ACTION_ALLOW_PRIVATE_TARGETS", default=False
             ),
             secrets=_secrets(env),
             secrets_dir=pathlib.Path(env["ECP_SECRETS_DIR"])
             if env.get("ECP_SECRETS_DIR")
             else None,
+            cloud=hosted_settings(env),
         )
+
+
+__all__ = ["Settings", "SettingsError"]

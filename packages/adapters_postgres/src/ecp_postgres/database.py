@@ -19,6 +19,7 @@ from psycopg_pool import ConnectionPool
 from ecp_postgres.api_keys import PostgresApiKeys
 from ecp_postgres.approvals import PostgresApprovals
 from ecp_postgres.audit import PostgresAudit
+from ecp_postgres.billing import PostgresSubscriptions
 from ecp_postgres.contracts import PostgresContracts
 from ecp_postgres.debugger import PostgresEvidenceTallies
 from ecp_postgres.decisions import PostgresDecisions, PostgresVersionEvidence
@@ -163,6 +164,7 @@ class PostgresUnitOfWork:
         self.retention = PostgresRetention(conn)
         self.webhooks = PostgresWebhooks(conn)
         self.tasks = PostgresTasks(conn)
+        self.subscriptions = PostgresSubscriptions(conn)
         self.evidence = PostgresEvidence(conn)
         self.reconciliation = PostgresReconciliation(conn)
         self.decisions = PostgresDecisions(conn)

@@ -17,7 +17,17 @@ from yoyo.backends import PostgresqlPsycopgBackend  # type: ignore[import-untype
 from yoyo.connections import default_migration_table, parse_uri  # type: ignore[import-untyped]
 from yoyo.migrations import Migration, MigrationList  # type: ignore[import-untyped]
 
-AREAS = ("core", "audit", "approvals", "identity", "retention", "webhooks", "econ", "tasks")
+AREAS = (
+    "core",
+    "audit",
+    "approvals",
+    "identity",
+    "retention",
+    "webhooks",
+    "econ",
+    "tasks",
+    "billing",
+)
 """Folders of migration chains; later areas (retention, webhooks, evidence …) append here."""
 
 LOCK_KEY = 0x6563_705F_6D69_6772

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Self
 from ecp_core.memory.api_keys import MemoryApiKeys
 from ecp_core.memory.approvals import MemoryApprovals
 from ecp_core.memory.audit import MemoryAudit
+from ecp_core.memory.billing import MemorySubscriptions
 from ecp_core.memory.contracts import MemoryContracts
 from ecp_core.memory.debugger import MemoryEvidenceTallies
 from ecp_core.memory.decisions import MemoryDecisions, MemoryVersionEvidence
@@ -67,6 +68,7 @@ class MemoryUnitOfWork:
         self.evidence = MemoryEvidence(tables)
         self.reconciliation = MemoryReconciliation(tables)
         self.decisions = MemoryDecisions(tables)
+        self.subscriptions = MemorySubscriptions(tables)
         self._undo: list[Callable[[], None]] = []
         self._outer_undo: list[Callable[[], None]] | None = None
 

@@ -4,6 +4,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ecp_core.ports.api_keys import ApiKeysUnit
+from ecp_core.ports.billing import BillingUnit
 from ecp_core.ports.catalog import CatalogUnit
 from ecp_core.ports.contracts import ContractsUnit
 from ecp_core.ports.debugger import DebuggerUnit, EvidenceTallies
@@ -32,6 +33,7 @@ class UnitOfWork(
     DebuggerUnit,
     ReconciliationUnit,
     DecisionsUnit,
+    BillingUnit,
     Protocol,
 ):
     """One transaction over every storage port. Leaving without ``commit`` rolls back."""

@@ -1,0 +1,1 @@
+"""Hosted accounts: an identity provider organization bound to a tenant, and its activation."""

@@ -1,0 +1,1 @@
+"""Entitlements: the plans' quotas and the meters that count usage per billing period."""

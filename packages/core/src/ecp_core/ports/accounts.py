@@ -1,0 +1,1 @@
+"""The accounts port: external identity bindings and the identity provider."""

@@ -1,0 +1,1 @@
+"""The entitlements port: meters per tenant and billing period."""
