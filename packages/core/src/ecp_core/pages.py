@@ -9,11 +9,15 @@ adapter orders and bounds pages this way; the conformance kit checks it
 import base64
 import binascii
 import json
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from ecp_core.errors import FieldError, ValidationFailed
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 500
+
+T = TypeVar("T")
 
 
 def check_limit(limit: int) -> None:
@@ -55,3 +59,17 @@ def decode_cursor(kind: str, cursor: str, count: int) -> tuple[str, ...]:
     if not valid:
         raise invalid
     return tuple(decoded[1:])
+
+
+def next_page(
+    found: Sequence[T], limit: int, kind: str, position: Callable[[T], Sequence[str]]
+) -> tuple[list[T], str | None]:
+    """A page from ``found`` (read with one row more than ``limit``) and the cursor after it.
+
+    The cursor, of list ``kind``, points after the page's last item at ``position(item)``; None
+    when ``found`` held no more than ``limit`` (the last page).
+    """
+    page = list(found[:limit])
+    if len(found) <= limit:
+        return page, None
+    return page, encode_cursor(kind, *position(page[-1]))

@@ -13,7 +13,14 @@ from ecp_core.graphs.definition import (
     version_ref,
 )
 from ecp_core.graphs.validation import validate_graph
-from ecp_core.pages import MAX_PAGE, check_limit, decode_cursor, encode_cursor, invalid_cursor
+from ecp_core.pages import (
+    MAX_PAGE,
+    check_limit,
+    decode_cursor,
+    encode_cursor,
+    invalid_cursor,
+    next_page,
+)
 from ecp_core.policies.model import DeploymentPolicy, DeploymentPolicyRequest
 from ecp_core.ports.catalog import CatalogUnit
 from ecp_core.ports.contracts import WithContracts
@@ -147,9 +154,7 @@ class GraphCatalog:
         after = None if cursor is None else decode_cursor("graphs", cursor, 1)[0]
         with self._uow() as uow:
             found = uow.graphs.latest_page(tenant_id, limit=limit + 1, after=after)
-        page = found[:limit]
-        more = len(found) > limit
-        return page, encode_cursor("graphs", page[-1].graph_id) if more else None
+        return next_page(found, limit, "graphs", lambda graph: (graph.graph_id,))
 
     def task_actions(self, tenant_id: str) -> list[ActionDescriptorV1]:
         """The actions the task nodes of the tenant's graphs (latest versions) offer to workers.
@@ -192,9 +197,7 @@ class GraphCatalog:
         after = None if cursor is None else decode_cursor("deployments", cursor, 1)[0]
         with self._uow() as uow:
             found = uow.deployments.page(tenant_id, limit=limit + 1, after=after)
-        page = found[:limit]
-        more = len(found) > limit
-        return page, encode_cursor("deployments", page[-1].deployment_ref) if more else None
+        return next_page(found, limit, "deployments", lambda d: (d.deployment_ref,))
 
     def put_policy(
         self, tenant_id: str, deployment_ref: str, request: DeploymentPolicyRequest

@@ -20,7 +20,7 @@ from ecp_core.errors import (
     ValidationFailed,
 )
 from ecp_core.identity import ActorIdentity
-from ecp_core.pages import check_limit, decode_cursor, encode_cursor
+from ecp_core.pages import check_limit, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock
 from ecp_core.runs.lifecycle import RunLifecycle
@@ -149,9 +149,7 @@ class ApprovalService:
                 deployment_ref=deployment_ref,
                 run_id=run_id,
             )
-        page = found[:limit]
-        more = len(found) > limit
-        return page, encode_cursor(INBOX_CURSOR, page[-1].approval_id) if more else None
+        return next_page(found, limit, INBOX_CURSOR, lambda approval: (approval.approval_id,))
 
     def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord:
         """One approval; NotFound otherwise."""

@@ -11,7 +11,7 @@ from ecp_core.canonical import canonical_json, json_digest, thaw
 from ecp_core.catalog.service import require_deployment, require_graph
 from ecp_core.errors import Conflict, FieldError, IllegalTransition, NotFound, ValidationFailed
 from ecp_core.graphs.paths import set_path
-from ecp_core.pages import MAX_PAGE, decode_cursor, encode_cursor
+from ecp_core.pages import MAX_PAGE, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs.audit_writer import AttemptRecord
@@ -272,9 +272,8 @@ class RunService:
         with self._uow() as uow:
             runs = uow.runs.page(tenant_id, limit=limit + 1, before=before)
             total = uow.runs.count(tenant_id)
-        more = len(runs) > limit
-        runs = runs[:limit]
-        return runs, total, encode_cursor("runs", runs[-1].run_id) if more else None
+        page, next_cursor = next_page(runs, limit, "runs", lambda run: (run.run_id,))
+        return page, total, next_cursor
 
     def runnable(self, limit: int = 100) -> list[Run]:
         """Runs a dispatcher should advance, oldest first."""

@@ -15,7 +15,7 @@ from ecp_core.canonical import canonical_json
 from ecp_core.catalog.service import require_graph
 from ecp_core.errors import NotFound
 from ecp_core.graphs.definition import GraphDefinition
-from ecp_core.pages import check_limit, decode_cursor, encode_cursor
+from ecp_core.pages import check_limit, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock
 from ecp_core.runs.effects import Step
@@ -177,9 +177,7 @@ class TaskWork:
             found = uow.tasks.page(
                 tenant_id, status=status, topic=topic, limit=limit + 1, after=after
             )
-        page = found[:limit]
-        more = len(found) > limit
-        return page, encode_cursor(TASKS_CURSOR, page[-1].task_id) if more else None
+        return next_page(found, limit, TASKS_CURSOR, lambda task: (task.task_id,))
 
     # -- what a task's end does to its run ---------------------------------------------------
 
