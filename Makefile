@@ -6,7 +6,7 @@ PACKAGES := packages/core packages/adapters_postgres packages/adapters_http pack
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install run test lint bench fuzz spec-map clean
+.PHONY: install browser run dev-cloud test lint bench fuzz spec-map clean
 
 install: $(STAMP)
 
@@ -16,10 +16,22 @@ $(STAMP): requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	$(BIN)/python -m pip install --quiet $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
 	touch $(STAMP)
 
+# Debian's Chromium and ChromeDriver for the browser tests (tests/browser), when not yet there.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  echo "installing Debian's chromium and chromium-driver for the browser tests"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
 run: install
 	$(BIN)/ecp serve
 
-test: install lint
+# The hosted offer on this machine, against loopback stand-ins (docs/hosted.md).
+dev-cloud: install
+	$(BIN)/ecp dev-cloud
+
+test: install browser lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: install

@@ -6,22 +6,27 @@ over a real TCP connection to 127.0.0.1.
 """
 
 import base64
+import contextlib
 import itertools
 import os
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
 import uvicorn
+from tests.e2e.browser import browser
 from tests.e2e.helpers import Caller, EcpServer
 
 from ecp_http.app import create_app
 from ecp_http.settings import Settings
 from ecp_postgres import create_database, drop_database
+
+__all__ = ["browser"]  # the headless Chromium fixture, for the page tests
 
 JWT_SECRET = "e2e-" + "s" * 40
 SIGNING_SEED = bytes(range(100, 132))
@@ -72,6 +77,36 @@ def e2e_database(postgres_url, migrated_template) -> Iterator[str]:
     drop_database(postgres_url, name)
 
 
+@contextlib.contextmanager
+def serving(settings_for: Callable[[str], Settings]) -> Iterator[tuple[str, httpx.Client, Any]]:
+    """The app under uvicorn in a background thread on a free loopback port, until the block ends.
+
+    ``settings_for`` gets the server's base URL (some settings name it: a redirect URI, the
+    browser origin). Yields the base URL, a client of it, and the app; shuts down (workers
+    drained) at the end.
+    """
+    sock = _listening_socket()
+    host, port = sock.getsockname()
+    base_url = f"http://{host}:{port}"
+    app = create_app(settings_for(base_url))
+    config = uvicorn.Config(app, host=host, port=port, lifespan="on", log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="e2e-uvicorn", daemon=True
+    )
+    thread.start()
+    try:
+        with httpx.Client(base_url=base_url, timeout=30.0) as client:
+            _wait_until_serving(client, server, thread)
+            yield base_url, client, app
+    finally:
+        server.should_exit = True  # the lifespan's shutdown drains the dispatcher
+        thread.join(60)
+        sock.close()
+    assert not thread.is_alive(), "uvicorn did not shut down within 60 s"
+    assert not app.state.runtime.dispatcher.alive, "the lifespan did not stop the dispatcher"
+
+
 @pytest.fixture(scope="session")
 def ecp_server(e2e_database) -> Iterator[EcpServer]:
     """The ECP app under uvicorn in a background thread; shut down (workers drained) at the end."""
@@ -84,31 +119,13 @@ def ecp_server(e2e_database) -> Iterator[EcpServer]:
         dispatch_workers=2,
         dispatch_poll_seconds=0.05,
     )
-    sock = _listening_socket()
-    host, port = sock.getsockname()
-    app = create_app(settings)
-    config = uvicorn.Config(app, host=host, port=port, lifespan="on", log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="e2e-uvicorn", daemon=True
-    )
-    thread.start()
-    base_url = f"http://{host}:{port}"
-    try:
-        with httpx.Client(base_url=base_url, timeout=30.0) as client:
-            _wait_until_serving(client, server, thread)
-            yield EcpServer(
-                base_url=base_url,
-                client=client,
-                jwt_secret=JWT_SECRET,
-                signing_seed=SIGNING_SEED,
-            )
-    finally:
-        server.should_exit = True  # the lifespan's shutdown drains the dispatcher
-        thread.join(60)
-        sock.close()
-    assert not thread.is_alive(), "uvicorn did not shut down within 60 s"
-    assert not app.state.runtime.dispatcher.alive, "the lifespan did not stop the dispatcher"
+    with serving(lambda _: settings) as (base_url, client, _):
+        yield EcpServer(
+            base_url=base_url,
+            client=client,
+            jwt_secret=JWT_SECRET,
+            signing_seed=SIGNING_SEED,
+        )
 
 
 @pytest.fixture

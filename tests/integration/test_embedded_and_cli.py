@@ -80,10 +80,18 @@ def test_migrate_list_apply_rollback(postgres_url):
             "tasks_0001_tasks",
             "pending",
             "tasks_0002_lock_expiry",
+            "pending",
+            "billing_0001_subscriptions",
+            "pending",
+            "billing_0002_merchant_events",
+            "pending",
+            "entitlements_0001_meters",
+            "pending",
+            "accounts_0001_identity_bindings",
         ]
-        assert "applied 14 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 14
-        assert "tasks_0002_lock_expiry" in ecp("migrate", "rollback", url=url)
+        assert "applied 18 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 18
+        assert "accounts_0001_identity_bindings" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:
         drop_database(postgres_url, "ecp_test_cli")

@@ -69,8 +69,16 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         decisions = {"ecp_decisions", "ecp_decision_schedules"}
         bills = {"provider_bills", "provider_cost_buckets"}
         assert decisions | bills <= complete
-        # Issue 17: the external task queue is the newest area; undo it first, its lock-expiry
-        # and per-run indexes before its table.
+        # Issue 18: the hosted areas are the newest; each rolls back alone, newest first:
+        # identity bindings, meters, merchant events, subscriptions.
+        hosted = ["ecp_identity_bindings", "ecp_meters", "ecp_merchant_events", "ecp_subscriptions"]
+        assert set(hosted) <= complete
+        for undone in range(1, len(hosted) + 1):
+            assert rollback_migrations(url, 1) == [every[-undone]]
+            assert complete - tables(url) == set(hosted[:undone])
+        every, complete = every[: -len(hosted)], complete - set(hosted)
+        # Issue 17: the external task queue comes next; undo it, its lock-expiry and per-run
+        # indexes before its table.
         task_indexes = {"ecp_tasks_lock_expiry", "ecp_tasks_by_run"}
         assert {"ecp_tasks_open", "ecp_tasks_by_tenant"} | task_indexes <= indexes(url)
         assert rollback_migrations(url, 1) == ["tasks_0002_lock_expiry"]
@@ -118,8 +126,16 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             assert rollback_migrations(url, 1) == [every[-undone]]
         assert tables(url) == set()
         assert not any(applied for _, applied in migration_status(url))
-        assert apply_migrations(url) == [*every, "tasks_0001_tasks", "tasks_0002_lock_expiry"]
-        assert tables(url) == complete | {"ecp_tasks"}
+        assert apply_migrations(url) == [
+            *every,
+            "tasks_0001_tasks",
+            "tasks_0002_lock_expiry",
+            "billing_0001_subscriptions",
+            "billing_0002_merchant_events",
+            "entitlements_0001_meters",
+            "accounts_0001_identity_bindings",
+        ]
+        assert tables(url) == complete | {"ecp_tasks", *hosted}
         assert apply_migrations(url) == []
     finally:
         drop_database(postgres_url, "ecp_test_migrations")

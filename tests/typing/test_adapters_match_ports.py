@@ -13,6 +13,7 @@ from ecp_core.memory.contracts import MemoryContracts
 from ecp_core.memory.debugger import MemoryEvidenceTallies
 from ecp_core.memory.decisions import MemoryDecisions, MemoryVersionEvidence
 from ecp_core.memory.deployments import MemoryDeployments
+from ecp_core.memory.entitlements import MemoryMeters
 from ecp_core.memory.evidence import MemoryEvidenceStore
 from ecp_core.memory.graphs import MemoryGraphs
 from ecp_core.memory.policies import MemoryPolicies
@@ -29,6 +30,7 @@ from ecp_core.ports.contracts import ContractRepository
 from ecp_core.ports.debugger import EvidenceTallies
 from ecp_core.ports.decisions import DecisionRepository, VersionEvidence
 from ecp_core.ports.deployments import DeploymentRepository
+from ecp_core.ports.entitlements import MeterRepository
 from ecp_core.ports.evidence import EvidenceStore
 from ecp_core.ports.graphs import GraphRepository
 from ecp_core.ports.policies import PolicyRepository
@@ -46,6 +48,7 @@ from ecp_postgres.database import PostgresEvidence, PostgresStore, PostgresUnitO
 from ecp_postgres.debugger import PostgresEvidenceTallies
 from ecp_postgres.decisions import PostgresDecisions, PostgresVersionEvidence
 from ecp_postgres.deployments import PostgresDeployments
+from ecp_postgres.entitlements import PostgresMeters
 from ecp_postgres.evidence import PostgresEvidenceStore
 from ecp_postgres.graphs import PostgresGraphs
 from ecp_postgres.policies import PostgresPolicies
@@ -153,6 +156,11 @@ def memory_decisions(x: MemoryDecisions) -> DecisionRepository:
     return x
 
 
+def memory_meters(x: MemoryMeters) -> MeterRepository:
+    """MemoryMeters is a MeterRepository."""
+    return x
+
+
 def memory_unit_of_work(x: MemoryUnitOfWork) -> UnitOfWork:
     """MemoryUnitOfWork is the whole UnitOfWork."""
     return x
@@ -256,6 +264,11 @@ def postgres_decisions(x: PostgresDecisions) -> DecisionRepository:
     return x
 
 
+def postgres_meters(x: PostgresMeters) -> MeterRepository:
+    """PostgresMeters is a MeterRepository."""
+    return x
+
+
 def postgres_unit_of_work(x: PostgresUnitOfWork) -> UnitOfWork:
     """PostgresUnitOfWork is the whole UnitOfWork."""
     return x
@@ -271,4 +284,4 @@ def test_every_adapter_is_checked_against_its_port() -> None:
     checks = [
         value for name, value in globals().items() if name.startswith(("memory_", "postgres_"))
     ]
-    assert len(checks) == 2 * 21 - 1  # every port twice; the artifact store only in memory
+    assert len(checks) == 2 * 22 - 1  # every port twice; the artifact store only in memory

@@ -106,3 +106,16 @@ def test_every_setting_is_documented():
     doc = (pathlib.Path(__file__).parents[2] / "docs" / "operations.md").read_text()
     assert names
     assert sorted(name for name in names if f"`{name}`" not in doc) == []
+
+
+def test_every_hosted_setting_is_documented():
+    import pathlib
+    import re
+
+    import ecp_http.hosted_settings as module
+
+    source = pathlib.Path(module.__file__).read_text()
+    names = set(re.findall(r'"(ECP_[A-Z_]+)"', source))
+    doc = (pathlib.Path(__file__).parents[2] / "docs" / "hosted.md").read_text()
+    assert len(names) >= 14
+    assert sorted(name for name in names if f"`{name}`" not in doc) == []

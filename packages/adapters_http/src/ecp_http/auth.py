@@ -1,4 +1,4 @@
-"""Who is calling: ``Authorization: Bearer <JWT>`` (HS256) or ``X-API-Key``."""
+"""Who is calling: ``Authorization: Bearer <JWT>`` (HS256), ``X-API-Key``, or a hosted session."""
 
 import time
 from collections.abc import Callable, Mapping
@@ -12,6 +12,10 @@ from ecp_core.types import AuthMethod, ServiceRole
 
 ApiKeyLookup = Callable[[str], ActorIdentity | None]
 """Finds the actor a presented API key stands for (None: unknown or revoked)."""
+
+SessionLookup = Callable[[Mapping[str, str]], ActorIdentity | None]
+"""Finds the actor a request's session cookie stands for (None: no session cookie); raises
+Unauthenticated for a cookie that does not open or whose access token expired."""
 
 _ROLES = {role.value: role for role in ServiceRole}
 ALGORITHM = "HS256"
@@ -29,13 +33,23 @@ def _roles(claim: Any) -> tuple[ServiceRole, ...]:  # noqa: ANN401 - a JWT claim
 class Authenticator:
     """Turns request headers into an ActorIdentity, or raises Unauthenticated."""
 
-    def __init__(self, jwt_secret: str, api_keys: ApiKeyLookup | None = None) -> None:
-        """Verify bearer tokens with ``jwt_secret``; look API keys up with ``api_keys``."""
+    def __init__(
+        self,
+        jwt_secret: str,
+        api_keys: ApiKeyLookup | None = None,
+        sessions: SessionLookup | None = None,
+    ) -> None:
+        """Verify bearer tokens with ``jwt_secret``; look API keys up with ``api_keys``.
+
+        ``sessions`` (hosted login) reads the ``ecp_session`` cookie of a request that sends
+        neither an API key nor an ``Authorization`` header.
+        """
         self._secret = jwt_secret
         self._api_keys = api_keys
+        self._sessions = sessions
 
     def __call__(self, headers: Mapping[str, str]) -> ActorIdentity:
-        """The caller, from ``Authorization: Bearer`` or ``X-API-Key``."""
+        """The caller, from ``X-API-Key``, ``Authorization: Bearer`` or the session cookie."""
         key = headers.get("x-api-key")
         if key:
             actor = self._api_keys(key) if self._api_keys is not None else None
@@ -43,6 +57,10 @@ class Authenticator:
                 raise Unauthenticated("the API key is unknown or revoked")
             return actor
         authorization = headers.get("authorization", "")
+        if not authorization and self._sessions is not None:
+            actor = self._sessions(headers)
+            if actor is not None:
+                return actor
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthenticated("send Authorization: Bearer <token> or X-API-Key")

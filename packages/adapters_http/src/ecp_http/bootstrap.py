@@ -33,6 +33,7 @@ from ecp_http.auth import Authenticator, mint_token
 from ecp_http.background import background_work
 from ecp_http.dispatch import Dispatcher
 from ecp_http.handlers import all_operations
+from ecp_http.hosted import billing_setup, cloud_identity
 from ecp_http.http_action import builtin_actions
 from ecp_http.long_poll import Bell
 from ecp_http.metrics import Metrics
@@ -41,6 +42,7 @@ from ecp_http.plugins import load_plugins
 from ecp_http.routing import Operation
 from ecp_http.secrets import with_development_secrets
 from ecp_http.services import Services
+from ecp_http.sessions import CloudIdentity
 from ecp_http.settings import Settings, SettingsError
 from ecp_postgres import (
     PostgresStore,
@@ -85,6 +87,8 @@ class Runtime:
     """OpenTelemetry traces, when an OTLP endpoint is set and the ``otel`` extra installed."""
     operations: tuple[Operation, ...] = ()
     """Every operation the app serves."""
+    cloud_identity: CloudIdentity | None = None
+    """Hosted login (the identity provider's client), while ``ECP_IDP_AUTHKIT_ENABLED`` is set."""
     services: Services = attrs.field(init=False)
     """What the handlers use (set by :func:`build`, which makes this runtime their background)."""
     _schema_read: "Future[list[tuple[str, bool]]] | None" = attrs.field(
@@ -140,6 +144,8 @@ class Runtime:
         self.dispatcher.stop()
         if isinstance(self.store, PostgresStore):
             self.store.close()
+        if self.cloud_identity is not None:
+            self.cloud_identity.close()
         if self.tracing is not None:
             self.tracing.shutdown()  # after the workers: their last spans are exported too
 
@@ -259,11 +265,24 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
             base_seconds=settings.dispatch_backoff_seconds,
             max_seconds=DISPATCH_BACKOFF_CAP_SECONDS,
         ),
+        billing=billing_setup(settings),
+        entitlements_enabled=settings.cloud.entitlements_enabled,
     )
     bells = (Bell(), Bell())  # tasks offered, runs moved
     dispatcher, scheduler = background_work(ecp, settings, tracing, bells)
-    operations = tuple(all_operations(metrics_enabled=metrics is not None))
-    authenticate = Authenticator(settings.jwt_secret, api_keys=ecp.api_keys.lookup)
+    operations = tuple(
+        all_operations(
+            metrics_enabled=metrics is not None,
+            billing_enabled=settings.cloud.billing.enabled,
+            identity_enabled=settings.cloud.identity.enabled,
+        )
+    )
+    identity = cloud_identity(settings)
+    authenticate = Authenticator(
+        settings.jwt_secret,
+        api_keys=ecp.api_keys.lookup,
+        sessions=None if identity is None else identity.sessions.actor,
+    )
     runtime = Runtime(
         settings=settings,
         store=store,
@@ -275,6 +294,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         metrics=metrics,
         tracing=tracing,
         operations=operations,
+        cloud_identity=identity,
     )
     runtime.services = Services(
         ecp=ecp,
@@ -285,6 +305,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         metrics=metrics,
         tasks_offered=bells[0],
         runs_moved=bells[1],
+        cloud_identity=identity,
     )
     return runtime
 

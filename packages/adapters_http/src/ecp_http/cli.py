@@ -1,5 +1,6 @@
 """The ``ecp`` command line: ``serve``, ``migrate``, ``token``, ``actions``, ``bills``, ``worker``.
 
+``dev-cloud`` serves the hosted offer against loopback stand-ins (:mod:`ecp_http.dev_cloud`).
 ``bills`` and ``worker`` talk to a running service (see :mod:`ecp_http.bills_cli` and
 :mod:`ecp_http.worker_cli`); ``actions`` lists what a server with these settings would load; the
 others use ``ECP_DATABASE_URL`` when set, else the embedded PostgreSQL under ``$ECP_DATA_DIR``.
@@ -11,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from ecp_http import bills_cli, worker_cli
+from ecp_http import bills_cli, dev_cloud, worker_cli
 from ecp_http.bootstrap import action_registry, development_token, load_settings, migrate
 from ecp_http.plugins import PluginFailed
 from ecp_http.serve import StartupRefused, serve
@@ -85,6 +86,7 @@ def parser() -> argparse.ArgumentParser:
     )
     actions.set_defaults(serving=_actions)
     bills_cli.add_parser(commands)
+    dev_cloud.add_parser(commands)
     worker_cli.add_parser(commands)
     return top
 

@@ -30,8 +30,8 @@ scoped to the caller's tenant.
 
 
 def declared_operations() -> list[Operation]:
-    """Every operation the server offers (the handler modules declare them; nothing is wired)."""
-    return all_operations()
+    """Every operation the server can offer, hosted ones included (nothing is wired)."""
+    return all_operations(billing_enabled=True, identity_enabled=True)
 
 
 def _roles_granting(permission: Permission) -> list[ServiceRole]:

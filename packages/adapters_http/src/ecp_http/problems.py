@@ -8,7 +8,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from ecp_core.errors import EcpError, NotFound
+from ecp_core.errors import EcpError, NotFound, QuotaExhausted
 from ecp_http.logs import request_id
 
 PROBLEM_JSON = "application/problem+json"
@@ -26,8 +26,12 @@ class ProblemResponse(JSONResponse):
 
 STATUS_BY_CODE: dict[str, int] = {
     "malformed_json": 400,
+    "webhook_rejected": 400,
+    "login_rejected": 400,
     "unauthenticated": 401,
+    "subscription_inactive": 402,
     "forbidden": 403,
+    "unknown_role": 403,
     "not_found": 404,
     "conflict": 409,
     "approval_already_resolved": 409,
@@ -38,6 +42,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "run_still_active": 409,
     "outcome_definition_immutable": 409,
     "lock_lost": 409,
+    "already_subscribed": 409,
+    "no_merchant_customer": 409,
     "payload_too_large": 413,
     "unsupported_media_type": 415,
     "validation_failed": 422,
@@ -46,8 +52,13 @@ STATUS_BY_CODE: dict[str, int] = {
     "unknown_action": 422,
     "not_canonical_json": 422,
     "evidence_window_too_large": 422,
+    "plan_not_purchasable": 422,
+    "quota_exhausted": 429,
     "not_ready": 503,
     "database_unavailable": 503,
+    "merchant_unavailable": 502,
+    "identity_provider_unavailable": 502,
+    "model_call_failed": 502,
 }
 """HTTP status of each error code; anything else is a 500."""
 
@@ -75,6 +86,7 @@ when the refusal's own is kept; meaning). ``docs/api/errors.md`` is rendered fro
 _TITLES = {
     400: "Bad Request",
     401: "Unauthorized",
+    402: "Payment Required",
     403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
@@ -82,7 +94,9 @@ _TITLES = {
     413: "Content Too Large",
     415: "Unsupported Media Type",
     422: "Unprocessable Content",
+    429: "Too Many Requests",
     500: "Internal Server Error",
+    502: "Bad Gateway",
     503: "Service Unavailable",
 }
 
@@ -117,6 +131,8 @@ def from_error(error: EcpError) -> ProblemResponse:
     status = STATUS_BY_CODE.get(error.code, 500)
     errors = [{"loc": list(e.loc), "msg": e.msg} for e in error.errors]
     headers = _HEADERS_BY_STATUS.get(status)
+    if isinstance(error, QuotaExhausted):  # seconds to the end of the meter's billing period
+        headers = {"Retry-After": str(error.retry_after_seconds)}
     return problem(status, error.code, error.detail, errors or None, headers)
 
 

@@ -37,7 +37,8 @@ class Call:
     """What a handler receives: the caller, path parameters, the query and the structured body.
 
     ``params`` is the operation's query model built from the query string (None when the
-    operation declares none); ``query`` is the query string as given (for ``Link`` headers).
+    operation declares none); ``query`` is the query string as given (for ``Link`` headers);
+    ``raw`` is the body's bytes as received, for an operation that asks for them (``raw_body``).
     """
 
     actor: ActorIdentity | None
@@ -46,6 +47,9 @@ class Call:
     params: Any = None
     body: Any = None
     headers: Mapping[str, str] = attrs.field(factory=dict)
+    raw: bytes | None = None
+    form: Mapping[str, str] = attrs.field(factory=dict)
+    """The fields of an HTML form post, for an operation that takes one (``form``)."""
 
     @property
     def tenant(self) -> str:
@@ -99,6 +103,10 @@ class Operation:
     """Takes batches: the larger body cap (``ECP_MAX_EVIDENCE_BODY_BYTES``) applies."""
     headers: tuple[HeaderParam, ...] = ()
     """Request headers the operation reads (documented; the handler checks them)."""
+    raw_body: bool = False
+    """The handler gets the body's bytes unparsed in ``Call.raw`` (e.g. to verify a signature)."""
+    form: bool = False
+    """Takes an HTML form post (``application/x-www-form-urlencoded``) into ``Call.form``."""
 
     @property
     def operation_id(self) -> str:
@@ -118,8 +126,12 @@ class BodyLimits:
         return self.bulk if operation.bulk else self.default
 
 
-def _check_media_type(request: Request) -> None:
-    """Bodies are ``application/json`` in UTF-8 (a ``charset`` other than UTF-8 is refused)."""
+JSON_BODY = "application/json"
+FORM_BODY = "application/x-www-form-urlencoded"
+
+
+def _check_media_type(request: Request, expected: str) -> None:
+    """Bodies are ``expected`` (JSON, or a form post) in UTF-8; another ``charset`` is refused."""
     media, _, params = request.headers.get("content-type", "").partition(";")
     charset = next(
         (
@@ -129,9 +141,9 @@ def _check_media_type(request: Request) -> None:
         ),
         "utf-8",
     )
-    if media.strip().lower() != "application/json" or charset not in ("utf-8", "utf8"):
+    if media.strip().lower() != expected or charset not in ("utf-8", "utf8"):
         raise UnsupportedMediaType(
-            "request bodies must be application/json in UTF-8"
+            f"request bodies must be {expected} in UTF-8"
             f" (got {request.headers.get('content-type') or 'no Content-Type'!r})"
         )
 
@@ -151,14 +163,26 @@ async def _read_body(request: Request, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-async def _receive(request: Request, cap: int) -> bytes | EcpError:
+async def _receive(request: Request, cap: int, expected: str) -> bytes | EcpError:
     """The body, or why it was not read (refused later, after authorization)."""
     try:
         if _has_body(request):
-            _check_media_type(request)
+            _check_media_type(request, expected)
         return await _read_body(request, cap)
     except (PayloadTooLarge, UnsupportedMediaType) as refusal:
         return refusal
+
+
+def parse_form(raw: bytes) -> dict[str, str]:
+    """The fields of a form post; a field given twice, or text that is not UTF-8, is invalid."""
+    try:
+        pairs = urllib.parse.parse_qsl(raw.decode("utf-8"), keep_blank_values=True)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValidationFailed("the form is not UTF-8 form data") from exc
+    fields = dict(pairs)
+    if len(fields) < len(pairs) or not all(storable_text(v) for v in fields.values()):
+        raise ValidationFailed("a form field is repeated or holds text that cannot be stored")
+    return fields
 
 
 def _has_body(request: Request) -> bool:
@@ -290,13 +314,26 @@ def endpoint(
         body: Any = None
         if operation.body is not None and raw_body is not None:
             body = structure(parse_json_text(raw_body), operation.body, what="the body")
-        call = Call(actor=actor, path=path, query=query, params=params, body=body, headers=headers)
+        raw = raw_body if operation.raw_body else None
+        form = parse_form(raw_body) if operation.form and raw_body is not None else {}
+        call = Call(
+            actor=actor,
+            path=path,
+            query=query,
+            params=params,
+            body=body,
+            headers=headers,
+            raw=raw,
+            form=form,
+        )
         return operation.handler(call, services)
 
     attempt = _retried_on_lost_connection(serve) if operation.method == "GET" else serve
 
     async def handle(request: Request) -> Response:
-        raw_body = None if operation.body is None else await _receive(request, cap)
+        wants_body = operation.body is not None or operation.raw_body or operation.form
+        expected = FORM_BODY if operation.form else JSON_BODY
+        raw_body = await _receive(request, cap, expected) if wants_body else None
         result = await run_in_threadpool(attempt, request, raw_body)
         if isinstance(result, Poll):  # a long poll waits on the event loop, not in a thread
             result = await result.settle(request.is_disconnected)

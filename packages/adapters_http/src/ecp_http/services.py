@@ -13,6 +13,7 @@ from ecp_core.service import Ecp
 from ecp_http.auth import Authenticator
 from ecp_http.long_poll import Bell
 from ecp_http.metrics import Metrics
+from ecp_http.sessions import CloudIdentity
 from ecp_http.settings import Settings
 
 
@@ -57,3 +58,5 @@ class Services:
     """Rung when a task may have become claimable in this process; long-polling claims wait on it."""
     runs_moved: Bell = attrs.field(factory=Bell)
     """Rung when a run of this process starts to wait or ends; ``Prefer: wait`` reads wait on it."""
+    cloud_identity: CloudIdentity | None = None
+    """The identity provider and the sealed cookies, while ``ECP_IDP_AUTHKIT_ENABLED`` is set."""

@@ -77,6 +77,8 @@ class Settings:
     audit_signing_key: str | None = None
     audit_signing_key_id: str | None = None
     hosted: bool = False
+    """The service is a hosted offer (``ECP_HOSTED``, or any hosted feature on): no development
+    tokens are minted or printed."""
     dispatch_workers: int = 2
     dispatch_poll_seconds: float = 0.2
     dispatch_max_attempts: int = 3
@@ -129,6 +131,11 @@ class Settings:
         jwt_secret = env.get("ECP_JWT_SECRET") or None
         if jwt_secret is not None and len(jwt_secret) < 32:  # noqa: PLR2004 - HS256 wants 256 bits
             raise SettingsError("ECP_JWT_SECRET must be at least 32 characters")
+        cloud = hosted_settings(env)
+        if cloud.any_enabled and jwt_secret is None:
+            raise SettingsError(
+                "ECP_JWT_SECRET must be set to a secret of your own when a hosted feature is on"
+            )
         port = int(number(env, "ECP_PORT", 8000, minimum=1, integer=True))
         if port > 65535:  # noqa: PLR2004
             raise SettingsError(f"ECP_PORT must be at most 65535, not {port}")
@@ -143,7 +150,7 @@ class Settings:
             jwt_secret=jwt_secret,
             audit_signing_key=env.get("ECP_AUDIT_SIGNING_KEY") or None,
             audit_signing_key_id=env.get("ECP_AUDIT_SIGNING_KEY_ID") or None,
-            hosted=flag(env, "ECP_HOSTED", default=False),
+            hosted=flag(env, "ECP_HOSTED", default=False) or cloud.any_enabled,
             dispatch_workers=int(number(env, "ECP_DISPATCH_WORKERS", 2, minimum=1, integer=True)),
             dispatch_poll_seconds=number(env, "ECP_DISPATCH_POLL_SECONDS", 0.2, minimum=0.01),
             dispatch_max_attempts=int(
@@ -212,7 +219,7 @@ class Settings:
             secrets_dir=pathlib.Path(env["ECP_SECRETS_DIR"])
             if env.get("ECP_SECRETS_DIR")
             else None,
-            cloud=hosted_settings(env),
+            cloud=cloud,
         )
 
 

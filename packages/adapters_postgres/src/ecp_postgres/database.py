@@ -16,14 +16,16 @@ from psycopg.rows import dict_row
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
+from ecp_postgres.accounts import PostgresIdentityBindings
 from ecp_postgres.api_keys import PostgresApiKeys
 from ecp_postgres.approvals import PostgresApprovals
 from ecp_postgres.audit import PostgresAudit
-from ecp_postgres.billing import PostgresSubscriptions
+from ecp_postgres.billing import PostgresMerchantEvents, PostgresSubscriptions
 from ecp_postgres.contracts import PostgresContracts
 from ecp_postgres.debugger import PostgresEvidenceTallies
 from ecp_postgres.decisions import PostgresDecisions, PostgresVersionEvidence
 from ecp_postgres.deployments import PostgresDeployments
+from ecp_postgres.entitlements import PostgresMeters
 from ecp_postgres.errors import unavailable
 from ecp_postgres.evidence import PostgresEvidenceStore
 from ecp_postgres.graphs import GraphCache, PostgresGraphs
@@ -165,6 +167,9 @@ class PostgresUnitOfWork:
         self.webhooks = PostgresWebhooks(conn)
         self.tasks = PostgresTasks(conn)
         self.subscriptions = PostgresSubscriptions(conn)
+        self.meters = PostgresMeters(conn)
+        self.identity_bindings = PostgresIdentityBindings(conn)
+        self.merchant_events = PostgresMerchantEvents(conn)
         self.evidence = PostgresEvidence(conn)
         self.reconciliation = PostgresReconciliation(conn)
         self.decisions = PostgresDecisions(conn)

@@ -177,6 +177,95 @@ class DatabaseUnavailable(EcpError):
         self.connection_lost = connection_lost
 
 
+class WebhookRejected(EcpError):
+    """A merchant event that is not signed correctly, or breaks a validity rule: nothing changed."""
+
+    code = "webhook_rejected"
+
+
+class PlanNotPurchasable(ValidationFailed):
+    """A checkout for a plan that cannot be bought (only ``solo`` can)."""
+
+    code = "plan_not_purchasable"
+
+
+class AlreadySubscribed(Conflict):
+    """A checkout while the tenant's merchant subscription lives on: manage it in the portal."""
+
+    code = "already_subscribed"
+
+
+class NoMerchantCustomer(Conflict):
+    """A portal hand-off for a tenant the merchant does not know yet (no checkout completed)."""
+
+    code = "no_merchant_customer"
+
+
+class MerchantUnavailable(EcpError):
+    """The merchant of record could not be reached, or answered with an error."""
+
+    code = "merchant_unavailable"
+
+
+class SubscriptionInactive(EcpError):
+    """The tenant has no live subscription (none, canceled, paused, past due or a trial ended)."""
+
+    code = "subscription_inactive"
+
+
+class QuotaExhausted(EcpError):
+    """A meter of the tenant's plan is used up for this billing period; nothing was counted.
+
+    ``retry_after_seconds`` is the whole number of seconds until the period ends (at least 1).
+    """
+
+    code = "quota_exhausted"
+
+    def __init__(self, detail: str, *, meter: str, retry_after_seconds: int) -> None:
+        """Name the exhausted ``meter`` and when its period ends."""
+        super().__init__(detail)
+        self.meter = meter
+        self.retry_after_seconds = retry_after_seconds
+
+
+class LoginRejected(EcpError):
+    """A login callback or session refresh that cannot be accepted: nothing was bound or created.
+
+    No login in progress (state cookie missing, expired or tampered), a state that does not
+    match, an error the provider reported, a code or refresh token the provider refused (replayed
+    or revoked), or an access token that fails verification or names another organization.
+    """
+
+    code = "login_rejected"
+
+
+class UnknownRole(EcpError):
+    """The identity provider's token names a role slug the service does not know."""
+
+    code = "unknown_role"
+
+
+class IdentityProviderUnavailable(EcpError):
+    """The identity provider could not be reached, or answered with an error of its own."""
+
+    code = "identity_provider_unavailable"
+
+
+class ModelCallFailed(EcpError):
+    """A model provider call failed after its retries (502 ``model_call_failed`` in a request).
+
+    ``failure`` is a :class:`ecp_core.models.model.CallFailure` value; ``attempts`` the tries.
+    """
+
+    code = "model_call_failed"
+
+    def __init__(self, detail: str, *, failure: str, attempts: int = 1) -> None:
+        """Say why (``failure``) and after how many tries."""
+        super().__init__(detail)
+        self.failure = failure
+        self.attempts = attempts
+
+
 def exists(kind: str, ident: str) -> Conflict:
     """What every store raises for a new ``kind`` (``"run"``) whose identity is taken."""
     return Conflict(f"{kind} {ident} exists")

@@ -4,12 +4,16 @@ from collections.abc import Sequence
 
 import attrs
 
+from ecp_core.accounts.service import AccountService
 from ecp_core.api_keys.service import ApiKeyService
 from ecp_core.approvals.model import ApprovalResolutionRequest
+from ecp_core.billing.service import BillingService, BillingSetup
 from ecp_core.catalog.service import GraphCatalog
 from ecp_core.contracts.service import ContractService
 from ecp_core.debugger.service import DebuggerService
 from ecp_core.decisions.service import DecisionService
+from ecp_core.entitlements.model import AccountUsage
+from ecp_core.entitlements.service import Entitlements
 from ecp_core.evidence.service import EvidenceService
 from ecp_core.identity import ActorIdentity
 from ecp_core.memory import MemoryStore
@@ -71,6 +75,14 @@ class Ecp:
     debugger: DebuggerService
     reconciliation: ReconciliationService
     decisions: DecisionService
+    accounts: AccountService
+    """Hosted logins: identity provider organizations bound to tenants, activated once."""
+    billing: BillingService | None = None
+    """Merchant events, checkout and portal; None unless a merchant is configured."""
+    entitlements: Entitlements | None = None
+    """The plans' quotas on the meters; None unless enforcement is enabled (self-hosting)."""
+    quotas: Entitlements | None = None
+    """Reads of plans and meters for the account page, whether enforcement is on or not."""
 
     @classmethod
     def build(
@@ -86,6 +98,8 @@ class Ecp:
         retention: RetentionSettings | None = None,
         webhook_retry: RetrySchedule | None = None,
         dispatch_retry: RetrySchedule | None = None,
+        billing: BillingSetup | None = None,
+        entitlements_enabled: bool = False,
     ) -> "Ecp":
         """Wire every service.
 
@@ -93,7 +107,9 @@ class Ecp:
         artifacts live, whether economic events are erased, and the configured default TTLs;
         ``dispatch_retry`` how often and how far apart a failing run dispatch is retried;
         ``refuse_unknown_actions`` makes registering a graph whose action nodes name an action
-        not (yet) in ``actions`` fail with ``unknown_action`` (the server always sets it).
+        not (yet) in ``actions`` fail with ``unknown_action`` (the server always sets it);
+        ``billing`` (the merchant and the Solo price) enables the billing service;
+        ``entitlements_enabled`` enforces the plans' quotas on ingestion, scans and schedules.
         """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
@@ -103,7 +119,9 @@ class Ecp:
         lifecycle = RunLifecycle(AuditWriter(clock, ids, signer), webhooks)
         keys = [*verification_keys, *([signer.published()] if signer is not None else [])]
         retention = retention or RetentionSettings()
-        evidence = EvidenceService(uow, clock)
+        quotas = Entitlements(uow, clock)
+        entitlements = quotas if entitlements_enabled else None
+        evidence = EvidenceService(uow, clock, entitlements)
         eraser = RunEraser(
             uow,
             clock,
@@ -130,7 +148,11 @@ class Ecp:
             evidence=evidence,
             debugger=DebuggerService(uow, clock),
             reconciliation=ReconciliationService(uow, clock),
-            decisions=DecisionService(uow, clock, ids),
+            decisions=DecisionService(uow, clock, ids, entitlements),
+            accounts=AccountService(uow, clock, ids),
+            billing=None if billing is None else BillingService(uow, clock, billing),
+            entitlements=entitlements,
+            quotas=quotas,
         )
 
     @classmethod
@@ -138,6 +160,16 @@ class Ecp:
         """Everything in memory, signed with ``signer`` (a fresh key when omitted)."""
         store = MemoryStore()
         return cls.build(store.unit_of_work, signer=signer or Ed25519Signer.generate(), **options)  # type: ignore[arg-type]
+
+    def account_usage(self, tenant_id: str) -> AccountUsage | None:
+        """The tenant's plan, state, period and meter usage (the account page), enforced or not.
+
+        None when the tenant has no subscription.
+        """
+        if self.quotas is None:
+            return None
+        live = len(self.decisions.schedules(tenant_id))
+        return self.quotas.usage(tenant_id, live_schedules=live)
 
     def resolve(
         self,

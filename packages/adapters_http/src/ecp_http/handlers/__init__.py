@@ -1,14 +1,18 @@
 """The HTTP handlers: one module per area, each with a module-level ``OPERATIONS`` list."""
 
 from ecp_http.handlers import (
+    account,
     actions,
     api_keys,
+    billing,
+    cloud_auth,
     decisions,
     docs,
     evidence,
     graphs,
     health,
     metrics,
+    pages,
     reconciliation,
     retention,
     runs,
@@ -20,8 +24,18 @@ from ecp_http.routing import Operation
 __all__ = ["all_operations"]
 
 
-def all_operations(*, metrics_enabled: bool = True) -> list[Operation]:
-    """Every operation the server offers (``GET /metrics`` only while metrics are enabled)."""
+def all_operations(
+    *,
+    metrics_enabled: bool = True,
+    billing_enabled: bool = False,
+    identity_enabled: bool = False,
+) -> list[Operation]:
+    """Every operation the server offers (``GET /metrics`` only while metrics are enabled).
+
+    The billing routes exist only while billing is enabled (``ECP_BILLING_ENABLED``), the login
+    routes and the hosted pages (``/``, ``/account``) only while the identity provider is
+    (``ECP_IDP_AUTHKIT_ENABLED``).
+    """
     return [
         *health.OPERATIONS,
         *graphs.OPERATIONS,
@@ -36,4 +50,10 @@ def all_operations(*, metrics_enabled: bool = True) -> list[Operation]:
         *decisions.OPERATIONS,
         *docs.OPERATIONS,
         *(metrics.OPERATIONS if metrics_enabled else ()),
+        *(billing.OPERATIONS if billing_enabled else ()),
+        *(
+            (*cloud_auth.OPERATIONS, *pages.OPERATIONS, *account.OPERATIONS)
+            if identity_enabled
+            else ()
+        ),
     ]

@@ -8,7 +8,7 @@ and is bounded in time (ADR 0022).
 import contextlib
 import logging
 import pathlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import psycopg
 from psycopg import sql
@@ -27,6 +27,8 @@ AREAS = (
     "econ",
     "tasks",
     "billing",
+    "entitlements",
+    "accounts",
 )
 """Folders of migration chains; later areas (retention, webhooks, evidence …) append here."""
 
@@ -129,10 +131,12 @@ def migrations() -> MigrationList:
     return read_migrations(*(str(_HERE / area) for area in AREAS))
 
 
-def apply(url: str) -> list[str]:
-    """Apply what is not yet applied; return the ids applied now."""
+def apply(url: str, only: Collection[str] | None = None) -> list[str]:
+    """Apply what is not yet applied (of the ids in ``only``, when given); return the ids applied."""
     with _locked(url) as backend:
         pending = backend.to_apply(migrations())
+        if only is not None:
+            pending = pending.filter(lambda migration: migration.id in only)
         backend.apply_migrations(pending)
     return [migration.id for migration in pending]
 

@@ -72,8 +72,28 @@ def trial_subscription(tenant_id: str, now: datetime) -> Subscription:
     )
 
 
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class CheckoutRequest:
+    """``POST /v1/cloud/billing/checkout``: the plan to buy (only ``solo`` can be bought).
+
+    The plan is free text here so that every other name gets the one clear refusal,
+    ``plan_not_purchasable``; the server picks the price and the tenant metadata itself.
+    """
+
+    plan: Annotated[str, Text(1, 64)]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class HandOff:
+    """Where to send the browser next: the merchant's checkout or customer portal."""
+
+    url: Annotated[str, Text(1, 2048)]
+
+
 __all__ = [
     "TRIAL_DAYS",
+    "CheckoutRequest",
+    "HandOff",
     "PlanName",
     "Subscription",
     "SubscriptionStatus",

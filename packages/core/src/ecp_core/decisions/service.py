@@ -23,7 +23,16 @@ from ecp_core.decisions.model import (
 )
 from ecp_core.decisions.selection import SideEconomics, VersionWindow, calculation_rows, economics
 from ecp_core.decisions.verdict import STANDING_LIMITATIONS, abstain_reasons, constraints, decide
-from ecp_core.errors import EcpError, EvidenceWindowTooLarge, FieldError, ValidationFailed
+from ecp_core.entitlements.model import Meter
+from ecp_core.entitlements.service import Entitlements
+from ecp_core.errors import (
+    EcpError,
+    EvidenceWindowTooLarge,
+    FieldError,
+    QuotaExhausted,
+    SubscriptionInactive,
+    ValidationFailed,
+)
 from ecp_core.evidence.model import Digested, SourceInventory, digest_of
 from ecp_core.identity import ActorIdentity, system_actor
 from ecp_core.pages import decode_cursor, encode_cursor
@@ -51,11 +60,18 @@ def _fingerprint(baseline: SideEconomics, candidate: SideEconomics) -> str:
 class DecisionService:
     """Compares versions into immutable, revisioned decision artifacts; runs schedules."""
 
-    def __init__(self, uow: Callable[[], DecisionsUnit], clock: Clock, ids: IdFactory) -> None:
-        """Wire the service."""
+    def __init__(
+        self,
+        uow: Callable[[], DecisionsUnit],
+        clock: Clock,
+        ids: IdFactory,
+        entitlements: Entitlements | None = None,
+    ) -> None:
+        """Wire the service; ``entitlements`` meters scans and schedules (None: no quotas)."""
         self._uow = uow
         self._clock = clock
         self._ids = ids
+        self._entitlements = entitlements
 
     @staticmethod
     def _inventory(
@@ -123,6 +139,8 @@ class DecisionService:
         as_of = self._clock.now()
         request_digest = digest_of(request)
         with self._uow() as uow:
+            if self._entitlements is not None:
+                self._entitlements.current(uow, tenant)  # 402 before any work
             uow.decisions.lock_subject(tenant, request)
             inventories = (
                 self._inventory(
@@ -151,7 +169,9 @@ class DecisionService:
             fingerprint = _fingerprint(base, cand)
             found = uow.decisions.find(tenant, request_digest, fingerprint)
             if found is not None:
-                return found, False
+                return found, False  # the retained decision: no scan taken (ADR 0033)
+            if self._entitlements is not None:
+                self._entitlements.reserve(uow, tenant, {Meter.DECISION_SCANS: 1})
             definitions = (
                 base.material["definition"],
                 cand.material["definition"],
@@ -253,6 +273,13 @@ class DecisionService:
             next_run_at=now,
         )
         with self._uow() as uow:
+            if self._entitlements is not None:
+                self._entitlements.admit_schedule(
+                    uow,
+                    actor.tenant_id,
+                    request.interval_seconds,
+                    lambda: len(uow.decisions.schedules(actor.tenant_id)),
+                )
             uow.decisions.add_schedule(schedule)
             uow.commit()
         return schedule
@@ -301,6 +328,8 @@ class DecisionService:
         try:
             artifact, _ = self.compare(actor, request, schedule_id=schedule.schedule_id)
             decision_id = artifact.decision_id
+        except (SubscriptionInactive, QuotaExhausted) as exc:  # refused, not failed
+            error = f"refused ({exc.code}): {exc.detail}"
         except EcpError as exc:  # recorded on the schedule; the next occurrence tries again
             error = exc.detail
         with self._uow() as uow:

@@ -3,6 +3,8 @@
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
+from ecp_core.entitlements.model import Meter
+from ecp_core.entitlements.service import Entitlements
 from ecp_core.errors import FieldError, OutcomeDefinitionImmutable, ValidationFailed
 from ecp_core.evidence.model import (
     ChargeRevision,
@@ -96,45 +98,71 @@ def _no_rules(_: object) -> Problems:
 class EvidenceService:
     """Ingests evidence batches (all or nothing) and keeps outcome definitions immutable."""
 
-    def __init__(self, uow: Callable[[], EvidenceUnit], clock: Clock) -> None:
-        """Wire the service."""
+    def __init__(
+        self,
+        uow: Callable[[], EvidenceUnit],
+        clock: Clock,
+        entitlements: Entitlements | None = None,
+    ) -> None:
+        """Wire the service; ``entitlements`` meters ingested events (None: no quotas)."""
         self._uow = uow
         self._clock = clock
+        self._entitlements = entitlements
 
     def _ingest(
         self,
+        tenant_id: str,
         events: Sequence[T],
         rules: Callable[[T], Problems],
         store: Callable[[EvidenceStore, Sequence[Digested[T]]], int],
     ) -> IngestResult:
+        """Store a batch; with entitlements, its new events take ingested-event units.
+
+        The units are taken after storing, in the same transaction: exact replays are not
+        counted again, and a batch past the allowance rolls back whole (ADR 0033).
+        """
         digested = _checked(events, rules)
         with self._uow() as uow:
+            if self._entitlements is not None:
+                self._entitlements.current(uow, tenant_id)  # 402 before any work
             replayed = store(uow.evidence, digested)
+            if self._entitlements is not None:
+                new = {Meter.INGESTED_EVENTS: len(events) - replayed}
+                self._entitlements.reserve(uow, tenant_id, new)
             uow.commit()
         return IngestResult(received=len(events), stored=len(events) - replayed, replayed=replayed)
 
     def ingest_executions(self, tenant_id: str, events: Sequence[ExecutionEvent]) -> IngestResult:
         """Store a batch of execution events; exact replays change nothing."""
         return self._ingest(
-            events, execution_problems, lambda repo, items: repo.add_executions(tenant_id, items)
+            tenant_id,
+            events,
+            execution_problems,
+            lambda repo, items: repo.add_executions(tenant_id, items),
         )
 
     def ingest_outcomes(self, tenant_id: str, events: Sequence[OutcomeEvent]) -> IngestResult:
         """Store a batch of outcome assertions."""
         return self._ingest(
-            events, _no_rules, lambda repo, items: repo.add_outcomes(tenant_id, items)
+            tenant_id, events, _no_rules, lambda repo, items: repo.add_outcomes(tenant_id, items)
         )
 
     def ingest_revisions(self, tenant_id: str, events: Sequence[ChargeRevision]) -> IngestResult:
         """Append a batch of charge-cost revisions."""
         return self._ingest(
-            events, revision_problems, lambda repo, items: repo.add_revisions(tenant_id, items)
+            tenant_id,
+            events,
+            revision_problems,
+            lambda repo, items: repo.add_revisions(tenant_id, items),
         )
 
     def ingest_inventories(self, tenant_id: str, events: Sequence[SourceInventory]) -> IngestResult:
         """Store a batch of source inventories."""
         return self._ingest(
-            events, inventory_problems, lambda repo, items: repo.add_inventories(tenant_id, items)
+            tenant_id,
+            events,
+            inventory_problems,
+            lambda repo, items: repo.add_inventories(tenant_id, items),
         )
 
     def define_outcome(

@@ -4,14 +4,16 @@ import threading
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
+from ecp_core.memory.accounts import MemoryIdentityBindings
 from ecp_core.memory.api_keys import MemoryApiKeys
 from ecp_core.memory.approvals import MemoryApprovals
 from ecp_core.memory.audit import MemoryAudit
-from ecp_core.memory.billing import MemorySubscriptions
+from ecp_core.memory.billing import MemoryMerchantEvents, MemorySubscriptions
 from ecp_core.memory.contracts import MemoryContracts
 from ecp_core.memory.debugger import MemoryEvidenceTallies
 from ecp_core.memory.decisions import MemoryDecisions, MemoryVersionEvidence
 from ecp_core.memory.deployments import MemoryDeployments
+from ecp_core.memory.entitlements import MemoryMeters
 from ecp_core.memory.evidence import MemoryEvidenceStore
 from ecp_core.memory.graphs import MemoryGraphs
 from ecp_core.memory.policies import MemoryPolicies
@@ -69,6 +71,9 @@ class MemoryUnitOfWork:
         self.reconciliation = MemoryReconciliation(tables)
         self.decisions = MemoryDecisions(tables)
         self.subscriptions = MemorySubscriptions(tables)
+        self.meters = MemoryMeters(tables)
+        self.identity_bindings = MemoryIdentityBindings(tables)
+        self.merchant_events = MemoryMerchantEvents(tables)
         self._undo: list[Callable[[], None]] = []
         self._outer_undo: list[Callable[[], None]] | None = None
 

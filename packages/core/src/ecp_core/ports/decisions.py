@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from ecp_core.ports.billing import WithSubscriptions
+from ecp_core.ports.entitlements import WithMeters
 from ecp_core.ports.unit import Transaction
 
 if TYPE_CHECKING:
@@ -87,8 +89,8 @@ class VersionEvidence(Protocol):
         ...
 
 
-class DecisionsUnit(Transaction, Protocol):
-    """What version decisions need: artifacts, schedules and the versions' evidence."""
+class DecisionsUnit(Transaction, WithMeters, WithSubscriptions, Protocol):
+    """What version decisions need: artifacts, schedules, the versions' evidence, the meters."""
 
     @property
     def decisions(self) -> DecisionRepository:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from ecp_core.ports.billing import WithSubscriptions
+from ecp_core.ports.entitlements import WithMeters
 from ecp_core.ports.unit import Transaction
 
 if TYPE_CHECKING:
@@ -63,8 +65,8 @@ class EvidenceStore(Protocol):
         ...
 
 
-class EvidenceUnit(Transaction, Protocol):
-    """What the evidence use cases need."""
+class EvidenceUnit(Transaction, WithMeters, WithSubscriptions, Protocol):
+    """What the evidence use cases need (subscription and meters: ingestion is metered)."""
 
     @property
     def evidence(self) -> EvidenceStore:

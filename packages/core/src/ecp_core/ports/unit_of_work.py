@@ -3,12 +3,14 @@
 from collections.abc import Callable
 from typing import Protocol
 
+from ecp_core.ports.accounts import AccountsUnit
 from ecp_core.ports.api_keys import ApiKeysUnit
 from ecp_core.ports.billing import BillingUnit
 from ecp_core.ports.catalog import CatalogUnit
 from ecp_core.ports.contracts import ContractsUnit
 from ecp_core.ports.debugger import DebuggerUnit, EvidenceTallies
 from ecp_core.ports.decisions import DecisionsUnit, VersionEvidence
+from ecp_core.ports.entitlements import EntitlementsUnit
 from ecp_core.ports.evidence import EvidenceStore, EvidenceUnit
 from ecp_core.ports.reconciliation import ProviderEvents, ReconciliationUnit
 from ecp_core.ports.retention import RetentionUnit
@@ -34,6 +36,8 @@ class UnitOfWork(
     ReconciliationUnit,
     DecisionsUnit,
     BillingUnit,
+    EntitlementsUnit,
+    AccountsUnit,
     Protocol,
 ):
     """One transaction over every storage port. Leaving without ``commit`` rolls back."""

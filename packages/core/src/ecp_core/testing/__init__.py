@@ -14,17 +14,26 @@ Property-test your own graphs and policies with :mod:`ecp_core.testing.strategie
 """
 
 from ecp_core.testing.conformance._base import ExampleStoreSuite, StoreOpener, StoreSuite
+from ecp_core.testing.conformance.accounts import ActivationConformance, IdentityBindingConformance
 from ecp_core.testing.conformance.api_keys import ApiKeyRepositoryConformance
 from ecp_core.testing.conformance.approvals import (
     ApprovalInboxProperties,
     ApprovalRepositoryConformance,
 )
 from ecp_core.testing.conformance.audit import AuditRepositoryConformance
+from ecp_core.testing.conformance.billing import (
+    MerchantEventRepositoryConformance,
+    SubscriptionRepositoryConformance,
+)
 from ecp_core.testing.conformance.decisions import (
     DecisionRepositoryConformance,
     DecisionsMatchReference,
 )
 from ecp_core.testing.conformance.dispatch import DispatchClaimConformance, DispatchClaimProperties
+from ecp_core.testing.conformance.entitlements import (
+    MeterRepositoryConformance,
+    ReservationConformance,
+)
 from ecp_core.testing.conformance.evidence import (
     EvidenceMatchesReference,
     EvidenceRepositoryConformance,
@@ -68,6 +77,12 @@ STORE_SUITES = (
     EvidenceRepositoryConformance,
     StatementRepositoryConformance,
     DecisionRepositoryConformance,
+    SubscriptionRepositoryConformance,
+    MerchantEventRepositoryConformance,
+    MeterRepositoryConformance,
+    ReservationConformance,
+    IdentityBindingConformance,
+    ActivationConformance,
 )
 """Every suite that asks for ``uow``: a whole storage adapter passes all of them."""
 
@@ -84,6 +99,7 @@ EXAMPLE_SUITES = (
 __all__ = [
     "EXAMPLE_SUITES",
     "STORE_SUITES",
+    "ActivationConformance",
     "ApiKeyRepositoryConformance",
     "ApprovalInboxProperties",
     "ApprovalRepositoryConformance",
@@ -98,13 +114,18 @@ __all__ = [
     "EvidenceRepositoryConformance",
     "ExampleStoreSuite",
     "GraphRepositoryConformance",
+    "IdentityBindingConformance",
+    "MerchantEventRepositoryConformance",
+    "MeterRepositoryConformance",
     "PolicyRepositoryConformance",
     "ReconciliationMatchesReference",
+    "ReservationConformance",
     "RetentionRepositoryConformance",
     "RunRepositoryConformance",
     "StatementRepositoryConformance",
     "StoreOpener",
     "StoreSuite",
+    "SubscriptionRepositoryConformance",
     "TaskExpiryConformance",
     "TaskQueueProperties",
     "TaskRepositoryConformance",

@@ -1,0 +1,1 @@
+"""The hosted offer's server-rendered pages: templates, the stylesheet, security headers, CSRF."""

@@ -1,0 +1,164 @@
+"""The hosted offer end to end, in Debian's headless Chromium against a real server and stand-ins.
+
+Landing page → login at the loopback identity provider → the activation page shows the key once
+→ the key works on the API → checkout at the loopback merchant → its signed
+``subscription.activated`` → ``/account`` shows Solo → a signed cancel → a new metered request gets
+402. Every page of ours is saved at 390 and 1280 px (``test-artifacts/screens/``) and must not
+scroll sideways at either width.
+"""
+
+import base64
+import itertools
+import os
+import secrets
+from collections.abc import Iterator
+
+import attrs
+import httpx
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+from tests.e2e.browser import capture
+from tests.e2e.conftest import serving
+
+from ecp_billing.standin import StandinMerchant
+from ecp_http.hosted_settings import BillingSettings, HostedSettings, IdentitySettings
+from ecp_http.settings import Settings
+from ecp_idp.standin import Login, StandinIdentityProvider
+from ecp_postgres import create_database, drop_database
+
+SOLO_PRICE = "pri_solo_e2e"
+WEBHOOK = "/v1/cloud/billing/merchant/webhook"
+_names = itertools.count()
+
+
+@attrs.frozen
+class Hosted:
+    """The running hosted server and the stand-ins it talks to."""
+
+    base_url: str
+    client: httpx.Client
+    idp: StandinIdentityProvider
+    merchant: StandinMerchant
+
+
+def _settings(database_url: str, base_url: str, idp: str, merchant: str) -> Settings:
+    return Settings(
+        database_url=database_url,
+        jwt_secret=secrets.token_urlsafe(32),
+        audit_signing_key=base64.b64encode(secrets.token_bytes(32)).decode("ascii"),
+        dispatch_poll_seconds=0.05,
+        cloud=HostedSettings(
+            identity=IdentitySettings(
+                enabled=True,
+                client_id="client_e2e",
+                api_key="sk_test_e2e",
+                redirect_uri=base_url + "/v1/cloud/auth/callback",
+                cookie_password=secrets.token_urlsafe(32),
+                browser_origin=base_url,
+                base_url=idp,
+                allow_insecure_cookies=True,
+            ),
+            billing=BillingSettings(
+                enabled=True,
+                api_key="pdl_test_e2e",
+                webhook_secret=secrets.token_urlsafe(24),
+                solo_price_id=SOLO_PRICE,
+                base_url=merchant,
+            ),
+            entitlements_enabled=True,
+        ),
+    )
+
+
+@pytest.fixture(scope="module")
+def hosted(postgres_url, migrated_template) -> Iterator[Hosted]:
+    """A hosted server (identity, billing and entitlements on) on its own database."""
+    name = f"ecp_hosted_{os.getpid()}_{next(_names)}"
+    database = create_database(postgres_url, name, template=migrated_template)
+    idp = StandinIdentityProvider(client_id="client_e2e", api_key="sk_test_e2e")
+    try:
+        with idp, StandinMerchant(api_key="pdl_test_e2e", webhook_secret="") as merchant:
+            settings_of: list[Settings] = []
+
+            def settings_for(base_url: str) -> Settings:
+                settings_of.append(_settings(database, base_url, idp.url, merchant.url))
+                return settings_of[0]
+
+            with serving(settings_for) as (base_url, client, _):
+                merchant.webhook_secret = settings_of[0].cloud.billing.webhook_secret
+                merchant.webhook_url = base_url + WEBHOOK
+                yield Hosted(base_url=base_url, client=client, idp=idp, merchant=merchant)
+    finally:
+        drop_database(postgres_url, name)
+
+
+def _until(browser, condition) -> None:
+    WebDriverWait(browser, 30).until(lambda _: condition())
+
+
+@pytest.mark.spec("§4.5 hosted-pages", "§9.1 hosted-activation", "C12 pages-csp")
+def test_the_hosted_offer_from_landing_to_cancellation(hosted, browser):
+    hosted.idp.next_login = Login(user_id="user_e2e", organization_id="org_e2e", roles=("admin",))
+    # The landing page: the Solo offer and a login link, no script.
+    browser.get(hosted.base_url + "/")
+    assert "39 USD" in browser.page_source
+    assert "<script" not in browser.page_source.lower()
+    capture(browser, "landing")
+    # Login at the provider; the first login lands on the activation page with the key, once.
+    browser.find_element(By.LINK_TEXT, "Start the free trial").click()
+    _until(browser, lambda: browser.find_elements(By.ID, "api-key"))
+    key = browser.find_element(By.ID, "api-key").text.strip()
+    assert key
+    capture(browser, "activation")
+    # The key works on the API (an Analyst key: it reads, it does not administer).
+    api = {"X-API-Key": key}
+    assert hosted.client.get("/v1/graphs", headers=api).status_code == 200
+    assert hosted.client.get("/v1/api-keys", headers=api).status_code == 403
+    # The account page: the trial, its meters, the key by fingerprint only.
+    browser.get(hosted.base_url + "/account")
+    _until(browser, lambda: "Your account" in browser.page_source)
+    assert "Trial" in browser.page_source
+    assert key not in browser.page_source
+    capture(browser, "account-trial")
+    # Checkout at the merchant: going there changes nothing; the signed event does.
+    browser.find_element(By.XPATH, "//button[normalize-space()='Subscribe to Solo']").click()
+    _until(browser, lambda: browser.current_url.startswith(hosted.merchant.url))
+    (checkout,) = hosted.merchant.checkouts
+    tenant = checkout.tenant_id
+    assert checkout.price_id == SOLO_PRICE
+    browser.get(hosted.base_url + "/account")
+    assert "Trial" in browser.page_source
+    browser.get(hosted.merchant.url + f"/checkout/{checkout.transaction_id}")
+    browser.find_element(By.XPATH, "//button[normalize-space()='Pay']").click()
+    _until(browser, lambda: "the service answered 200" in browser.page_source)
+    # /account shows Solo, active, with the portal hand-off for this admin.
+    browser.get(hosted.base_url + "/account")
+    _until(browser, lambda: "Solo" in browser.page_source)
+    assert "active" in browser.page_source
+    assert "Manage billing" in browser.page_source
+    capture(browser, "account-solo")
+    # A signed cancel revokes the entitlement: a new metered request gets 402.
+    canceled = hosted.merchant.send(
+        "subscription.canceled",
+        tenant_id=tenant,
+        status="canceled",
+        price_ids=(SOLO_PRICE,),
+        subscription_id="sub_" + checkout.transaction_id.removeprefix("txn_"),
+        customer_id=checkout.customer_id,
+    )
+    assert canceled.status_code == 200, canceled.text
+    compare = {
+        "workflow_id": "wf",
+        "baseline_version": "v1",
+        "candidate_version": "v2",
+        "start": "2026-01-01T00:00:00Z",
+        "end": "2026-02-01T00:00:00Z",
+        "policy": {"min_success_rate": 0.9},
+    }
+    refused = hosted.client.post("/v1/decisions/compare", json=compare, headers=api)
+    assert refused.status_code == 402, refused.text
+    assert refused.json()["code"] == "subscription_inactive"
+    browser.get(hosted.base_url + "/account")
+    _until(browser, lambda: "canceled" in browser.page_source)
+    capture(browser, "account-canceled")
