@@ -22,13 +22,11 @@ from tests.e2e.browser import capture
 from tests.e2e.conftest import serving
 
 from ecp_billing.standin import StandinMerchant
-from ecp_http.hosted_settings import BillingSettings, HostedSettings, IdentitySettings
+from ecp_http.dev_cloud import CLIENT_ID, SOLO_PRICE, hosted_locally, introduce
 from ecp_http.settings import Settings
 from ecp_idp.standin import Login, StandinIdentityProvider
 from ecp_postgres import create_database, drop_database
 
-SOLO_PRICE = "pri_solo_e2e"
-WEBHOOK = "/v1/cloud/billing/merchant/webhook"
 _names = itertools.count()
 
 
@@ -42,52 +40,27 @@ class Hosted:
     merchant: StandinMerchant
 
 
-def _settings(database_url: str, base_url: str, idp: str, merchant: str) -> Settings:
-    return Settings(
-        database_url=database_url,
-        jwt_secret=secrets.token_urlsafe(32),
-        audit_signing_key=base64.b64encode(secrets.token_bytes(32)).decode("ascii"),
-        dispatch_poll_seconds=0.05,
-        cloud=HostedSettings(
-            identity=IdentitySettings(
-                enabled=True,
-                client_id="client_e2e",
-                api_key="sk_test_e2e",
-                redirect_uri=base_url + "/v1/cloud/auth/callback",
-                cookie_password=secrets.token_urlsafe(32),
-                browser_origin=base_url,
-                base_url=idp,
-                allow_insecure_cookies=True,
-            ),
-            billing=BillingSettings(
-                enabled=True,
-                api_key="pdl_test_e2e",
-                webhook_secret=secrets.token_urlsafe(24),
-                solo_price_id=SOLO_PRICE,
-                base_url=merchant,
-            ),
-            entitlements_enabled=True,
-        ),
-    )
-
-
 @pytest.fixture(scope="module")
 def hosted(postgres_url, migrated_template) -> Iterator[Hosted]:
     """A hosted server (identity, billing and entitlements on) on its own database."""
     name = f"ecp_hosted_{os.getpid()}_{next(_names)}"
     database = create_database(postgres_url, name, template=migrated_template)
-    idp = StandinIdentityProvider(client_id="client_e2e", api_key="sk_test_e2e")
+    base = Settings(
+        database_url=database,
+        jwt_secret=secrets.token_urlsafe(32),
+        audit_signing_key=base64.b64encode(secrets.token_bytes(32)).decode("ascii"),
+        dispatch_poll_seconds=0.05,
+    )
+    idp = StandinIdentityProvider(client_id=CLIENT_ID, api_key="")
     try:
-        with idp, StandinMerchant(api_key="pdl_test_e2e", webhook_secret="") as merchant:
-            settings_of: list[Settings] = []
+        with idp, StandinMerchant(api_key="", webhook_secret="") as merchant:
 
-            def settings_for(base_url: str) -> Settings:
-                settings_of.append(_settings(database, base_url, idp.url, merchant.url))
-                return settings_of[0]
+            def settings_for(origin: str) -> Settings:
+                hosted = hosted_locally(base, origin, idp.url, merchant.url)
+                introduce(hosted, idp, merchant, origin)  # the same wiring as `ecp dev-cloud`
+                return hosted
 
             with serving(settings_for) as (base_url, client, _):
-                merchant.webhook_secret = settings_of[0].cloud.billing.webhook_secret
-                merchant.webhook_url = base_url + WEBHOOK
                 yield Hosted(base_url=base_url, client=client, idp=idp, merchant=merchant)
     finally:
         drop_database(postgres_url, name)

@@ -56,6 +56,16 @@ def hosted_locally(settings: Settings, origin: str, idp_url: str, merchant_url: 
     )
 
 
+def introduce(
+    hosted: Settings, idp: StandinIdentityProvider, merchant: StandinMerchant, origin: str
+) -> None:
+    """Give the stand-ins the keys ``hosted`` uses and the webhook of the server at ``origin``."""
+    idp.api_key = hosted.cloud.identity.api_key
+    merchant.api_key = hosted.cloud.billing.api_key
+    merchant.webhook_secret = hosted.cloud.billing.webhook_secret
+    merchant.webhook_url = origin + WEBHOOK_PATH
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Start both stand-ins, then serve the hosted offer until stopped."""
     port = settings.port if args.port is None else args.port
@@ -69,10 +79,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         StandinMerchant(api_key=unset, webhook_secret=unset) as merchant,
     ):
         hosted = hosted_locally(served, origin, idp.url, merchant.url)
-        idp.api_key = hosted.cloud.identity.api_key
-        merchant.api_key = hosted.cloud.billing.api_key
-        merchant.webhook_secret = hosted.cloud.billing.webhook_secret
-        merchant.webhook_url = origin + WEBHOOK_PATH
+        introduce(hosted, idp, merchant, origin)
         sys.stdout.write(
             "".join(note + "\n" for note in notes)
             + f"stand-in identity provider at {idp.url}; stand-in merchant at {merchant.url}\n"
@@ -94,4 +101,4 @@ def add_parser(commands: Any) -> None:  # noqa: ANN401 - argparse's private subp
     parser.set_defaults(serving=run)
 
 
-__all__ = ["add_parser", "hosted_locally", "run"]
+__all__ = ["CLIENT_ID", "SOLO_PRICE", "add_parser", "hosted_locally", "introduce", "run"]
