@@ -2,9 +2,9 @@
 
 Landing page → login at the loopback identity provider → the activation page shows the key once
 → the key works on the API → checkout at the loopback merchant → its signed
-``subscription.activated`` → ``/account`` shows Solo → a signed cancel → a new metered request gets
-402. Every page of ours is saved at 390 and 1280 px (``test-artifacts/screens/``) and must not
-scroll sideways at either width.
+``subscription.activated`` → ``/account`` shows Solo → a backtest is accepted → a signed cancel
+→ a new backtest gets 402. Every page of ours is saved at 390 and 1280 px
+(``test-artifacts/screens/``) and must not scroll sideways at either width.
 """
 
 import base64
@@ -22,12 +22,23 @@ from tests.e2e.browser import capture
 from tests.e2e.conftest import serving
 
 from ecp_billing.standin import StandinMerchant
+from ecp_http.backtest_settings import backtest_fields
 from ecp_http.dev_cloud import CLIENT_ID, SOLO_PRICE, hosted_locally, introduce
+from ecp_http.model_calls.standin import StandinModels
 from ecp_http.settings import Settings
 from ecp_idp.standin import Login, StandinIdentityProvider
 from ecp_postgres import create_database, drop_database
 
 _names = itertools.count()
+MODELS = ("incumbent-model", "candidate-model", "judge-model")
+BACKTEST = {
+    "instruction": "Answer with the refund amount only.",
+    "cases": [{"input": f"order {n}", "expected": f"{n}.00"} for n in range(5)],
+    "incumbent": {"model": "incumbent-model", "max_tokens": 32},
+    "candidate": {"model": "candidate-model"},
+    "judge": "judge-model",
+    "constraints": {"min_success_rate": 0.8},
+}
 
 
 @attrs.frozen
@@ -52,15 +63,18 @@ def hosted(postgres_url, migrated_template) -> Iterator[Hosted]:
         dispatch_poll_seconds=0.05,
     )
     idp = StandinIdentityProvider(client_id=CLIENT_ID, api_key="")
+    models = StandinModels()
     try:
         with idp, StandinMerchant(api_key="", webhook_secret="") as merchant:
 
             def settings_for(origin: str) -> Settings:
                 hosted = hosted_locally(base, origin, idp.url, merchant.url)
                 introduce(hosted, idp, merchant, origin)  # the same wiring as `ecp dev-cloud`
-                return hosted
+                catalog = {ref: models.entry(ref) for ref in MODELS}
+                digest = backtest_fields({"ECP_BACKTEST_DIGEST_KEY": secrets.token_urlsafe(32)})
+                return attrs.evolve(hosted, model_catalog=catalog, **digest)
 
-            with serving(settings_for) as (base_url, client, _):
+            with models, serving(settings_for) as (base_url, client, _):
                 yield Hosted(base_url=base_url, client=client, idp=idp, merchant=merchant)
     finally:
         drop_database(postgres_url, name)
@@ -111,7 +125,10 @@ def test_the_hosted_offer_from_landing_to_cancellation(hosted, browser):
     assert "active" in browser.page_source
     assert "Manage billing" in browser.page_source
     capture(browser, "account-solo")
-    # A signed cancel revokes the entitlement: a new metered request gets 402.
+    # While Solo is active a backtest is accepted (queued; it runs off the request).
+    accepted = hosted.client.post("/v1/backtests", json=BACKTEST, headers=api)
+    assert accepted.status_code == 202, accepted.text
+    # A signed cancel revokes the entitlement: a new backtest gets 402.
     canceled = hosted.merchant.send(
         "subscription.canceled",
         tenant_id=tenant,
@@ -121,15 +138,8 @@ def test_the_hosted_offer_from_landing_to_cancellation(hosted, browser):
         customer_id=checkout.customer_id,
     )
     assert canceled.status_code == 200, canceled.text
-    compare = {
-        "workflow_id": "wf",
-        "baseline_version": "v1",
-        "candidate_version": "v2",
-        "start": "2026-01-01T00:00:00Z",
-        "end": "2026-02-01T00:00:00Z",
-        "policy": {"min_success_rate": 0.9},
-    }
-    refused = hosted.client.post("/v1/decisions/compare", json=compare, headers=api)
+    other = {**BACKTEST, "instruction": "Answer with the amount, in cents."}
+    refused = hosted.client.post("/v1/backtests", json=other, headers=api)
     assert refused.status_code == 402, refused.text
     assert refused.json()["code"] == "subscription_inactive"
     browser.get(hosted.base_url + "/account")

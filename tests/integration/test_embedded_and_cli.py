@@ -88,10 +88,12 @@ def test_migrate_list_apply_rollback(postgres_url):
             "entitlements_0001_meters",
             "pending",
             "accounts_0001_identity_bindings",
+            "pending",
+            "backtests_0001_backtests",
         ]
-        assert "applied 18 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 18
-        assert "accounts_0001_identity_bindings" in ecp("migrate", "rollback", url=url)
+        assert "applied 19 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 19
+        assert "backtests_0001_backtests" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:
         drop_database(postgres_url, "ecp_test_cli")

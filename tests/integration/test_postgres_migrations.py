@@ -69,7 +69,13 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         decisions = {"ecp_decisions", "ecp_decision_schedules"}
         bills = {"provider_bills", "provider_cost_buckets"}
         assert decisions | bills <= complete
-        # Issue 18: the hosted areas are the newest; each rolls back alone, newest first:
+        # Issue 19: backtests are the newest area; their two tables roll back together.
+        backtests = {"ecp_backtests", "ecp_backtest_inputs"}
+        assert backtests <= complete
+        assert rollback_migrations(url, 1) == ["backtests_0001_backtests"]
+        assert complete - tables(url) == backtests
+        every, complete = every[:-1], complete - backtests
+        # Issue 18: the hosted areas come next; each rolls back alone, newest first:
         # identity bindings, meters, merchant events, subscriptions.
         hosted = ["ecp_identity_bindings", "ecp_meters", "ecp_merchant_events", "ecp_subscriptions"]
         assert set(hosted) <= complete
@@ -134,8 +140,9 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             "billing_0002_merchant_events",
             "entitlements_0001_meters",
             "accounts_0001_identity_bindings",
+            "backtests_0001_backtests",
         ]
-        assert tables(url) == complete | {"ecp_tasks", *hosted}
+        assert tables(url) == complete | {"ecp_tasks", *hosted, *backtests}
         assert apply_migrations(url) == []
     finally:
         drop_database(postgres_url, "ecp_test_migrations")

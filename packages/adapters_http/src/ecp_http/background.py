@@ -13,6 +13,7 @@ from ecp_core.runs.state_machine import TERMINAL, WAITING
 from ecp_core.runs.tasks import LOCK_SWEEP_SECONDS
 from ecp_core.service import Ecp
 from ecp_core.types import RunStatus
+from ecp_http.backtest_worker import BacktestWorker
 from ecp_http.dispatch import Dispatcher, Outage
 from ecp_http.long_poll import Bell
 from ecp_http.settings import Settings
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 
 DELIVERY_BATCHES = 20
 """At most this many batches of due deliveries per pass, so other sweeps get their turn."""
+
+BACKTEST_POLL_SECONDS = 1.0
+"""How often queued backtests are looked for (each pass runs one, off the request; ADR 0038)."""
 
 
 def sweeps_of(
@@ -52,6 +56,9 @@ def sweeps_of(
         ),
         ("expire_task_locks", expire_task_locks, LOCK_SWEEP_SECONDS),
     ]
+    if ecp.backtests.enabled:  # a sweep that reads nothing would say the database is back
+        worker = BacktestWorker(ecp.backtests.claim, ecp.backtests.run)
+        sweeps.append(("run_backtests", worker, BACKTEST_POLL_SECONDS))
     if settings.retention_enabled:
         sweeps.append(("retention_purge", ecp.retention.sweep, settings.retention_poll_seconds))
     return sweeps

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ecp_core.backtests.digest import DigestKeys
+from ecp_core.backtests.limits import BacktestLimits, BacktestSetup
 from ecp_core.memory import MemoryStore
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention.model import ConfiguredDefaults
@@ -27,6 +29,7 @@ from ecp_core.runs.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
 from ecp_core.service import Ecp, RetentionSettings
 from ecp_core.signing import Ed25519Signer
 from ecp_core.webhooks.schedule import RetrySchedule
+from ecp_http.action_secrets import ActionSecrets
 from ecp_http.api_docs import ApiDocs
 from ecp_http.artifacts import FilesystemArtifacts
 from ecp_http.auth import Authenticator, mint_token
@@ -37,6 +40,8 @@ from ecp_http.hosted import billing_setup, cloud_identity
 from ecp_http.http_action import builtin_actions
 from ecp_http.long_poll import Bell
 from ecp_http.metrics import Metrics
+from ecp_http.model_calls.model_call import attach_model_call, register_model_call
+from ecp_http.model_calls.providers import CatalogModels, catalog_models
 from ecp_http.observed import observed
 from ecp_http.plugins import load_plugins
 from ecp_http.routing import Operation
@@ -213,6 +218,14 @@ def _storage(settings: Settings, storage: Storage | None) -> tuple[Storage, "Art
     return store, artifacts
 
 
+def models_from_settings(settings: Settings) -> CatalogModels | None:
+    """The catalog's models behind one provider (ADR 0037); None without ``ECP_MODEL_CATALOG``."""
+    if not settings.model_catalog:
+        return None
+    secrets = ActionSecrets(settings.secrets, settings.secrets_dir)
+    return catalog_models(settings.model_catalog, secrets)
+
+
 def action_registry(settings: Settings) -> ActionRegistry:
     """Every action the server runs: the built-ins, then the plug-ins (ADR 0027).
 
@@ -220,8 +233,29 @@ def action_registry(settings: Settings) -> ActionRegistry:
     """
     registry = ActionRegistry()  # the core's built-ins: echo and set
     builtin_actions(registry, settings)  # the server's own: http_request (ADR 0028)
+    register_model_call(  # model_call, when a model catalog is configured (ADR 0037)
+        registry, models_from_settings(settings), timeout_seconds=settings.model_call_timeout_seconds
+    )
     load_plugins(registry, settings.action_modules)
     return registry
+
+
+def backtest_setup(settings: Settings) -> BacktestSetup | None:
+    """What backtests run with; None (backtests off) without a model catalog or a digest key."""
+    provider = models_from_settings(settings)
+    key, key_id = settings.backtest_digest_key, settings.backtest_digest_key_id
+    if provider is None or key is None or key_id is None:
+        return None
+    return BacktestSetup(
+        provider=provider,
+        keys=DigestKeys(key_id=key_id, key=key, retired=settings.backtest_digest_keys_retired),
+        limits=BacktestLimits(
+            deadline_seconds=settings.backtest_deadline_seconds,
+            call_timeout_seconds=settings.model_call_timeout_seconds,
+            max_calls_per_backtest=settings.backtest_max_calls,
+            max_calls_per_day=settings.backtest_max_calls_per_day,
+        ),
+    )
 
 
 def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
@@ -267,7 +301,9 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         ),
         billing=billing_setup(settings),
         entitlements_enabled=settings.cloud.entitlements_enabled,
+        backtests=backtest_setup(settings),
     )
+    attach_model_call(actions, ecp.runs.get, ecp.evidence.ingest_executions)  # its evidence
     bells = (Bell(), Bell())  # tasks offered, runs moved
     dispatcher, scheduler = background_work(ecp, settings, tracing, bells)
     operations = tuple(

@@ -6,9 +6,13 @@ from collections.abc import Mapping
 
 import attrs
 
+from ecp_core.models.model import CatalogEntry
 from ecp_core.retention.model import MAX_TTL_SECONDS
+from ecp_http.action_secrets import ActionSecrets
+from ecp_http.backtest_settings import backtest_fields
 from ecp_http.hosted_settings import HostedSettings, hosted_settings
 from ecp_http.logs import FORMATS, LEVELS
+from ecp_http.model_calls.catalog_file import check_secrets, read_catalog
 from ecp_http.settings_values import SettingsError, choice, flag, number
 
 
@@ -61,6 +65,17 @@ def _action_modules(env: Mapping[str, str]) -> tuple[str, ...]:
         if part and not _ACTION_MODULE.fullmatch(part):
             raise SettingsError(f"ECP_ACTION_MODULES: {part!r} is not module:function")
     return tuple(part for part in named if part)
+
+
+def _model_catalog(env: Mapping[str, str]) -> dict[str, CatalogEntry]:
+    """``ECP_MODEL_CATALOG``'s models (none when unset); their secrets must be set (ADR 0037)."""
+    path = env.get("ECP_MODEL_CATALOG") or None
+    if path is None:
+        return {}
+    catalog = read_catalog(pathlib.Path(path))
+    directory = pathlib.Path(env["ECP_SECRETS_DIR"]) if env.get("ECP_SECRETS_DIR") else None
+    check_secrets(catalog, ActionSecrets(_secrets(env), directory))
+    return catalog
 
 
 @attrs.frozen(kw_only=True)
@@ -121,6 +136,24 @@ class Settings:
     """A directory with one file per action secret (``ECP_SECRETS_DIR``)."""
     cloud: HostedSettings = attrs.field(factory=HostedSettings)
     """The hosted offer's identity, billing and entitlement settings (all off by default)."""
+    model_catalog_path: pathlib.Path | None = None
+    """The model catalog file (``ECP_MODEL_CATALOG``); None: no models, no ``model_call``."""
+    model_catalog: Mapping[str, CatalogEntry] = attrs.field(factory=dict)
+    """The catalog's models by ref, read and checked with the settings (ADR 0037)."""
+    model_call_timeout_seconds: float = 60.0
+    """Each try of a provider call is bounded by this (``ECP_MODEL_CALL_TIMEOUT_SECONDS``)."""
+    backtest_digest_key: str | None = attrs.field(default=None, repr=False)
+    """Keys backtest request digests (``ECP_BACKTEST_DIGEST_KEY``); None: backtests are off."""
+    backtest_digest_key_id: str | None = None
+    backtest_digest_keys_retired: Mapping[str, str] = attrs.field(
+        factory=dict, repr=False, eq=False, hash=False
+    )
+    """Earlier digest keys by id, still recognised for exact retries (ADR 0038)."""
+    backtest_deadline_seconds: float = 600.0
+    backtest_max_calls: int | None = None
+    """Self-hosting cap on one backtest's provider calls (None: 4 per case, at most 100)."""
+    backtest_max_calls_per_day: int | None = None
+    """Self-hosting cap on a tenant's backtest provider calls per UTC day (None: none)."""
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str]) -> "Settings":
@@ -220,6 +253,14 @@ class Settings:
             if env.get("ECP_SECRETS_DIR")
             else None,
             cloud=cloud,
+            model_catalog_path=pathlib.Path(env["ECP_MODEL_CATALOG"])
+            if env.get("ECP_MODEL_CATALOG")
+            else None,
+            model_catalog=_model_catalog(env),
+            model_call_timeout_seconds=number(
+                env, "ECP_MODEL_CALL_TIMEOUT_SECONDS", 60.0, minimum=0.1
+            ),
+            **backtest_fields(env),
         )
 
 

@@ -20,6 +20,7 @@ from ecp_postgres.accounts import PostgresIdentityBindings
 from ecp_postgres.api_keys import PostgresApiKeys
 from ecp_postgres.approvals import PostgresApprovals
 from ecp_postgres.audit import PostgresAudit
+from ecp_postgres.backtests import PostgresBacktests
 from ecp_postgres.billing import PostgresMerchantEvents, PostgresSubscriptions
 from ecp_postgres.contracts import PostgresContracts
 from ecp_postgres.debugger import PostgresEvidenceTallies
@@ -173,6 +174,7 @@ class PostgresUnitOfWork:
         self.evidence = PostgresEvidence(conn)
         self.reconciliation = PostgresReconciliation(conn)
         self.decisions = PostgresDecisions(conn)
+        self.backtests = PostgresBacktests(conn)
         return self
 
     def __exit__(

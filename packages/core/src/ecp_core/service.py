@@ -7,6 +7,8 @@ import attrs
 from ecp_core.accounts.service import AccountService
 from ecp_core.api_keys.service import ApiKeyService
 from ecp_core.approvals.model import ApprovalResolutionRequest
+from ecp_core.backtests.limits import BacktestSetup
+from ecp_core.backtests.service import BacktestService
 from ecp_core.billing.service import BillingService, BillingSetup
 from ecp_core.catalog.service import GraphCatalog
 from ecp_core.contracts.service import ContractService
@@ -75,6 +77,8 @@ class Ecp:
     debugger: DebuggerService
     reconciliation: ReconciliationService
     decisions: DecisionService
+    backtests: BacktestService
+    """Bounded model backtests (replays off the request; ``run_queued`` is the worker's sweep)."""
     accounts: AccountService
     """Hosted logins: identity provider organizations bound to tenants, activated once."""
     billing: BillingService | None = None
@@ -100,6 +104,7 @@ class Ecp:
         dispatch_retry: RetrySchedule | None = None,
         billing: BillingSetup | None = None,
         entitlements_enabled: bool = False,
+        backtests: BacktestSetup | None = None,
     ) -> "Ecp":
         """Wire every service.
 
@@ -109,7 +114,8 @@ class Ecp:
         ``refuse_unknown_actions`` makes registering a graph whose action nodes name an action
         not (yet) in ``actions`` fail with ``unknown_action`` (the server always sets it);
         ``billing`` (the merchant and the Solo price) enables the billing service;
-        ``entitlements_enabled`` enforces the plans' quotas on ingestion, scans and schedules.
+        ``entitlements_enabled`` enforces the plans' quotas on ingestion, scans and schedules;
+        ``backtests`` (the model provider, digest keys, limits) lets backtests run.
         """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
@@ -149,6 +155,7 @@ class Ecp:
             debugger=DebuggerService(uow, clock),
             reconciliation=ReconciliationService(uow, clock),
             decisions=DecisionService(uow, clock, ids, entitlements),
+            backtests=BacktestService(uow, clock, ids, backtests, entitlements),
             accounts=AccountService(uow, clock, ids),
             billing=None if billing is None else BillingService(uow, clock, billing),
             entitlements=entitlements,

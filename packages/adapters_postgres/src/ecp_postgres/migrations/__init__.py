@@ -29,6 +29,7 @@ AREAS = (
     "billing",
     "entitlements",
     "accounts",
+    "backtests",
 )
 """Folders of migration chains; later areas (retention, webhooks, evidence …) append here."""
 

@@ -8,6 +8,7 @@ from ecp_core.memory.accounts import MemoryIdentityBindings
 from ecp_core.memory.api_keys import MemoryApiKeys
 from ecp_core.memory.approvals import MemoryApprovals
 from ecp_core.memory.audit import MemoryAudit
+from ecp_core.memory.backtests import MemoryBacktests
 from ecp_core.memory.billing import MemoryMerchantEvents, MemorySubscriptions
 from ecp_core.memory.contracts import MemoryContracts
 from ecp_core.memory.debugger import MemoryEvidenceTallies
@@ -70,6 +71,7 @@ class MemoryUnitOfWork:
         self.evidence = MemoryEvidence(tables)
         self.reconciliation = MemoryReconciliation(tables)
         self.decisions = MemoryDecisions(tables)
+        self.backtests = MemoryBacktests(tables)
         self.subscriptions = MemorySubscriptions(tables)
         self.meters = MemoryMeters(tables)
         self.identity_bindings = MemoryIdentityBindings(tables)

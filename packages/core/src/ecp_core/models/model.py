@@ -5,12 +5,13 @@ A call's cost is exact Decimal arithmetic over the catalog's USD prices per mill
 """
 
 import enum
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Annotated, Literal
 
 import attrs
 
 from ecp_core.constraints import Items, Range, Text, checked
+from ecp_core.money import EXACT
 
 MILLION = Decimal(1_000_000)
 
@@ -42,11 +43,12 @@ class CatalogEntry:
     output_usd_per_million: Decimal
 
     def cost(self, usage: "TokenUsage") -> Decimal:
-        """The exact USD cost of ``usage`` at this model's prices."""
-        return (
-            Decimal(usage.input_tokens) * self.input_usd_per_million
-            + Decimal(usage.output_tokens) * self.output_usd_per_million
-        ) / MILLION
+        """The exact USD cost of ``usage`` at this model's prices (raises rather than round)."""
+        with localcontext(EXACT):  # the default context keeps 28 digits: a product may need more
+            return (
+                Decimal(usage.input_tokens) * self.input_usd_per_million
+                + Decimal(usage.output_tokens) * self.output_usd_per_million
+            ) / MILLION
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

@@ -5,6 +5,7 @@ from typing import Protocol
 
 from ecp_core.ports.accounts import AccountsUnit
 from ecp_core.ports.api_keys import ApiKeysUnit
+from ecp_core.ports.backtests import BacktestsUnit
 from ecp_core.ports.billing import BillingUnit
 from ecp_core.ports.catalog import CatalogUnit
 from ecp_core.ports.contracts import ContractsUnit
@@ -38,6 +39,7 @@ class UnitOfWork(
     BillingUnit,
     EntitlementsUnit,
     AccountsUnit,
+    BacktestsUnit,
     Protocol,
 ):
     """One transaction over every storage port. Leaving without ``commit`` rolls back."""

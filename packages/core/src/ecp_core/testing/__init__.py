@@ -21,6 +21,7 @@ from ecp_core.testing.conformance.approvals import (
     ApprovalRepositoryConformance,
 )
 from ecp_core.testing.conformance.audit import AuditRepositoryConformance
+from ecp_core.testing.conformance.backtests import BacktestRepositoryConformance
 from ecp_core.testing.conformance.billing import (
     MerchantEventRepositoryConformance,
     SubscriptionRepositoryConformance,
@@ -83,6 +84,7 @@ STORE_SUITES = (
     ReservationConformance,
     IdentityBindingConformance,
     ActivationConformance,
+    BacktestRepositoryConformance,
 )
 """Every suite that asks for ``uow``: a whole storage adapter passes all of them."""
 
@@ -105,6 +107,7 @@ __all__ = [
     "ApprovalRepositoryConformance",
     "AttemptAtomicityConformance",
     "AuditRepositoryConformance",
+    "BacktestRepositoryConformance",
     "DecisionRepositoryConformance",
     "DecisionsMatchReference",
     "DeploymentRepositoryConformance",

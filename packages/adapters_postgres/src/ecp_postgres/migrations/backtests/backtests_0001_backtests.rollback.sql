@@ -1,0 +1,2 @@
+DROP TABLE ecp_backtest_inputs;
+DROP TABLE ecp_backtests;
