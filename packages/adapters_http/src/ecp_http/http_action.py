@@ -21,7 +21,7 @@ from ecp_core.canonical import canonical_json, storable_text
 from ecp_core.constraints import Items, Range, Text, checked
 from ecp_core.errors import EcpError, ValidationFailed
 from ecp_core.json_text import parse_json_text
-from ecp_core.runs.actions import ActionContext, ActionRegistry, ActionSource
+from ecp_core.runs.actions import ActionContext, ActionRegistry, ActionSource, undeclared
 from ecp_core.types import Capability, SideEffectClass
 from ecp_core.wire import structure
 from ecp_http.action_secrets import SECRET_NAME_PATTERN, ActionSecrets, SecretUnavailable, redacted
@@ -190,8 +190,7 @@ class HttpRequestAction:
 
     def __call__(self, context: ActionContext) -> Mapping[str, Any]:
         """Send the request; the output is ``{"status", "headers", "json" | "text"}``."""
-        declared = set(context.descriptor.capability_refs)
-        missing = [str(c) for c in CAPABILITIES if c not in declared]
+        missing = undeclared(context, CAPABILITIES)
         if missing:
             raise HttpRequestFailed(
                 "undeclared_capabilities",

@@ -23,7 +23,7 @@ from ecp_core.models.model import ChatMessage, ModelAnswer, ModelRequest
 from ecp_core.money import money_text
 from ecp_core.ports.models import ModelProvider
 from ecp_core.ports.system import Clock, IdFactory
-from ecp_core.runs.actions import ActionContext, ActionRegistry, ActionSource
+from ecp_core.runs.actions import ActionContext, ActionRegistry, ActionSource, undeclared
 from ecp_core.runs.model import Run
 from ecp_core.system import SystemClock, UuidV7Factory
 from ecp_core.types import Capability, SideEffectClass
@@ -116,8 +116,7 @@ class ModelCallAction:
 
     def __call__(self, context: ActionContext) -> Mapping[str, Any]:
         """Call the model, record the measured cost for the run, return the answer."""
-        declared = set(context.descriptor.capability_refs)
-        missing = [str(c) for c in CAPABILITIES if c not in declared]
+        missing = undeclared(context, CAPABILITIES)
         if missing:
             raise ModelCallActionFailed(
                 "undeclared_capabilities",

@@ -202,6 +202,12 @@ class ActionRegistry:
         )
 
 
+def undeclared(context: ActionContext, required: Iterable[Capability]) -> list[str]:
+    """The ``required`` capabilities the node's descriptor does not declare, by name."""
+    declared = set(context.descriptor.capability_refs)
+    return [str(capability) for capability in required if capability not in declared]
+
+
 def checked_result(name: str, returned: object) -> ActionResult:
     """A handler's answer as detached, canonical JSON; TypeError or NotCanonicalizable if not."""
     result = returned if isinstance(returned, ActionResult) else ActionResult(output=returned)  # type: ignore[arg-type]
