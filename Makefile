@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 PACKAGES := packages/core packages/adapters_postgres packages/adapters_http packages/adapters_idp packages/adapters_billing
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
+PYTEST_WORKERS ?= 2
 
 .PHONY: install browser run dev-cloud test lint bench fuzz spec-map clean
 
@@ -31,8 +32,9 @@ run: install
 dev-cloud: install
 	$(BIN)/ecp dev-cloud
 
+# Two processes (ADR 0040); PYTEST_WORKERS=0 runs everything in one.
 test: install browser lint
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
