@@ -59,7 +59,11 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "core_0003_listing_order",
             "pending",
+            "core_0004_child_runs",
+            "pending",
             "audit_0001_records_and_heads",
+            "pending",
+            "audit_0002_salts",
             "pending",
             "approvals_0001_approvals_and_actions",
             "pending",
@@ -68,6 +72,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "identity_0001_api_keys",
             "pending",
             "retention_0001_policies_holds_log",
+            "pending",
+            "retention_0002_aged_salted_records",
             "pending",
             "webhooks_0001_subscriptions_deliveries",
             "pending",
@@ -90,10 +96,20 @@ def test_migrate_list_apply_rollback(postgres_url):
             "accounts_0001_identity_bindings",
             "pending",
             "backtests_0001_backtests",
+            "pending",
+            "attestations_0001_attestations",
+            "pending",
+            "attestations_0002_webhook_delivery_health",
+            "pending",
+            "templates_0001_templates",
+            "pending",
+            "certification_0001_certifications",
+            "pending",
+            "connectors_0001_connectors",
         ]
-        assert "applied 19 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 19
-        assert "backtests_0001_backtests" in ecp("migrate", "rollback", url=url)
+        assert "applied 27 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 27
+        assert "connectors_0001_connectors" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:
         drop_database(postgres_url, "ecp_test_cli")

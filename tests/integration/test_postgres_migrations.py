@@ -69,7 +69,35 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         decisions = {"ecp_decisions", "ecp_decision_schedules"}
         bills = {"provider_bills", "provider_cost_buckets"}
         assert decisions | bills <= complete
-        # Issue 19: backtests are the newest area; their two tables roll back together.
+        # Issue 20: the governance areas are the newest; each rolls back alone, newest first.
+        governance = [
+            (
+                "connectors_0001_connectors",
+                {
+                    "ecp_connectors",
+                    "ecp_connector_cost_scopes",
+                    "ecp_connector_tests",
+                    "ecp_connector_costs",
+                },
+            ),
+            (
+                "certification_0001_certifications",
+                {"ecp_certifications", "ecp_certification_events"},
+            ),
+            ("templates_0001_templates", {"ecp_templates"}),
+            ("attestations_0002_webhook_delivery_health", set()),
+            ("attestations_0001_attestations", {"ecp_attestations"}),
+        ]
+        assert {"ecp_webhook_deliveries_pending_by_tenant", "ecp_runs_children"} <= indexes(url)
+        assert {"ecp_audit_salts", "ecp_audit_settings"} <= complete
+        for migration, dropped in governance:
+            before = tables(url)
+            assert rollback_migrations(url, 1) == [migration]
+            assert before - tables(url) == dropped
+        assert "ecp_webhook_deliveries_pending_by_tenant" not in indexes(url)
+        every = every[: -len(governance)]
+        complete -= {table for _, dropped in governance for table in dropped}
+        # Issue 19: backtests come next; their two tables roll back together.
         backtests = {"ecp_backtests", "ecp_backtest_inputs"}
         assert backtests <= complete
         assert rollback_migrations(url, 1) == ["backtests_0001_backtests"]
@@ -93,8 +121,9 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert rollback_migrations(url, 1) == ["tasks_0001_tasks"]
         assert complete - tables(url) == {"ecp_tasks"}
         every, complete = every[:-2], complete - {"ecp_tasks"}
-        assert every[-5:] == [
+        assert every[-6:] == [
             "retention_0001_policies_holds_log",
+            "retention_0002_aged_salted_records",
             "webhooks_0001_subscriptions_deliveries",
             "20260830_12_evidence",
             "20260830_13_provider_bills",
@@ -118,7 +147,11 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             "ecp_webhook_attempts",
         }
         assert not {"ecp_webhook_deliveries_due", "ecp_webhook_deliveries_dead"} & indexes(url)
-        assert rollback_migrations(url, 1) == [every[-5]]
+        # Issue 20: the aged-records index is rebuilt for versions 2 and 3; undone, it is back
+        # to version 2 alone and the tables stay.
+        assert rollback_migrations(url, 1) == ["retention_0002_aged_salted_records"]
+        assert "ecp_audit_aged" in indexes(url)
+        assert rollback_migrations(url, 1) == [every[-6]]
         assert complete - tables(url) == decisions | bills | evidence | {
             "ecp_webhook_subscriptions",
             "ecp_webhook_deliveries",
@@ -128,7 +161,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             "ecp_retention_audit_log",
         }
         assert not {"ecp_runs_expired", "ecp_audit_aged"} & indexes(url)
-        for undone in range(6, len(every) + 1):
+        for undone in range(7, len(every) + 1):
             assert rollback_migrations(url, 1) == [every[-undone]]
         assert tables(url) == set()
         assert not any(applied for _, applied in migration_status(url))
@@ -141,8 +174,11 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             "entitlements_0001_meters",
             "accounts_0001_identity_bindings",
             "backtests_0001_backtests",
+            *(migration for migration, _ in reversed(governance)),
         ]
-        assert tables(url) == complete | {"ecp_tasks", *hosted, *backtests}
+        assert tables(url) == complete | {"ecp_tasks", *hosted, *backtests} | {
+            table for _, dropped in governance for table in dropped
+        }
         assert apply_migrations(url) == []
     finally:
         drop_database(postgres_url, "ecp_test_migrations")

@@ -64,7 +64,12 @@ RULES: dict[str, str] = {
     "§2.1 condition": "an edge Condition holds a CEL expression, branch_rule and allow_cycle_traversal; it is not a no-extras schema",
     "§2.1 constant-mapping": "a constant mapping operation sets target_path to a fixed value and ignores the input",
     "§2.1 create-contract": "a contract has a name of 1 to 200 chars without whitespace and a valid JSON Schema",
+    "§2.1 create-template": "a template (CreateTemplateRequest, no extras) has a name of 1 to 200 chars without whitespace, an object parameters schema and a graph whose $param holes name declared parameters; identical content is its version again, changed content the next version",
+    "§2.1 instantiate-template": "instantiating a template checks the arguments against its parameters (defaults fill the rest), substitutes whole JSON values and registers the graph as POST /v1/graphs does; the same arguments again are an idempotent repeat",
     "§2.1 child-run-summary": "ChildRunSummaryResponse names the parent run and campaign of a child run",
+    "§2.1 subgraph-node": "a subgraph node starts a child run of a deployment and waits; the child's end writes one parent record naming it and continues or fails the parent",
+    "§2.1 child-run-listing": "GET /runs/{run_id}/children lists a run's child runs as ChildRunSummaryResponse items, paged; an unknown or other tenant's run is 404",
+    "§2.1 child-run-depth": "child runs nest at most 8 levels; a deeper start, or a missing child deployment, fails the subgraph node with a reason",
     # §2.2 Approval resources
     "§2.2 approval-record": "an ApprovalRecord is pending by default and allows only its allowed_actions",
     "§2.2 approval-reason": "a resolution reason is 1 to 1000 chars",
@@ -76,10 +81,20 @@ RULES: dict[str, str] = {
     "§2.3 audit-readiness": "AuditReadinessResponse states signing requirements and signer availability",
     # §2.4 Attestation resources
     "§2.4 attestation-first-write-wins": "attestations are server-signed and first-write-wins per (tenant, correlation)",
+    "§2.4 attestation-expiry": "an attestation is in force for 15 minutes from the server's issued_at; once expired, the next submission for its correlation takes its place and the old one stays as history",
+    "§2.4 attestation-verification": "verifying an attestation re-hashes its stored fields, checks its signature under the key it names (retired keys included) and lists each presented field that differs",
     # §2.5 Certification resources
     "§2.5 certification-override": "a certification override has 1+ scopes, a reason of 1 to 500 chars and an actor_id of 1 to 255",
+    "§2.5 certification-evaluation": "an evaluation lists the blockers (code, message, remediation, overridable) the active override leaves: test_deployable when none left is non-overridable, production_ready when none is left",
+    "§2.5 certification-override-time-boxed": "an override expires at most 30 days after its grant; an expired override waives nothing, and no override waives a non-overridable blocker",
+    "§2.5 certification-per-build": "one certification per (tenant, app_name, app_commit, image_digest): the same request again returns it, another deployment_ref is a conflict",
     # §2.6 Connector and experiment resources
     "§2.6 connector-test-request": "ConnectorTestRequest ids are 1 to 128 chars and costs are positive",
+    "§2.6 connector-resources": "connectors are created, listed, read, updated and deleted; source is env for settings-defined ones (which the API cannot change) and api for stored ones",
+    "§2.6 connector-params-no-secrets": "connector params hold secret names, never secret values: a literal secret is refused and no response echoes one",
+    "§2.6 connector-test-response": "a connector test always answers 200 with ok, latency_ms and, when not ok, a detail saying why",
+    "§2.6 connector-test-cost-caps": "a connector test reserves its worst case under max_cost_usd and run_cap_usd, commits the measured cost and releases the rest; over a cap it is ok false with no call and no charge; concurrent tests never commit more than the cap",
+    "§2.6 connector-test-idempotent": "a repeated connector test (tenant, campaign, operation) returns the stored answer with no call and no charge; another request under the same ids is a conflict",
     # §2.7 Webhook resources
     "§2.7 subscription-request": "a subscription has deployment_ref up to 512, target_url up to 2048, tenant_id up to 512 and 1 to 5 event types",
     "§2.7 stable-event-id": "a webhook event payload has a stable event_id",
@@ -115,8 +130,10 @@ RULES: dict[str, str] = {
     # §3.3 Retention eligibility
     "§3.3 ttl-terminal-runs-only": "run TTL erasure applies only to terminal runs (COMPLETED, FAILED)",
     "§3.3 legal-hold-blocks-erasure": "an active legal hold beats explicit erasure and the TTL purge; released, erasure is allowed again",
+    "§3.3 hold-covers-descendants": "a legal hold on a run covers its descendants; erasing a run erases its child runs; a child of a run that has not ended is never TTL-erased",
     # §3.4 Certification
     "§3.4 certification-states": "certification states are buildable, test_deployable, certified, promoted, revoked",
+    "§3.4 certification-transitions": "buildable to test_deployable needs test_deployable, on to certified and promoted needs production_ready (promotion also a target and certification_promote), any state but revoked may be revoked with a reason; every other pair is a 409 that changes nothing",
     # §3.5 Reconciliation closure state
     "§3.5 closure-state": "a report is reconciled, allocated_with_variance, outcomes_unresolved or unreconciled, by the stated conditions",
     # §3.6 Subscription and account
@@ -208,6 +225,9 @@ RULES: dict[str, str] = {
     # §9 Versioning
     "§9 route-prefixes": "economic, retention, reconciliation and cloud routes carry /v1; run, approval and audit routes do not",
     "§9 digest-versions": "digest_version 1 hashes the whole payload (legacy); 2 hashes per-field commitments, for all new records",
+    "§9 salted-commitments": "digest_version 3 (issue 20, ADR 0047) commits to each personal-data field by SHA-256 over a domain tag, the field name, a per-record 32-byte salt and the canonical value; the record digest covers the commitments, never the salt",
+    "§9 salt-erasure": "erasing a version 3 record destroys its salt, stored apart, with its personal data: chain and signatures still verify, and a guessed value no longer matches its commitment",
+    "§9 audit-settings": "PUT /v1/audit/settings chooses digest_version 2 (default) or 3 for a tenant's records written afterwards; other tenants and earlier records keep theirs",
     "§9 method-versions": "results retain their method identifiers; results without them read as legacy_unclassified and legacy_unversioned",
     "§9 historical-reports": "historical results lacking calculation_inputs or evaluation_evidence return null",
     "§9 migrations": "schema migrations apply and roll back cleanly; the retention migration seeds the system row with keep-forever TTLs",
@@ -319,11 +339,27 @@ _DECIDE = ("ecp_core.decisions.verdict",)
 _DECISIONS = ("ecp_core.decisions.service",)
 _HTTP = ("ecp_http.routing", "ecp_http.problems")
 HOMES: dict[str, tuple[str, ...]] = {
+    "§2.3 audit-delivery-health": ("ecp_core.webhooks.health", "ecp_core.webhooks.service"),
+    "§2.3 audit-readiness": ("ecp_core.runs.audit_readiness",),
+    "§2.4 attestation-first-write-wins": (
+        "ecp_core.attestations.rules",
+        "ecp_core.attestations.service",
+    ),
+    "§2.4 attestation-expiry": ("ecp_core.attestations.rules",),
+    "§2.4 attestation-verification": ("ecp_core.attestations.rules",),
     "§2.1 action-descriptor": ("ecp_core.graphs.definition",),
     "§2.1 actor-identity": ("ecp_core.identity",),
     "§2.1 condition": ("ecp_core.graphs.definition", "ecp_core.graphs.validation"),
     "§2.1 constant-mapping": ("ecp_core.runs.step", "ecp_core.graphs.paths"),
     "§2.1 create-contract": ("ecp_core.contracts.service", "ecp_core.contracts.schema"),
+    "§2.1 child-run-summary": ("ecp_core.runs.model", "ecp_http.handlers.runs"),
+    "§2.1 subgraph-node": (
+        "ecp_core.runs.child_start",
+        "ecp_core.runs.child_steps",
+        "ecp_core.runs.lifecycle",
+    ),
+    "§2.1 child-run-listing": ("ecp_http.handlers.runs", "ecp_core.runs.service"),
+    "§2.1 child-run-depth": ("ecp_core.runs.child_start",),
     "§2.2 approval-record": ("ecp_core.approvals.model", *_APPROVALS),
     "§2.2 approval-reason": ("ecp_core.approvals.model",),
     "§2.2 approval-action-record": ("ecp_core.approvals.model", "ecp_core.runs.lifecycle"),
@@ -353,6 +389,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     "§3.1 resolution-stored": _APPROVALS,
     "§3.1 policy-denial": ("ecp_core.policies.guard", "ecp_core.runs.step"),
     "§3.3 legal-hold-blocks-erasure": ("ecp_core.retention.rules", "ecp_core.retention.service"),
+    "§3.3 hold-covers-descendants": ("ecp_core.retention.model", "ecp_core.retention.erasure"),
     "§3.3 ttl-terminal-runs-only": ("ecp_core.retention.rules",),
     "§4.1 create-deployment": ("ecp_core.catalog.service",),
     "§4.1 start-and-read-run": ("ecp_http.handlers.runs", "ecp_core.runs.service"),
@@ -409,6 +446,13 @@ HOMES: dict[str, tuple[str, ...]] = {
     ),
     "§9 historical-reports": ("ecp_core.decisions.model",),
     "§9 migrations": ("ecp_postgres.migrations",),
+    "§9 salted-commitments": ("ecp_core.audit.salted", "ecp_core.audit.chain"),
+    "§9 salt-erasure": ("ecp_core.audit.erasure", "ecp_core.audit.verify"),
+    "§9 audit-settings": (
+        "ecp_core.audit.settings",
+        "ecp_core.audit.service",
+        "ecp_core.runs.audit_writer",
+    ),
     "§9.1 erasure-steps": ("ecp_core.retention.erasure",),
     "§9.1 erasure-granularity": ("ecp_core.retention.service",),
     "§9.1 ttl-clocks": ("ecp_core.retention.rules", "ecp_core.retention.service"),

@@ -15,6 +15,7 @@ from ecp_core.audit.record import (
     DIGEST_VERSION,
     LEGACY_DIGEST_VERSION,
     PII_FIELDS,
+    SALTED_DIGEST_VERSION,
     NodeAuditRecord,
 )
 from ecp_core.types import AttemptStatus
@@ -56,8 +57,8 @@ def test_the_envelope_and_personal_data_lists_are_the_codes():
     assert (COUNTS["eleven"], COUNTS["nine"]) == (len(ENVELOPE_FIELDS), len(PII_FIELDS))
 
 
-@pytest.mark.spec("§9 digest-versions")
+@pytest.mark.spec("§9 digest-versions", "§9 salted-commitments")
 def test_the_digest_versions_are_the_codes():
     row = next(line for line in TEXT.splitlines() if line.startswith("| `digest_version` |"))
     versions = {int(number) for number in re.findall(r"\b(\d+)\b", row.split("|")[2])}
-    assert versions == {LEGACY_DIGEST_VERSION, DIGEST_VERSION}
+    assert versions == {LEGACY_DIGEST_VERSION, DIGEST_VERSION, SALTED_DIGEST_VERSION}

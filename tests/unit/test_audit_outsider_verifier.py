@@ -61,26 +61,48 @@ PII_FIELDS = ("input_snapshot", "output_snapshot", "validation_results", "execut
 ENVELOPE_FIELDS = ("audit_id", "run_id", "tenant_id", "deployment_ref", "graph_version_ref",
                    "node_id", "attempt", "status", "created_at", "digest_version",
                    "previous_record_digest")
+SALTED_TAG = b"ecp.audit.pii.v3"
 
 
 def h(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+def commit(name: str, value, salt: bytes | None) -> str:
+    """Version 2 (no salt): H(JCS(value)); version 3: H(tag 0x00 name 0x00 salt JCS(value))."""
+    if salt is None:
+        return h(rfc8785.dumps(value))
+    return h(SALTED_TAG + b"\0" + name.encode("ascii") + b"\0" + salt + rfc8785.dumps(value))
+
+
+def record_salt(record: dict) -> bytes | None:
+    """The salt of a version 3 record that is not erased; None for every other record."""
+    text = record.get("pii_salt")  # exports older than version 3 have no such key
+    if record["digest_version"] != 3 or record["erased"]:
+        if text is not None:
+            raise ValueError("only a version 3 record that is not erased carries a salt")
+        return None
+    salt = bytes.fromhex(text)
+    if len(salt) != 32 or salt.hex() != text:
+        raise ValueError("pii_salt must be 64 lowercase hex digits")
+    return salt
+
+
 def recompute_digest(record: dict) -> str:
     """The record digest recomputed from an exported record; ValueError when inconsistent."""
     hashed = {name: record[name] for name in ENVELOPE_FIELDS}
     plain = {name: record[name] for name in PII_FIELDS}
+    salt = record_salt(record)
     if record["digest_version"] == 1 and not record["erased"]:
         return h(rfc8785.dumps({**hashed, **plain}))  # legacy: plaintext is hashed
     stored = record["pii_commitments"]
-    if record["digest_version"] != 2:
+    if record["digest_version"] not in (2, 3):
         raise ValueError("unknown digest_version, or an erased version 1 record")
     if not isinstance(stored, dict) or stored.keys() != plain.keys():
         raise ValueError("pii_commitments must commit to every personal-data field")
     if record["erased"] and any(value is not None for value in plain.values()):
         raise ValueError("an erased record still holds personal data")
-    if not record["erased"] and any(h(rfc8785.dumps(v)) != stored[n] for n, v in plain.items()):
+    if not record["erased"] and any(commit(n, v, salt) != stored[n] for n, v in plain.items()):
         raise ValueError("personal data does not match its commitments")
     return h(rfc8785.dumps({**hashed, "pii_commitments": stored}))
 

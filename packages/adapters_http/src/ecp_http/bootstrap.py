@@ -19,31 +19,32 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ecp_core.backtests.digest import DigestKeys
-from ecp_core.backtests.limits import BacktestLimits, BacktestSetup
 from ecp_core.memory import MemoryStore
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention.model import ConfiguredDefaults
-from ecp_core.runs.actions import ActionRegistry
+from ecp_core.runs.audit_readiness import DeploymentMode
 from ecp_core.runs.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
 from ecp_core.service import Ecp, RetentionSettings
 from ecp_core.signing import Ed25519Signer
 from ecp_core.webhooks.schedule import RetrySchedule
-from ecp_http.action_secrets import ActionSecrets
 from ecp_http.api_docs import ApiDocs
 from ecp_http.artifacts import FilesystemArtifacts
 from ecp_http.auth import Authenticator, mint_token
 from ecp_http.background import background_work
+from ecp_http.connector_backends import connector_setup
+from ecp_http.core_setup import (
+    action_registry,
+    audit_signer,
+    backtest_setup,
+    retired_audit_keys,
+)
 from ecp_http.dispatch import Dispatcher
 from ecp_http.handlers import all_operations
 from ecp_http.hosted import billing_setup, cloud_identity
-from ecp_http.http_action import builtin_actions
 from ecp_http.long_poll import Bell
 from ecp_http.metrics import Metrics
-from ecp_http.model_calls.model_call import attach_model_call, register_model_call
-from ecp_http.model_calls.providers import CatalogModels, catalog_models
+from ecp_http.model_calls.model_call import attach_model_call
 from ecp_http.observed import observed
-from ecp_http.plugins import load_plugins
 from ecp_http.routing import Operation
 from ecp_http.secrets import with_development_secrets
 from ecp_http.services import Services
@@ -188,20 +189,6 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     return Settings.from_mapping(os.environ if environ is None else environ)
 
 
-def _signer(settings: Settings) -> Ed25519Signer:
-    """The audit signer; SettingsError when the secrets are missing or the key is not one."""
-    if not settings.jwt_secret:
-        raise SettingsError("ECP_JWT_SECRET is not set")
-    if not settings.audit_signing_key:
-        raise SettingsError("ECP_AUDIT_SIGNING_KEY is not set")
-    try:
-        return Ed25519Signer.from_base64_seed(
-            settings.audit_signing_key, settings.audit_signing_key_id
-        )
-    except ValueError as exc:
-        raise SettingsError(f"ECP_AUDIT_SIGNING_KEY: {exc}") from exc
-
-
 def _storage(settings: Settings, storage: Storage | None) -> tuple[Storage, "ArtifactStore"]:
     """The store (PostgreSQL at ``ECP_DATABASE_URL`` unless one is handed in) and its artifacts."""
     if isinstance(storage, MemoryStore):
@@ -218,46 +205,6 @@ def _storage(settings: Settings, storage: Storage | None) -> tuple[Storage, "Art
     return store, artifacts
 
 
-def models_from_settings(settings: Settings) -> CatalogModels | None:
-    """The catalog's models behind one provider (ADR 0037); None without ``ECP_MODEL_CATALOG``."""
-    if not settings.model_catalog:
-        return None
-    secrets = ActionSecrets(settings.secrets, settings.secrets_dir)
-    return catalog_models(settings.model_catalog, secrets)
-
-
-def action_registry(settings: Settings) -> ActionRegistry:
-    """Every action the server runs: the built-ins, then the plug-ins (ADR 0027).
-
-    The one place built-ins are registered; PluginFailed names a plug-in that fails.
-    """
-    registry = ActionRegistry()  # the core's built-ins: echo and set
-    builtin_actions(registry, settings)  # the server's own: http_request (ADR 0028)
-    register_model_call(  # model_call, when a model catalog is configured (ADR 0037)
-        registry, models_from_settings(settings), timeout_seconds=settings.model_call_timeout_seconds
-    )
-    load_plugins(registry, settings.action_modules)
-    return registry
-
-
-def backtest_setup(settings: Settings) -> BacktestSetup | None:
-    """What backtests run with; None (backtests off) without a model catalog or a digest key."""
-    provider = models_from_settings(settings)
-    key, key_id = settings.backtest_digest_key, settings.backtest_digest_key_id
-    if provider is None or key is None or key_id is None:
-        return None
-    return BacktestSetup(
-        provider=provider,
-        keys=DigestKeys(key_id=key_id, key=key, retired=settings.backtest_digest_keys_retired),
-        limits=BacktestLimits(
-            deadline_seconds=settings.backtest_deadline_seconds,
-            call_timeout_seconds=settings.model_call_timeout_seconds,
-            max_calls_per_backtest=settings.backtest_max_calls,
-            max_calls_per_day=settings.backtest_max_calls_per_day,
-        ),
-    )
-
-
 def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     """Wire a runtime over ``storage`` (handed over: closed with the runtime).
 
@@ -266,8 +213,9 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     """
     if not isinstance(storage, MemoryStore) and not settings.database_url:
         raise SettingsError("ECP_DATABASE_URL is not set (ecp serve starts an embedded server)")
-    signer = _signer(settings)
-    assert settings.jwt_secret is not None  # noqa: S101 - checked by _signer
+    signer = audit_signer(settings)
+    assert settings.jwt_secret is not None  # noqa: S101 - checked by audit_signer
+    retired = retired_audit_keys(settings.audit_verification_keys, signer.key_id)
     actions = action_registry(settings)  # before the pool: a failing plug-in leaves nothing open
     store, artifacts = _storage(settings, storage)
     retention = RetentionSettings(
@@ -290,6 +238,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     ecp = Ecp.build(
         observed(store.unit_of_work, metrics, tracing),
         signer=signer,
+        verification_keys=retired,
         actions=actions,
         refuse_unknown_actions=True,
         retention=retention,
@@ -302,6 +251,9 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         billing=billing_setup(settings),
         entitlements_enabled=settings.cloud.entitlements_enabled,
         backtests=backtest_setup(settings),
+        connectors=connector_setup(settings),
+        audit_signing_required=settings.audit_signing_required,
+        deployment_mode=DeploymentMode.HOSTED if settings.hosted else DeploymentMode.SELF_HOSTED,
     )
     attach_model_call(actions, ecp.runs.get, ecp.evidence.ingest_executions)  # its evidence
     bells = (Bell(), Bell())  # tasks offered, runs moved

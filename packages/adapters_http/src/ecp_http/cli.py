@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from ecp_http import bills_cli, dev_cloud, worker_cli
-from ecp_http.bootstrap import action_registry, development_token, load_settings, migrate
+from ecp_http.bootstrap import development_token, load_settings, migrate
+from ecp_http.core_setup import action_registry
 from ecp_http.plugins import PluginFailed
 from ecp_http.serve import StartupRefused, serve
 from ecp_http.settings import Settings, SettingsError

@@ -28,6 +28,8 @@ FINISHED = (
 )
 DELIVERY_RESULTS = ("delivered", "retry", "dead")
 """``result`` of a webhook attempt: accepted, failed with another attempt due, or dead-lettered."""
+CONNECTOR_TEST_OUTCOMES = ("ok", "failed", "refused", "replayed")
+"""``outcome`` of a connector test: called and ok, called and not ok, refused by a cap, repeated."""
 
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -94,6 +96,11 @@ class Metrics:
         self.runs_finished = Counter(
             "ecp_runs_finished", "Runs that ended, by status.", ["status"], registry=registry
         )
+        self.child_runs_started = Counter(
+            "ecp_child_runs_started",
+            "Child runs that subgraph nodes started (ADR 0046).",
+            registry=registry,
+        )
         self.webhook_deliveries = Counter(
             "ecp_webhook_deliveries",
             "Webhook delivery attempts, by result (delivered, retry, dead).",
@@ -105,6 +112,14 @@ class Metrics:
             "Audit records appended to run chains.",
             registry=registry,
         )
+        self.connector_tests = Counter(
+            "ecp_connector_tests",
+            "Connector tests answered, by outcome (ok, failed, refused, replayed).",
+            ["outcome"],
+            registry=registry,
+        )
+        for outcome in CONNECTOR_TEST_OUTCOMES:
+            self.connector_tests.labels(outcome)
         for status in FINISHED:
             self.runs_finished.labels(status.value)
         for result in DELIVERY_RESULTS:

@@ -32,11 +32,12 @@ _RESULT = {DeliveryStatus.DELIVERED: "delivered", DeliveryStatus.DEAD: "dead"}
 class _Seen:
     """What one transaction did, kept until it commits."""
 
-    __slots__ = ("audit", "before", "deliveries", "runs")
+    __slots__ = ("audit", "before", "children", "deliveries", "runs")
 
     def __init__(self) -> None:
         self.before: dict[str, RunStatus] = {}
         self.runs: list[tuple[RunStatus, Run]] = []
+        self.children: list[Run] = []
         self.audit = 0
         self.deliveries: list[str] = []
 
@@ -62,6 +63,8 @@ class _Runs:
 
     def add(self, run: Run) -> None:
         self._inner.add(run)
+        if run.parent_run_id is not None:
+            self._seen.children.append(run)
         if self._tracing is not None:
             self._tracing.touched(run)
 
@@ -175,11 +178,20 @@ class ObservedUnitOfWork:
                     "run finished",
                     extra={"run_id": run.run_id, "tenant_id": run.tenant_id, "status": status},
                 )
+        self._report_children(seen.children)
         if metrics is not None:
             if seen.audit:
                 metrics.audit_records.inc(seen.audit)
             for result in seen.deliveries:
                 metrics.webhook_deliveries.labels(result).inc()
+
+    def _report_children(self, children: list[Run]) -> None:
+        """Count and log the child runs subgraph nodes started (ADR 0046)."""
+        for child in children:
+            if self._metrics is not None:
+                self._metrics.child_runs_started.inc()
+            facts = {"run_id": child.run_id, "parent_run_id": child.parent_run_id}
+            log.info("child run started", extra={**facts, "tenant_id": child.tenant_id})
 
     def __getattr__(self, name: str) -> Any:  # noqa: ANN401
         """Every other port, unwrapped."""

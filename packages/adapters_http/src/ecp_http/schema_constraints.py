@@ -93,6 +93,8 @@ def with_constraints(schema: dict[str, Any], constraints: Iterable[Constraint]) 
             result.update(_items(constraint))
         elif isinstance(constraint, Range):
             result.update(_range(constraint))
+        elif hasattr(constraint, "schema_keywords"):  # a constraint that states its own schema
+            result.update(constraint.schema_keywords())
     if patterns:
         result["pattern"] = patterns[0]
         if patterns[1:]:

@@ -6,10 +6,12 @@ from collections.abc import Mapping
 
 import attrs
 
+from ecp_core.connectors.model import Connector
 from ecp_core.models.model import CatalogEntry
 from ecp_core.retention.model import MAX_TTL_SECONDS
 from ecp_http.action_secrets import ActionSecrets
 from ecp_http.backtest_settings import backtest_fields
+from ecp_http.connector_settings import connector_fields
 from ecp_http.hosted_settings import HostedSettings, hosted_settings
 from ecp_http.logs import FORMATS, LEVELS
 from ecp_http.model_calls.catalog_file import check_secrets, read_catalog
@@ -91,6 +93,10 @@ class Settings:
     jwt_secret: str | None = None
     audit_signing_key: str | None = None
     audit_signing_key_id: str | None = None
+    audit_verification_keys: str | None = None
+    """Retired audit keys that still verify (``ECP_AUDIT_VERIFICATION_KEYS``, read by ``core_setup``)."""
+    audit_signing_required: bool = True
+    """Whether audit readiness requires signed records (``ECP_AUDIT_SIGNING_REQUIRED``, ADR 0042)."""
     hosted: bool = False
     """The service is a hosted offer (``ECP_HOSTED``, or any hosted feature on): no development
     tokens are minted or printed."""
@@ -154,6 +160,12 @@ class Settings:
     """Self-hosting cap on one backtest's provider calls (None: 4 per case, at most 100)."""
     backtest_max_calls_per_day: int | None = None
     """Self-hosting cap on a tenant's backtest provider calls per UTC day (None: none)."""
+    connectors: Mapping[str, Connector] = attrs.field(factory=dict)
+    """Settings-defined connectors by ref (``ECP_CONNECTORS_FILE``, ADR 0044)."""
+    connector_allow_private_targets: bool = False
+    """Whether HTTP connector tests may reach loopback and private addresses (ADR 0016, 0044)."""
+    connector_test_timeout_seconds: float = 10.0
+    """Each connector test call is bounded by this (``ECP_CONNECTOR_TEST_TIMEOUT_SECONDS``)."""
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str]) -> "Settings":
@@ -170,6 +182,7 @@ class Settings:
                 "ECP_JWT_SECRET must be set to a secret of your own when a hosted feature is on"
             )
         port = int(number(env, "ECP_PORT", 8000, minimum=1, integer=True))
+        catalog = _model_catalog(env)
         if port > 65535:  # noqa: PLR2004
             raise SettingsError(f"ECP_PORT must be at most 65535, not {port}")
         return cls(
@@ -183,6 +196,8 @@ class Settings:
             jwt_secret=jwt_secret,
             audit_signing_key=env.get("ECP_AUDIT_SIGNING_KEY") or None,
             audit_signing_key_id=env.get("ECP_AUDIT_SIGNING_KEY_ID") or None,
+            audit_verification_keys=env.get("ECP_AUDIT_VERIFICATION_KEYS") or None,
+            audit_signing_required=flag(env, "ECP_AUDIT_SIGNING_REQUIRED", default=True),
             hosted=flag(env, "ECP_HOSTED", default=False) or cloud.any_enabled,
             dispatch_workers=int(number(env, "ECP_DISPATCH_WORKERS", 2, minimum=1, integer=True)),
             dispatch_poll_seconds=number(env, "ECP_DISPATCH_POLL_SECONDS", 0.2, minimum=0.01),
@@ -256,11 +271,12 @@ class Settings:
             model_catalog_path=pathlib.Path(env["ECP_MODEL_CATALOG"])
             if env.get("ECP_MODEL_CATALOG")
             else None,
-            model_catalog=_model_catalog(env),
+            model_catalog=catalog,
             model_call_timeout_seconds=number(
                 env, "ECP_MODEL_CALL_TIMEOUT_SECONDS", 60.0, minimum=0.1
             ),
             **backtest_fields(env),
+            **connector_fields(env, catalog),
         )
 
 

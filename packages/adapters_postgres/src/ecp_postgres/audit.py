@@ -1,26 +1,52 @@
-"""AuditRepository on PostgreSQL: records and chain heads."""
+"""AuditRepository on PostgreSQL: records, chain heads, version 3 salts and tenant settings."""
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ecp_core.audit.erasure import ERASABLE_FIELDS, check_erasure
+import attrs
+
+from ecp_core.audit.erasure import ERASABLE_FIELDS, SALT_FIELD, check_erasure
 from ecp_core.audit.record import (
-    DIGEST_VERSION,
+    ERASABLE_DIGEST_VERSIONS,
     PII_FIELDS,
     ChainHead,
     NodeAuditRecord,
     not_extending,
 )
+from ecp_core.audit.settings import AuditSettings
 from ecp_core.errors import ChainConflict, missing
 from ecp_postgres.retention import not_held
 from ecp_postgres.rows import Repository, Table
 
-AUDIT = Table(
+
+class _RecordTable(Table[NodeAuditRecord]):
+    """Records are written without their salt and read with it joined from ``ecp_audit_salts``."""
+
+    def select_sql(self) -> str:
+        """``SELECT`` of every column of the record, the salt (hex, or null) joined."""
+        return (
+            f"SELECT {self.column_list}, encode(ecp_audit_salts.salt, 'hex') AS {SALT_FIELD}"  # noqa: S608
+            f" FROM {self.name} LEFT JOIN ecp_audit_salts USING (audit_id)"
+        )
+
+    def load(self, row: Mapping[str, Any]) -> NodeAuditRecord:
+        """Build the record, its salt included."""
+        record = super().load(row)
+        salt = row.get(SALT_FIELD)
+        return record if salt is None else attrs.evolve(record, pii_salt=salt)
+
+
+AUDIT = _RecordTable(
     "ecp_audit_records",
     NodeAuditRecord,
     jsonb=["pii_commitments"],
     json=[field for field in PII_FIELDS if field not in ("stdout", "stderr")],
+    skip=[SALT_FIELD],
 )
+SETTINGS = Table("ecp_audit_settings", AuditSettings)
+ERASABLE_VERSIONS_SQL = ", ".join(str(int(version)) for version in ERASABLE_DIGEST_VERSIONS)
+"""The erasable digest versions as SQL literals: the predicate of the ``ecp_audit_aged`` index."""
 
 
 class PostgresAudit(Repository):
@@ -67,6 +93,11 @@ class PostgresAudit(Repository):
         )
         if cursor.rowcount != 1:
             raise ChainConflict(f"record {record.audit_id} exists")
+        if record.pii_salt is not None:
+            self._conn.execute(
+                "INSERT INTO ecp_audit_salts (audit_id, salt) VALUES (%s, %s)",
+                (record.audit_id, bytes.fromhex(record.pii_salt)),
+            )
         return new_head
 
     def for_run(self, tenant_id: str, run_id: str) -> list[NodeAuditRecord]:
@@ -104,13 +135,13 @@ class PostgresAudit(Repository):
         return self._one(AUDIT, "audit_id = %s AND tenant_id = %s", (audit_id, tenant_id))
 
     def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
-        """Unerased, unheld version 2 records created before the instant, oldest first.
+        """Unerased, unheld version 2 and 3 records created before the instant, oldest first.
 
-        The digest version is a literal, not a parameter, so the partial index always applies.
+        The digest versions are literals, not parameters, so the partial index always applies.
         """
         return self._all(
             AUDIT,
-            f"WHERE tenant_id = %s AND digest_version = {int(DIGEST_VERSION)} AND NOT erased"
+            f"WHERE tenant_id = %s AND digest_version IN ({ERASABLE_VERSIONS_SQL}) AND NOT erased"
             f" AND created_at < %s AND {not_held('ecp_audit_records')}"
             ' ORDER BY created_at, audit_id COLLATE "C" LIMIT %s',
             (tenant_id, created_before, limit),
@@ -123,8 +154,23 @@ class PostgresAudit(Repository):
             raise missing("audit record", record.audit_id)
         check_erasure(stored, record)
         params = AUDIT.params(record)
-        sets = ", ".join(f"{field} = %({field})s" for field in sorted(ERASABLE_FIELDS))
+        sets = ", ".join(
+            f"{field} = %({field})s" for field in sorted(ERASABLE_FIELDS) if field != SALT_FIELD
+        )
         self._conn.execute(
             f"UPDATE ecp_audit_records SET {sets} WHERE audit_id = %(audit_id)s",  # noqa: S608
             params,
+        )
+        self._conn.execute("DELETE FROM ecp_audit_salts WHERE audit_id = %s", (record.audit_id,))
+
+    def settings(self, tenant_id: str) -> AuditSettings | None:
+        """The tenant's stored audit settings, or None."""
+        return self._one(SETTINGS, "tenant_id = %s", (tenant_id,))
+
+    def save_settings(self, settings: AuditSettings) -> None:
+        """Store a tenant's audit settings, replacing any earlier ones."""
+        updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in SETTINGS.columns if c != "tenant_id")
+        self._conn.execute(
+            f"{SETTINGS.insert_sql()} ON CONFLICT (tenant_id) DO UPDATE SET {updates}",
+            SETTINGS.params(settings),
         )

@@ -19,9 +19,12 @@ from psycopg_pool import ConnectionPool
 from ecp_postgres.accounts import PostgresIdentityBindings
 from ecp_postgres.api_keys import PostgresApiKeys
 from ecp_postgres.approvals import PostgresApprovals
+from ecp_postgres.attestations import PostgresAttestations
 from ecp_postgres.audit import PostgresAudit
 from ecp_postgres.backtests import PostgresBacktests
 from ecp_postgres.billing import PostgresMerchantEvents, PostgresSubscriptions
+from ecp_postgres.certification import PostgresCertifications
+from ecp_postgres.connectors import PostgresConnectorCosts, PostgresConnectors
 from ecp_postgres.contracts import PostgresContracts
 from ecp_postgres.debugger import PostgresEvidenceTallies
 from ecp_postgres.decisions import PostgresDecisions, PostgresVersionEvidence
@@ -36,6 +39,7 @@ from ecp_postgres.retention import PostgresRetention
 from ecp_postgres.rows import load_json
 from ecp_postgres.runs import PostgresRuns
 from ecp_postgres.tasks import PostgresTasks
+from ecp_postgres.templates import PostgresTemplates
 from ecp_postgres.webhooks import PostgresWebhooks
 
 POOL_TIMEOUT_SECONDS = 5.0
@@ -175,6 +179,11 @@ class PostgresUnitOfWork:
         self.reconciliation = PostgresReconciliation(conn)
         self.decisions = PostgresDecisions(conn)
         self.backtests = PostgresBacktests(conn)
+        self.connectors = PostgresConnectors(conn)
+        self.connector_costs = PostgresConnectorCosts(conn)
+        self.templates = PostgresTemplates(conn)
+        self.attestations = PostgresAttestations(conn)
+        self.certifications = PostgresCertifications(conn)
         return self
 
     def __exit__(

@@ -20,14 +20,20 @@ def not_held(table: str) -> str:
     """SQL: rows of ``table`` whose run no active legal hold covers (held runs are left out).
 
     The SQL twin of :meth:`ecp_core.retention.model.LegalHold.covers` (active, same tenant, the
-    whole tenant or this run), as the memory adapter applies it; the contract test
-    ``test_hold_coverage_is_the_core_s`` (tests/contract/test_mirrored_adapters.py) holds them
-    equal.
+    whole tenant, this run or one of its ancestors), as the memory adapter applies it; the
+    contract tests ``test_hold_coverage_is_the_core_s`` (tests/contract/test_mirrored_adapters.py)
+    and ``test_a_hold_on_a_parent_covers_its_descendants_in_selection``
+    (tests/contract/test_child_runs_contract.py) hold them equal.
     """
     holds = "SELECT 1 FROM ecp_legal_holds h WHERE h.released_at IS NULL"
+    lineage = (
+        f"SELECT 1 FROM ecp_runs l WHERE l.run_id = {table}.run_id"  # noqa: S608 - names are ours
+        f" AND l.tenant_id = {table}.tenant_id"
+        " AND l.ancestor_run_ids @> jsonb_build_array(h.run_id)"
+    )
     return (
         f"NOT EXISTS ({holds} AND h.tenant_id = {table}.tenant_id"
-        f" AND (h.run_id IS NULL OR h.run_id = {table}.run_id))"
+        f" AND (h.run_id IS NULL OR h.run_id = {table}.run_id OR EXISTS ({lineage})))"
     )
 
 

@@ -22,6 +22,7 @@ RUNS = Table(
         "metadata",
         "artifacts",
         "error",
+        "ancestor_run_ids",
     ],
 )
 _PAYLOADS = ("state", "output", "metadata", "artifacts", "error")
@@ -29,6 +30,15 @@ _HEADER = tuple(c for c in RUNS.columns if c not in _PAYLOADS)
 """Run columns a header read returns and a header write sets (``paused`` and ``approved_action``
 are written, never read: they may hold payloads too)."""
 _HEADER_READ = tuple(c for c in _HEADER if c not in ("paused", "approved_action"))
+
+_LINEAGE_ENDED = (
+    "NOT EXISTS (SELECT 1 FROM ecp_runs a WHERE a.tenant_id = ecp_runs.tenant_id"
+    " AND a.run_id IN (SELECT jsonb_array_elements_text(ecp_runs.ancestor_run_ids))"
+    " AND a.status NOT IN ('COMPLETED', 'FAILED', 'TERMINATED_BY_POLICY'))"
+)
+"""SQL: every ancestor of the run has ended (``TERMINAL``); the twin of ``MemoryRuns._lineage_ended``,
+held equal by ``test_a_child_of_a_live_parent_is_never_selected_for_ttl_erasure``
+(ecp_core.testing.conformance.child_runs)."""
 
 _CLAIM = """
 WITH RECURSIVE tenants AS (
@@ -117,6 +127,17 @@ class PostgresRuns(Repository):
             (tenant_id, before, limit),
         )
 
+    def children(
+        self, tenant_id: str, parent_run_id: str, *, limit: int, after: str | None = None
+    ) -> list[Run]:
+        """The parent's child runs by run id, after ``after`` (index ecp_runs_children)."""
+        return self._all(
+            RUNS,
+            "WHERE tenant_id = %s AND parent_run_id = %s AND (%s::text IS NULL OR run_id > %s)"
+            " ORDER BY run_id LIMIT %s",
+            (tenant_id, parent_run_id, after, after, limit),
+        )
+
     def count(self, tenant_id: str) -> int:
         """How many runs the tenant has."""
         row = self._conn.execute(
@@ -195,7 +216,7 @@ class PostgresRuns(Repository):
         return self._all(
             RUNS,
             "WHERE tenant_id = %s AND status IN ('COMPLETED', 'FAILED') AND erased_at IS NULL"
-            f" AND updated_at < %s AND {not_held('ecp_runs')}"
+            f" AND updated_at < %s AND {not_held('ecp_runs')} AND {_LINEAGE_ENDED}"
             ' ORDER BY updated_at, run_id COLLATE "C" LIMIT %s',
             (tenant_id, updated_before, limit),
         )

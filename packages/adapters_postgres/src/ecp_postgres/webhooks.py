@@ -3,6 +3,7 @@
 from datetime import datetime
 
 from ecp_core.errors import exists, missing
+from ecp_core.webhooks.health import DeliveryCounts
 from ecp_core.webhooks.model import (
     Delivery,
     DeliveryAttempt,
@@ -15,6 +16,31 @@ from ecp_postgres.rows import Repository, Table
 SUBSCRIPTIONS = Table("ecp_webhook_subscriptions", Subscription, jsonb=["event_types"])
 DELIVERIES = Table("ecp_webhook_deliveries", Delivery, jsonb=["payload"])
 ATTEMPTS = Table("ecp_webhook_attempts", DeliveryAttempt)
+
+# The SQL twin of ecp_core.webhooks.health.attempt_outcome (held equal by the webhook
+# conformance suite): 2xx delivered; 4xx but 408 and 429 rejected; anything else failed.
+_DELIVERED = "a.status_code BETWEEN 200 AND 299"
+_REJECTED = "a.status_code BETWEEN 400 AND 499 AND a.status_code NOT IN (408, 429)"
+_COUNTS = f"""
+SELECT
+  (SELECT count(*) FROM ecp_webhook_deliveries
+    WHERE tenant_id = %(tenant)s AND status = 'pending') AS queue_depth,
+  (SELECT count(*) FROM ecp_webhook_deliveries
+    WHERE tenant_id = %(tenant)s AND created_at >= %(since)s) AS queued,
+  (SELECT count(*) FROM ecp_webhook_deliveries
+    WHERE tenant_id = %(tenant)s AND updated_at >= %(since)s AND status = 'dead') AS abandoned,
+  t.delivered, t.retried, t.rejected, t.failed
+FROM (
+  SELECT
+    count(*) FILTER (WHERE {_DELIVERED}) AS delivered,
+    count(*) FILTER (WHERE a.attempt > 1) AS retried,
+    count(*) FILTER (WHERE {_REJECTED}) AS rejected,
+    count(*) FILTER (WHERE a.status_code IS NULL OR NOT ({_DELIVERED} OR {_REJECTED})) AS failed
+  FROM ecp_webhook_deliveries d
+  JOIN ecp_webhook_attempts a ON a.delivery_id = d.delivery_id AND a.occurred_at >= %(since)s
+  WHERE d.tenant_id = %(tenant)s AND d.updated_at >= %(since)s
+) t
+"""  # noqa: S608 - fixed text
 
 # claim_due and dead_letters write the status into the SQL rather than pass it as a parameter,
 # so their partial indexes still apply once psycopg prepares them and a generic plan is used.
@@ -139,3 +165,13 @@ class PostgresWebhooks(Repository):
             f"{dead} AND delivery_id < %s ORDER BY delivery_id DESC LIMIT %s",
             (tenant_id, before, limit),
         )
+
+    def delivery_counts(self, tenant_id: str, since: datetime) -> DeliveryCounts:
+        """The tenant's outbox figures: pending now, and attempts and deliveries since ``since``.
+
+        Counted in one statement over the tenant's indexes (ADR 0042); attempts are found
+        through the deliveries updated since ``since``.
+        """
+        row = self._conn.execute(_COUNTS, {"tenant": tenant_id, "since": since}).fetchone()
+        assert row is not None  # noqa: S101 - an aggregate always answers one row
+        return DeliveryCounts(**{name: int(value) for name, value in row.items()})

@@ -266,6 +266,36 @@ class ModelCallFailed(EcpError):
         self.attempts = attempts
 
 
+class CertificationTransitionNotAllowed(Conflict):
+    """The certification transition table does not connect the current state to the one asked."""
+
+    code = "certification_transition_not_allowed"
+
+
+class CertificationBlocked(Conflict):
+    """The table allows the certification's move, but blockers stand in the evaluation now."""
+
+    code = "certification_blocked"
+
+
+class CertificationRevoked(Conflict):
+    """The certification is revoked: nothing about it changes any more."""
+
+    code = "certification_revoked"
+
+
+class SecretValueRefused(ValidationFailed):
+    """A connector's params hold a secret value, or a key naming one: give the secret's name."""
+
+    code = "secret_value_refused"
+
+
+class ConnectorSettingsDefined(Conflict):
+    """The connector is defined by the server's settings: the API cannot store, change or delete it."""
+
+    code = "connector_settings_defined"
+
+
 def exists(kind: str, ident: str) -> Conflict:
     """What every store raises for a new ``kind`` (``"run"``) whose identity is taken."""
     return Conflict(f"{kind} {ident} exists")

@@ -33,6 +33,16 @@ class Permission(enum.StrEnum):
     BILLING_CHECKOUT = "billing_checkout"
     TASK_WORK = "task_work"
     TASK_READ = "task_read"
+    AUDIT_SETTINGS = "audit_settings"
+    ATTESTATION_SUBMIT = "attestation_submit"
+    CERTIFICATION_READ = "certification_read"
+    CERTIFICATION_WRITE = "certification_write"
+    CERTIFICATION_OVERRIDE = "certification_override"
+    CERTIFICATION_PROMOTE = "certification_promote"
+    CONNECTOR_READ = "connector_read"
+    CONNECTOR_ADMIN = "connector_admin"
+    CONNECTOR_TEST = "connector_test"
+    TEMPLATE_WRITE = "template_write"
 
 
 P = Permission
@@ -53,6 +63,12 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
             P.AUDIT_READ,
             P.EVIDENCE_INGEST,
             P.TASK_READ,
+            P.ATTESTATION_SUBMIT,
+            P.CERTIFICATION_READ,
+            P.CERTIFICATION_WRITE,
+            P.CONNECTOR_READ,
+            P.CONNECTOR_TEST,
+            P.TEMPLATE_WRITE,
         }
     ),
     ServiceRole.APPROVER: frozenset(
@@ -63,6 +79,7 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
             P.GRAPH_READ,
             P.REPORT_READ,
             P.DEBUGGER_READ,
+            P.CERTIFICATION_READ,
         }
     ),
     ServiceRole.ANALYST: frozenset(
@@ -74,7 +91,7 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
             P.GRAPH_READ,
         }
     ),
-    ServiceRole.VIEWER: frozenset({P.RUN_READ, P.AUDIT_READ, P.GRAPH_READ}),
+    ServiceRole.VIEWER: frozenset({P.RUN_READ, P.AUDIT_READ, P.GRAPH_READ, P.CERTIFICATION_READ}),
     ServiceRole.WORKER: frozenset({P.TASK_WORK}),
 }
 """Which role grants which permission: the single source of ``docs/api/permissions.md``."""

@@ -7,10 +7,16 @@ import attrs
 from ecp_core.accounts.service import AccountService
 from ecp_core.api_keys.service import ApiKeyService
 from ecp_core.approvals.model import ApprovalResolutionRequest
+from ecp_core.attestations.service import AttestationService
+from ecp_core.audit.service import AuditSettingsService
 from ecp_core.backtests.limits import BacktestSetup
 from ecp_core.backtests.service import BacktestService
 from ecp_core.billing.service import BillingService, BillingSetup
 from ecp_core.catalog.service import GraphCatalog
+from ecp_core.certification.service import CertificationService
+from ecp_core.certification_facts import DeploymentFacts
+from ecp_core.connectors.service import ConnectorService, ConnectorSetup
+from ecp_core.connectors.trials import ConnectorTrials
 from ecp_core.contracts.service import ContractService
 from ecp_core.debugger.service import DebuggerService
 from ecp_core.decisions.service import DecisionService
@@ -22,15 +28,17 @@ from ecp_core.memory import MemoryStore
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.ports.retention import ArtifactStore, EvidenceEraser
 from ecp_core.ports.system import Clock, IdFactory, Signer
-from ecp_core.ports.unit_of_work import UnitOfWorkFactory
+from ecp_core.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ecp_core.reconciliation.service import ReconciliationService
 from ecp_core.retention.erasure import RunEraser
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.retention.service import RetentionService
 from ecp_core.runs.actions import ActionRegistry
 from ecp_core.runs.approvals import ApprovalService
+from ecp_core.runs.audit_readiness import AuditReadiness, DeploymentMode
 from ecp_core.runs.audit_reads import AuditService
 from ecp_core.runs.audit_writer import AuditWriter
+from ecp_core.runs.child_steps import ChildSteps
 from ecp_core.runs.dispatch import DISPATCH_RETRY
 from ecp_core.runs.lifecycle import RunLifecycle
 from ecp_core.runs.model import ApprovalResolutionResponse, RunStatusResponse
@@ -41,6 +49,7 @@ from ecp_core.runs.task_steps import TaskSteps
 from ecp_core.runs.tasks import TaskWork
 from ecp_core.signing import Ed25519Signer, PublicSigningKey
 from ecp_core.system import SystemClock, UuidV7Factory
+from ecp_core.templates.service import TemplateService
 from ecp_core.webhooks.schedule import RetrySchedule
 from ecp_core.webhooks.service import WebhookService
 
@@ -69,6 +78,8 @@ class Ecp:
     approvals: ApprovalService
     tasks: TaskWork
     audit: AuditService
+    audit_settings: AuditSettingsService
+    """Which digest version each tenant's new audit records use (ADR 0047)."""
     actions: ActionRegistry
     api_keys: ApiKeyService
     retention: RetentionService
@@ -87,6 +98,18 @@ class Ecp:
     """The plans' quotas on the meters; None unless enforcement is enabled (self-hosting)."""
     quotas: Entitlements | None = None
     """Reads of plans and meters for the account page, whether enforcement is on or not."""
+    certifications: CertificationService[UnitOfWork]
+    """Certifications of builds: evaluated at read time, moved through their table (ADR 0043)."""
+    templates: TemplateService
+    """Versioned graph templates that instantiate into graphs through ``graphs`` (ADR 0045)."""
+    attestations: AttestationService
+    """Server-signed attestations, first write wins per correlation (ADR 0041)."""
+    audit_readiness: AuditReadiness
+    """Whether the audit trail can be signed as the settings and deployments need (ADR 0042)."""
+    connectors: ConnectorService
+    """Settings-defined and stored connectors to external backends (ADR 0044)."""
+    connector_tests: ConnectorTrials
+    """Connector tests under cost caps: reserve, call once, commit measured, release (ADR 0044)."""
 
     @classmethod
     def build(
@@ -105,6 +128,9 @@ class Ecp:
         billing: BillingSetup | None = None,
         entitlements_enabled: bool = False,
         backtests: BacktestSetup | None = None,
+        audit_signing_required: bool = True,
+        deployment_mode: DeploymentMode = DeploymentMode.EMBEDDED,
+        connectors: ConnectorSetup | None = None,
     ) -> "Ecp":
         """Wire every service.
 
@@ -115,14 +141,16 @@ class Ecp:
         not (yet) in ``actions`` fail with ``unknown_action`` (the server always sets it);
         ``billing`` (the merchant and the Solo price) enables the billing service;
         ``entitlements_enabled`` enforces the plans' quotas on ingestion, scans and schedules;
-        ``backtests`` (the model provider, digest keys, limits) lets backtests run.
+        ``backtests`` (the model provider, digest keys, limits) lets backtests run;
+        ``audit_signing_required`` and ``deployment_mode`` are reported by audit readiness;
+        ``connectors`` (settings-defined connectors, backends) lets connectors be tested.
         """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
         actions = actions or ActionRegistry()
         webhooks = WebhookService(uow, clock, ids, webhook_retry or RetrySchedule())
         stepper = Stepper(clock, ids, actions)
-        lifecycle = RunLifecycle(AuditWriter(clock, ids, signer), webhooks)
+        lifecycle = RunLifecycle(AuditWriter(clock, ids, signer), webhooks, ChildSteps(stepper))
         keys = [*verification_keys, *([signer.published()] if signer is not None else [])]
         retention = retention or RetentionSettings()
         quotas = Entitlements(uow, clock)
@@ -136,10 +164,11 @@ class Ecp:
             retention.evidence or evidence,
             econ_erase_enabled=retention.econ_erase_enabled,
         )
+        known_actions = actions.names() if refuse_unknown_actions else None
+        catalog = GraphCatalog(uow, clock, ids, known_actions=known_actions)
+        connector_service = ConnectorService(uow, clock, connectors or ConnectorSetup())
         return cls(
-            graphs=GraphCatalog(
-                uow, clock, ids, known_actions=actions.names() if refuse_unknown_actions else None
-            ),
+            graphs=catalog,
             contracts=ContractService(uow, clock),
             runs=RunService(
                 uow, clock, ids, stepper, lifecycle, dispatch=dispatch_retry or DISPATCH_RETRY
@@ -147,6 +176,7 @@ class Ecp:
             approvals=ApprovalService(uow, clock, ApprovalSteps(stepper, clock), lifecycle),
             tasks=TaskWork(uow, clock, TaskSteps(stepper, clock), lifecycle),
             audit=AuditService(uow, keys),
+            audit_settings=AuditSettingsService(uow, clock),
             actions=actions,
             api_keys=ApiKeyService(uow, clock),
             webhooks=webhooks,
@@ -160,6 +190,22 @@ class Ecp:
             billing=None if billing is None else BillingService(uow, clock, billing),
             entitlements=entitlements,
             quotas=quotas,
+            certifications=CertificationService(
+                uow,
+                clock,
+                ids,
+                DeploymentFacts(signer_available=signer is not None, keys=keys),
+            ),
+            templates=TemplateService(uow, clock, catalog, known_actions),
+            attestations=AttestationService(uow, clock, signer, keys),
+            audit_readiness=AuditReadiness(
+                uow,
+                signer_available=signer is not None,
+                signing_required=audit_signing_required,
+                deployment_mode=deployment_mode,
+            ),
+            connectors=connector_service,
+            connector_tests=ConnectorTrials(uow, clock, ids, connector_service),
         )
 
     @classmethod

@@ -53,6 +53,7 @@ class RunStatus(enum.StrEnum):
     WAITING_APPROVAL = "WAITING_APPROVAL"
     WAITING_INTERRUPT = "WAITING_INTERRUPT"
     WAITING_TASK = "WAITING_TASK"
+    WAITING_CHILD = "WAITING_CHILD"
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     TERMINATED_BY_POLICY = "TERMINATED_BY_POLICY"
@@ -66,6 +67,7 @@ class RunPublicStatus(enum.StrEnum):
     WAITING_APPROVAL = "waiting_approval"
     WAITING_INTERRUPT = "waiting_interrupt"
     WAITING_TASK = "waiting_task"
+    WAITING_CHILD = "waiting_child"
     COMPLETED = "completed"
     FAILED = "failed"
     TERMINATED_BY_POLICY = "terminated_by_policy"
@@ -101,6 +103,7 @@ class NodeKind(enum.StrEnum):
     INTERRUPT = "interrupt"
     MAPPING = "mapping"
     TASK = "task"
+    SUBGRAPH = "subgraph"
     END = "end"
 
 

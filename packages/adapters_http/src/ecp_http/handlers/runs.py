@@ -15,6 +15,8 @@ from ecp_core.permissions import Permission
 from ecp_core.runs.model import (
     AdminRunListResponse,
     ApprovalResolutionResponse,
+    ChildRunListResponse,
+    ChildRunSummaryResponse,
     RunStatusResponse,
     StartRunRequest,
 )
@@ -106,6 +108,20 @@ def resume_run(call: Call, services: Services) -> RunStatusResponse | Poll:
     run = services.ecp.runs.resume(call.tenant, call.path["run_id"], call.body.value)
     services.background.wake()
     return _settled(call, services, run.run_id)
+
+
+def list_run_children(call: Call, services: Services) -> Reply:
+    """A page of the child runs a run's subgraph nodes started, oldest first (ADR 0046)."""
+    query: PageQuery = call.params
+    run_id = call.path["run_id"]
+    children, cursor = services.ecp.runs.children(
+        call.tenant, run_id, limit=query.limit, cursor=query.cursor
+    )
+    body = ChildRunListResponse(
+        children=tuple(ChildRunSummaryResponse.of(child) for child in children),
+        next_cursor=cursor,
+    )
+    return Reply(body=body, headers=next_link(f"/runs/{run_id}/children", call.query, cursor))
 
 
 def list_run_approvals(call: Call, services: Services) -> ApprovalListResponse:
@@ -223,6 +239,17 @@ OPERATIONS = [
         permission=Permission.RUN_RESUME,
         body=ResumeRequest,
         response=RunStatusResponse,
+    ),
+    Operation(
+        method="GET",
+        path="/runs/{run_id}/children",
+        handler=list_run_children,
+        tag=TAG,
+        summary="The child runs a run's subgraph nodes started, oldest first; the next page is "
+        "in next_cursor and the Link header",
+        permission=Permission.RUN_READ,
+        response=ChildRunListResponse,
+        query=PageQuery,
     ),
     Operation(
         method="GET",

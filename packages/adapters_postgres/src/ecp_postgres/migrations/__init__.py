@@ -30,6 +30,10 @@ AREAS = (
     "entitlements",
     "accounts",
     "backtests",
+    "attestations",
+    "templates",
+    "certification",
+    "connectors",
 )
 """Folders of migration chains; later areas (retention, webhooks, evidence …) append here."""
 

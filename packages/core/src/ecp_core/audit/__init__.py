@@ -6,6 +6,7 @@ from ecp_core.audit.record import (
     DIGEST_VERSION,
     LEGACY_DIGEST_VERSION,
     PII_FIELDS,
+    SALTED_DIGEST_VERSION,
     AuditDeliveryHealth,
     AuditReadinessResponse,
     AuditRecordListResponse,
@@ -14,6 +15,7 @@ from ecp_core.audit.record import (
     ChainHead,
     NodeAuditRecord,
 )
+from ecp_core.audit.settings import AuditSettings, AuditSettingsRequest
 from ecp_core.audit.verify import verify_chain
 from ecp_core.signing import Ed25519Signer, KeyRing, PublicSigningKey, derive_key_id
 
@@ -21,9 +23,12 @@ __all__ = [
     "DIGEST_VERSION",
     "LEGACY_DIGEST_VERSION",
     "PII_FIELDS",
+    "SALTED_DIGEST_VERSION",
     "AuditDeliveryHealth",
     "AuditReadinessResponse",
     "AuditRecordListResponse",
+    "AuditSettings",
+    "AuditSettingsRequest",
     "AuditTimelineResponse",
     "AuditVerificationResponse",
     "ChainHead",

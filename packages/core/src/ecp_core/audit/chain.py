@@ -4,6 +4,8 @@ Version 2 (every new record): each personal-data field is replaced by a commitme
 ``sha256:`` + hex(SHA-256(JCS(value))); the record digest is ``sha256:`` + hex(SHA-256(JCS(E)))
 where E holds the envelope fields, ``pii_commitments`` and ``previous_record_digest``. Version 1
 (legacy) hashes the envelope with the personal-data fields in plaintext, so it cannot be erased.
+Version 3 (opt-in per tenant) is version 2 with salted commitments (:mod:`ecp_core.audit.salted`);
+the digest covers the commitments, never the salt.
 """
 
 from collections.abc import Mapping
@@ -12,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ecp_core.audit.record import DIGEST_VERSION, LEGACY_DIGEST_VERSION, PII_FIELDS, NodeAuditRecord
+from ecp_core.audit.record import (
+    DIGEST_VERSION,
+    LEGACY_DIGEST_VERSION,
+    PII_FIELDS,
+    SALTED_DIGEST_VERSION,
+    NodeAuditRecord,
+)
+from ecp_core.audit.salted import salt_hex, salted_commitments
 from ecp_core.canonical import canonical_json, json_digest, sha256_digest
 
 if TYPE_CHECKING:
@@ -76,24 +85,39 @@ def compute_digest(record: NodeAuditRecord) -> str:
     return sha256_digest(hashed_bytes(record))
 
 
+def _sealed_commitments(
+    digest_version: int, fields: Mapping[str, Any], salt: bytes | None
+) -> dict[str, str] | None:
+    """The commitments a new record of ``digest_version`` carries; a salt only for version 3."""
+    if (salt is not None) != (digest_version == SALTED_DIGEST_VERSION):
+        msg = "a salt is required for digest_version 3 and refused for the other versions"
+        raise ValueError(msg)
+    if salt is not None:
+        return salted_commitments(fields, salt)
+    return commitments_of(fields) if digest_version == DIGEST_VERSION else None
+
+
 def seal(
     *,
     previous_record_digest: str | None,
     signer: "Signer | None",
     created_at: datetime,
     digest_version: int = DIGEST_VERSION,
+    salt: bytes | None = None,
     **fields: Any,  # noqa: ANN401 - the record's remaining fields
 ) -> NodeAuditRecord:
     """Build a record: commit to personal data, compute the digest, sign it when a signer is given.
 
-    ``digest_version=1`` builds a legacy record (import of old chains and tests only).
+    ``digest_version=1`` builds a legacy record (import of old chains and tests only);
+    ``digest_version=3`` needs the record's 32-byte ``salt`` (:func:`~ecp_core.audit.salted.new_salt`).
     """
     draft = NodeAuditRecord(
         previous_record_digest=previous_record_digest,
         created_at=created_at,
         digest_version=digest_version,
         record_digest="",
-        pii_commitments=commitments_of(fields) if digest_version == DIGEST_VERSION else None,
+        pii_commitments=_sealed_commitments(digest_version, fields, salt),
+        pii_salt=None if salt is None else salt_hex(salt),
         **fields,
     )
     digest = compute_digest(draft)

@@ -24,6 +24,10 @@ PII_FIELDS = (
 
 LEGACY_DIGEST_VERSION = 1
 DIGEST_VERSION = 2
+SALTED_DIGEST_VERSION = 3
+"""Opt-in per tenant (ADR 0047): each commitment also covers a per-record salt kept apart."""
+ERASABLE_DIGEST_VERSIONS = (DIGEST_VERSION, SALTED_DIGEST_VERSION)
+"""Versions whose digest covers commitments, not plaintext, so their personal data can be erased."""
 
 
 @allow_extras
@@ -43,10 +47,12 @@ class NodeAuditRecord:
     attempt: Annotated[int, Range(1)]
     status: AttemptStatus
     created_at: Annotated[datetime, AwareUtc()]
-    digest_version: Annotated[int, Range(1, 2)]
+    digest_version: Annotated[int, Range(LEGACY_DIGEST_VERSION, SALTED_DIGEST_VERSION)]
     record_digest: str
     previous_record_digest: str | None
     pii_commitments: dict[str, str] | None = None
+    pii_salt: str | None = None
+    """Version 3: the record's salt as 64 lowercase hex digits; null once erased (and in 1 and 2)."""
     input_snapshot: Any = None
     output_snapshot: Any = None
     validation_results: Any = None

@@ -6,16 +6,32 @@ from ecp_core.audit.chain import commitments_of, compute_digest
 from ecp_core.audit.record import (
     LEGACY_DIGEST_VERSION,
     PII_FIELDS,
+    SALTED_DIGEST_VERSION,
     AuditVerificationResponse,
     ChainHead,
     NodeAuditRecord,
 )
+from ecp_core.audit.salted import parse_salt, salted_commitments
 from ecp_core.errors import NotCanonicalizable
 from ecp_core.signing import KeyRing
 
 
+def _expected_commitments(record: NodeAuditRecord) -> dict[str, str] | str:
+    """The commitments a not erased record's plaintext gives, or why they cannot be computed."""
+    if record.digest_version != SALTED_DIGEST_VERSION:
+        return commitments_of(record)
+    salt = parse_salt(record.pii_salt)
+    if salt is None:
+        return "a digest_version 3 record needs its salt: 64 lowercase hex digits"
+    return salted_commitments({field: getattr(record, field) for field in PII_FIELDS}, salt)
+
+
 def _personal_data_problem(record: NodeAuditRecord) -> str | None:
     """Why the record's personal data disagrees with its commitments, or None."""
+    if record.pii_salt is not None and (
+        record.digest_version != SALTED_DIGEST_VERSION or record.erased
+    ):
+        return "only a digest_version 3 record that is not erased carries a salt"
     if record.digest_version == LEGACY_DIGEST_VERSION:
         if record.pii_commitments is not None:
             return "a digest_version 1 record carries no commitments"
@@ -26,7 +42,10 @@ def _personal_data_problem(record: NodeAuditRecord) -> str | None:
         if any(getattr(record, field) is not None for field in PII_FIELDS):
             return "an erased record still holds personal data"
         return None
-    if commitments_of(record) != record.pii_commitments:
+    expected = _expected_commitments(record)
+    if isinstance(expected, str):
+        return expected
+    if expected != record.pii_commitments:
         return "personal data does not match its commitments"
     return None
 

@@ -15,6 +15,7 @@ from ecp_core.graphs.definition import (
     GraphVersion,
     MappingOperation,
     NodeDefinition,
+    SubgraphCall,
     graph_digest,
 )
 from ecp_core.graphs.validation import graph_errors, validate_graph
@@ -53,6 +54,7 @@ __all__ = [
     "GraphVersion",
     "MappingOperation",
     "NodeDefinition",
+    "SubgraphCall",
     "condition_holds",
     "graph_digest",
     "graph_errors",

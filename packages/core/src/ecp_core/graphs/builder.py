@@ -13,6 +13,7 @@ from ecp_core.graphs.definition import (
     GraphDefinition,
     MappingOperation,
     NodeDefinition,
+    SubgraphCall,
 )
 from ecp_core.graphs.validation import validate_graph
 from ecp_core.types import ApprovalDecision, Capability, NodeKind
@@ -134,6 +135,33 @@ class GraphBuilder:
     def mapping(self, node_id: str, *operations: MappingOperation) -> Self:
         """Add a node that writes constants or copies values within the state."""
         return self.node(NodeDefinition(id=node_id, kind=NodeKind.MAPPING, operations=operations))
+
+    def subgraph(
+        self,
+        node_id: str,
+        deployment_ref: str,
+        *,
+        input: tuple[MappingOperation, ...] | None = None,  # noqa: A002 - the wire name
+        target_path: str | None = None,
+        capabilities: tuple[Capability, ...] = (),
+        requires_approval: bool = False,
+    ) -> Self:
+        """Add a node that starts a child run of ``deployment_ref`` and waits for it to end.
+
+        ``input`` builds the child's input (None: the parent's whole state); the child's output
+        is written at ``target_path`` (by default the node id).
+        """
+        call = SubgraphCall(
+            deployment_ref=deployment_ref,
+            input=input,
+            capability_refs=capabilities,
+            requires_approval=requires_approval,
+        )
+        return self.node(
+            NodeDefinition(
+                id=node_id, kind=NodeKind.SUBGRAPH, subgraph=call, target_path=target_path
+            )
+        )
 
     def end(self, node_id: str = "end") -> Self:
         """Add an end node: reaching it completes the run with the state as output."""

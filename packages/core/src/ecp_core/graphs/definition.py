@@ -72,6 +72,23 @@ MappingOperation = ConstantMappingOperation | CopyMappingOperation
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
+class SubgraphCall:
+    """What a ``subgraph`` node starts: a child run of ``deployment_ref`` (ADR 0046).
+
+    ``input`` builds the child's input from the parent's state with mapping operations (a copy
+    reads the parent's state, every operation writes into the child's input); left out, the
+    child starts with a copy of the parent's whole state. ``capability_refs`` and
+    ``requires_approval`` let the policy guard and approval gating act on the node as on an
+    action node, before the child starts.
+    """
+
+    deployment_ref: Annotated[str, Text(1, 512)]
+    input: tuple[MappingOperation, ...] | None = None
+    capability_refs: tuple[Capability, ...] = ()
+    requires_approval: bool = False
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class NodeDefinition:
     """One node. Which optional fields apply depends on ``kind`` (checked by validation)."""
 
@@ -88,11 +105,21 @@ class NodeDefinition:
     prompt: Annotated[str, Text(1, 4000)] | None = None
     lock_seconds: Annotated[int, Range(1, 3600)] | None = None
     max_attempts: Annotated[int, Range(1, 100)] | None = None
+    subgraph: SubgraphCall | None = None
 
     @property
     def capabilities(self) -> tuple[Capability, ...]:
-        """Capabilities the node would exercise (those its action declares)."""
+        """Capabilities the node would exercise (those its action or its subgraph call declares)."""
+        if self.subgraph is not None:
+            return self.subgraph.capability_refs
         return self.action.capability_refs if self.action is not None else ()
+
+    @property
+    def gated(self) -> bool:
+        """Whether an approval must grant the node's action or child run before it starts."""
+        if self.subgraph is not None:
+            return self.subgraph.requires_approval
+        return self.action is not None and self.action.requires_approval
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -158,7 +185,7 @@ class GraphRegistration:
     created: bool
 
 
-LATER_NODE_FIELDS = ("lock_seconds", "max_attempts")
+LATER_NODE_FIELDS = ("lock_seconds", "max_attempts", "subgraph")
 """Node fields added after graphs were first stored; they count in the digest only when set."""
 
 

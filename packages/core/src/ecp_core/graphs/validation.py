@@ -29,13 +29,16 @@ def _node_errors(index: int, node: NodeDefinition) -> Iterator[FieldError]:
     approval = kind is NodeKind.APPROVAL
     yield from (need if approval else forbid)("summary", node.summary is not None)
     yield from (need if approval else forbid)("rationale", node.rationale is not None)
+    subgraph = kind is NodeKind.SUBGRAPH
+    yield from (need if subgraph else forbid)("subgraph", node.subgraph is not None)
     for field in ("allowed_actions", "resolution_schema_ref", "sla_seconds"):
-        if not approval and not (runs_action and node.action and node.action.requires_approval):
+        if not approval and not ((runs_action or subgraph) and node.gated):
             yield from forbid(field, getattr(node, field) is not None)
     if node.allowed_actions is not None and not node.allowed_actions:
         yield FieldError(loc=(*here, "allowed_actions"), msg="must name at least one decision")
     interrupt = kind is NodeKind.INTERRUPT
-    yield from ([] if interrupt else forbid("target_path", node.target_path is not None))
+    writes_at_path = interrupt or subgraph
+    yield from ([] if writes_at_path else forbid("target_path", node.target_path is not None))
     yield from ([] if interrupt else forbid("prompt", node.prompt is not None))
 
 

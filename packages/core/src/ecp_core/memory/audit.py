@@ -2,15 +2,31 @@
 
 from datetime import datetime
 
+import attrs
+
 from ecp_core.audit.erasure import check_erasure
-from ecp_core.audit.record import DIGEST_VERSION, ChainHead, NodeAuditRecord, not_extending
+from ecp_core.audit.record import (
+    ERASABLE_DIGEST_VERSIONS,
+    ChainHead,
+    NodeAuditRecord,
+    not_extending,
+)
+from ecp_core.audit.settings import AuditSettings
 from ecp_core.errors import missing
 from ecp_core.memory.retention import held
 from ecp_core.memory.tables import Repository, detached
 
 
 class MemoryAudit(Repository):
-    """Records by id, each run's chain as a list of ids, and each run's chain head."""
+    """Records by id, each run's chain as a list of ids, and each run's chain head.
+
+    A version 3 record's salt lives apart, in ``audit_salts`` by audit id: the record is stored
+    without it, reads join it back, and erasure removes it.
+    """
+
+    def _joined(self, record: NodeAuditRecord) -> NodeAuditRecord:
+        salt: str | None = self._t.table("audit_salts").get(record.audit_id)
+        return record if salt is None else attrs.evolve(record, pii_salt=salt)
 
     def head(self, run_id: str) -> ChainHead | None:
         """The run's chain head."""
@@ -28,7 +44,9 @@ class MemoryAudit(Repository):
             run_id=record.run_id, attempt=record.attempt, record_digest=record.record_digest
         )
         self._t.append("audit_chains", record.run_id, record.audit_id)
-        self._t.put("audit", record.audit_id, record)
+        self._t.put("audit", record.audit_id, attrs.evolve(record, pii_salt=None))
+        if record.pii_salt is not None:
+            self._t.put("audit_salts", record.audit_id, record.pii_salt)
         self._t.put("audit_heads", record.run_id, new_head)
         return new_head
 
@@ -37,7 +55,7 @@ class MemoryAudit(Repository):
         """A run's records in chain order."""
         records = self._t.table("audit")
         chain = [records[audit_id] for audit_id in self._t.table("audit_chains").get(run_id, [])]
-        return [record for record in chain if record.tenant_id == tenant_id]
+        return [self._joined(record) for record in chain if record.tenant_id == tenant_id]
 
     @detached
     def for_deployment(
@@ -64,21 +82,24 @@ class MemoryAudit(Repository):
     def get(self, tenant_id: str, audit_id: str) -> NodeAuditRecord | None:
         """One record, or None."""
         record: NodeAuditRecord | None = self._t.table("audit").get(audit_id)
-        return record if record is not None and record.tenant_id == tenant_id else None
+        if record is None or record.tenant_id != tenant_id:
+            return None
+        return self._joined(record)
 
     @detached
     def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
-        """Unerased version 2 records created before the instant, oldest first."""
+        """Unerased version 2 and 3 records created before the instant, oldest first."""
         found = [
             r
             for r in self._t.table("audit").values()
             if r.tenant_id == tenant_id
             and not held(self._t, tenant_id, r.run_id)
-            and r.digest_version == DIGEST_VERSION
+            and r.digest_version in ERASABLE_DIGEST_VERSIONS
             and not r.erased
             and r.created_at < created_before
         ]
-        return sorted(found, key=lambda r: (r.created_at, r.audit_id))[:limit]
+        ordered = sorted(found, key=lambda r: (r.created_at, r.audit_id))[:limit]
+        return [self._joined(record) for record in ordered]
 
     def store_erasure(self, record: NodeAuditRecord) -> None:
         """Persist an erasure; refuse any change beyond personal data and erasure fields."""
@@ -87,3 +108,14 @@ class MemoryAudit(Repository):
             raise missing("audit record", record.audit_id)
         check_erasure(stored, record)
         self._t.put("audit", record.audit_id, record)
+        self._t.remove("audit_salts", record.audit_id)
+
+    @detached
+    def settings(self, tenant_id: str) -> AuditSettings | None:
+        """The tenant's stored audit settings, or None."""
+        found: AuditSettings | None = self._t.table("audit_settings").get(tenant_id)
+        return found
+
+    def save_settings(self, settings: AuditSettings) -> None:
+        """Store a tenant's audit settings, replacing any earlier ones."""
+        self._t.put("audit_settings", settings.tenant_id, settings)

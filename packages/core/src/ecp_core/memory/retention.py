@@ -1,17 +1,24 @@
 """RetentionRepository in memory, and which runs a legal hold keeps from selection."""
 
+from typing import TYPE_CHECKING
+
 from ecp_core.errors import exists, missing
 from ecp_core.memory.tables import Repository, Tables, detached
 from ecp_core.retention.model import SYSTEM_TENANT, LegalHold, RetentionAuditEntry, RetentionPolicy
 
+if TYPE_CHECKING:
+    from ecp_core.runs.model import Run
+
 
 def held(tables: Tables, tenant_id: str, run_id: str) -> bool:
-    """Whether an active legal hold covers the run (:meth:`LegalHold.covers`).
+    """Whether an active legal hold covers the run or an ancestor (:meth:`LegalHold.covers`).
 
     Purge selection (``expired`` runs, ``aged`` audit records) leaves such runs out.
     """
     holds: dict[str, LegalHold] = tables.table("legal_holds")
-    return any(hold.covers(tenant_id, run_id) for hold in holds.values())
+    run: Run | None = tables.table("runs").get(run_id)
+    ancestors = () if run is None else run.ancestor_run_ids
+    return any(hold.covers(tenant_id, run_id, ancestors) for hold in holds.values())
 
 
 class MemoryRetention(Repository):

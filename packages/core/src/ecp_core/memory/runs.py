@@ -10,6 +10,7 @@ from ecp_core.memory.retention import held
 from ecp_core.memory.tables import Repository, detached
 from ecp_core.runs.dispatch import candidates_per_tenant
 from ecp_core.runs.model import Run, RunClaim
+from ecp_core.runs.state_machine import TERMINAL
 from ecp_core.types import RunStatus
 
 
@@ -86,6 +87,30 @@ class MemoryRuns(Repository):
     def count(self, tenant_id: str) -> int:
         """How many runs the tenant has."""
         return len(self._of(tenant_id))
+
+    @detached
+    def children(
+        self, tenant_id: str, parent_run_id: str, *, limit: int, after: str | None = None
+    ) -> list[Run]:
+        """The parent's child runs by run id, after ``after``."""
+        found = sorted(
+            (
+                run
+                for run in self._of(tenant_id)
+                if run.parent_run_id == parent_run_id and (after is None or run.run_id > after)
+            ),
+            key=lambda run: run.run_id,
+        )
+        return found[:limit]
+
+    def _lineage_ended(self, run: Run) -> bool:
+        """Whether every ancestor of ``run`` has ended (or is gone)."""
+        runs = self._t.table("runs")
+        return all(
+            runs[ancestor].status in TERMINAL
+            for ancestor in run.ancestor_run_ids
+            if ancestor in runs
+        )
 
     @detached
     def runnable(self, limit: int) -> list[Run]:
@@ -189,6 +214,7 @@ class MemoryRuns(Repository):
             and run.updated_at < updated_before
             and run.erased_at is None
             and not held(self._t, tenant_id, run.run_id)
+            and self._lineage_ended(run)
         ]
         return sorted(found, key=lambda run: (run.updated_at, run.run_id))[:limit]
 

@@ -7,9 +7,12 @@ from typing import TYPE_CHECKING, Self
 from ecp_core.memory.accounts import MemoryIdentityBindings
 from ecp_core.memory.api_keys import MemoryApiKeys
 from ecp_core.memory.approvals import MemoryApprovals
+from ecp_core.memory.attestations import MemoryAttestations
 from ecp_core.memory.audit import MemoryAudit
 from ecp_core.memory.backtests import MemoryBacktests
 from ecp_core.memory.billing import MemoryMerchantEvents, MemorySubscriptions
+from ecp_core.memory.certification import MemoryCertifications
+from ecp_core.memory.connectors import MemoryConnectorCosts, MemoryConnectors
 from ecp_core.memory.contracts import MemoryContracts
 from ecp_core.memory.debugger import MemoryEvidenceTallies
 from ecp_core.memory.decisions import MemoryDecisions, MemoryVersionEvidence
@@ -23,6 +26,7 @@ from ecp_core.memory.retention import MemoryRetention
 from ecp_core.memory.runs import MemoryRuns
 from ecp_core.memory.tables import Tables
 from ecp_core.memory.tasks import MemoryTasks
+from ecp_core.memory.templates import MemoryTemplates
 from ecp_core.memory.webhooks import MemoryWebhooks
 from ecp_core.retention.model import SYSTEM_POLICY
 
@@ -72,10 +76,15 @@ class MemoryUnitOfWork:
         self.reconciliation = MemoryReconciliation(tables)
         self.decisions = MemoryDecisions(tables)
         self.backtests = MemoryBacktests(tables)
+        self.connectors = MemoryConnectors(tables)
+        self.connector_costs = MemoryConnectorCosts(tables)
+        self.templates = MemoryTemplates(tables)
         self.subscriptions = MemorySubscriptions(tables)
         self.meters = MemoryMeters(tables)
         self.identity_bindings = MemoryIdentityBindings(tables)
         self.merchant_events = MemoryMerchantEvents(tables)
+        self.attestations = MemoryAttestations(tables)
+        self.certifications = MemoryCertifications(tables)
         self._undo: list[Callable[[], None]] = []
         self._outer_undo: list[Callable[[], None]] | None = None
 

@@ -4,6 +4,7 @@ from datetime import datetime
 
 from ecp_core.errors import exists, missing
 from ecp_core.memory.tables import Repository, detached
+from ecp_core.webhooks.health import AttemptOutcome, DeliveryCounts, attempt_outcome
 from ecp_core.webhooks.model import (
     Delivery,
     DeliveryAttempt,
@@ -109,3 +110,28 @@ class MemoryWebhooks(Repository):
         if before is not None:
             dead = [d for d in dead if d.delivery_id < before]
         return dead[:limit]
+
+    def delivery_counts(self, tenant_id: str, since: datetime) -> DeliveryCounts:
+        """The tenant's outbox figures: pending now, and attempts and deliveries since ``since``.
+
+        Like the SQL, attempts are looked for only in deliveries updated since ``since`` (an
+        attempt updates its delivery at the attempt's time, so none is missed).
+        """
+        mine = [d for d in self._t.table("webhook_deliveries").values() if d.tenant_id == tenant_id]
+        attempts = [
+            attempt
+            for d in mine
+            if d.updated_at >= since
+            for attempt in self._t.table("webhook_attempts").get(d.delivery_id, [])
+            if attempt.occurred_at >= since
+        ]
+        outcomes = [attempt_outcome(attempt.status_code) for attempt in attempts]
+        return DeliveryCounts(
+            queue_depth=sum(d.status is DeliveryStatus.PENDING for d in mine),
+            queued=sum(d.created_at >= since for d in mine),
+            delivered=outcomes.count(AttemptOutcome.DELIVERED),
+            retried=sum(attempt.attempt > 1 for attempt in attempts),
+            rejected=outcomes.count(AttemptOutcome.REJECTED),
+            failed=outcomes.count(AttemptOutcome.FAILED),
+            abandoned=sum(d.status is DeliveryStatus.DEAD and d.updated_at >= since for d in mine),
+        )

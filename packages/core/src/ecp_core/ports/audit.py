@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from ecp_core.ports.unit import Transaction
+
 if TYPE_CHECKING:
     from datetime import datetime
 
     from ecp_core.audit.record import ChainHead, NodeAuditRecord
+    from ecp_core.audit.settings import AuditSettings
 
 
 class AuditRepository(Protocol):
@@ -49,10 +52,18 @@ class AuditRepository(Protocol):
         ...
 
     def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
-        """Not yet erased digest_version 2 records created before the instant, oldest first.
+        """Not yet erased digest_version 2 (or 3) records created before the instant, oldest first.
 
         Records of runs an active legal hold covers are left out.
         """
+        ...
+
+    def settings(self, tenant_id: str) -> AuditSettings | None:
+        """The tenant's stored audit settings, or None (the defaults apply)."""
+        ...
+
+    def save_settings(self, settings: AuditSettings) -> None:
+        """Store a tenant's audit settings, replacing any earlier ones."""
         ...
 
 
@@ -65,4 +76,8 @@ class WithAudit(Protocol):
         ...
 
 
-__all__ = ["AuditRepository", "WithAudit"]
+class AuditUnit(Transaction, WithAudit, Protocol):
+    """A transaction over the audit records and settings alone."""
+
+
+__all__ = ["AuditRepository", "AuditUnit", "WithAudit"]

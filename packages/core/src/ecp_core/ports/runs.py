@@ -51,6 +51,12 @@ class RunRepository(Protocol):
         """How many runs the tenant has."""
         ...
 
+    def children(
+        self, tenant_id: str, parent_run_id: str, *, limit: int, after: str | None = None
+    ) -> list[Run]:
+        """Up to ``limit`` runs whose parent is ``parent_run_id``, by run id after ``after``."""
+        ...
+
     def runnable(self, limit: int) -> list[Run]:
         """Runs in PENDING or RUNNING, oldest first, across tenants (for dispatch)."""
         ...
@@ -111,7 +117,8 @@ class RunRepository(Protocol):
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Terminal, not yet erased runs updated before the instant, oldest first.
 
-        Runs an active legal hold covers are left out, so held runs cannot starve the purge.
+        Runs an active legal hold covers are left out, so held runs cannot starve the purge,
+        and so are child runs with an ancestor that has not ended (ADR 0046).
         """
         ...
 

@@ -5,9 +5,12 @@ from typing import Protocol
 
 from ecp_core.ports.accounts import AccountsUnit
 from ecp_core.ports.api_keys import ApiKeysUnit
+from ecp_core.ports.attestations import AttestationsUnit
 from ecp_core.ports.backtests import BacktestsUnit
 from ecp_core.ports.billing import BillingUnit
 from ecp_core.ports.catalog import CatalogUnit
+from ecp_core.ports.certification import CertificationUnit
+from ecp_core.ports.connectors import ConnectorsUnit
 from ecp_core.ports.contracts import ContractsUnit
 from ecp_core.ports.debugger import DebuggerUnit, EvidenceTallies
 from ecp_core.ports.decisions import DecisionsUnit, VersionEvidence
@@ -17,6 +20,7 @@ from ecp_core.ports.reconciliation import ProviderEvents, ReconciliationUnit
 from ecp_core.ports.retention import RetentionUnit
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.tasks import TasksUnit
+from ecp_core.ports.templates import TemplatesUnit
 from ecp_core.ports.webhooks import WebhooksUnit
 
 
@@ -40,6 +44,10 @@ class UnitOfWork(
     EntitlementsUnit,
     AccountsUnit,
     BacktestsUnit,
+    ConnectorsUnit,
+    TemplatesUnit,
+    AttestationsUnit,
+    CertificationUnit,
     Protocol,
 ):
     """One transaction over every storage port. Leaving without ``commit`` rolls back."""

@@ -10,6 +10,7 @@ from ecp_core.ports.unit import Transaction
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from ecp_core.webhooks.health import DeliveryCounts
     from ecp_core.webhooks.model import Delivery, DeliveryAttempt, Subscription, WebhookEventType
 
 
@@ -66,6 +67,13 @@ class WebhookRepository(Protocol):
         self, tenant_id: str, *, limit: int, before: str | None = None
     ) -> list[Delivery]:
         """The tenant's dead deliveries, newest first, older than delivery id ``before``."""
+        ...
+
+    def delivery_counts(self, tenant_id: str, since: datetime) -> DeliveryCounts:
+        """The tenant's outbox figures: pending now, and attempts and deliveries since ``since``.
+
+        Attempts are classified by :func:`ecp_core.webhooks.health.attempt_outcome`.
+        """
         ...
 
 

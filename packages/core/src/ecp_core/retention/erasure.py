@@ -29,7 +29,19 @@ ARTIFACT_KEYS = "artifact_keys"
 JOIN_KEY = "join_key"
 
 RunGuard = Callable[[Run], bool]
-"""An extra condition a purge re-checks inside the destructive transaction."""
+"""An extra condition a purge re-checks inside the destructive transaction.
+
+A guarded erasure also leaves alone a child run whose parent (or any ancestor) has not ended.
+"""
+
+CHILD_PAGE = 500
+"""How many child runs one read of a run's children takes while erasing a tree."""
+
+
+def _lineage_ended(uow: RetentionUnit, run: Run) -> bool:
+    """Whether every ancestor of ``run`` that is still stored has ended."""
+    ancestors = (uow.runs.get(run.tenant_id, a) for a in run.ancestor_run_ids)
+    return all(a.status in TERMINAL for a in ancestors if a is not None)
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -140,7 +152,8 @@ class RunEraser:
             if run is None:
                 raise NotFound(f"run {run_id} not found")
             refusal = self._refusal(uow, run)
-            if refusal is not None or (guard is not None and not guard(run)):
+            unqualified = guard is not None and not (guard(run) and _lineage_ended(uow, run))
+            if refusal is not None or unqualified:
                 if guard is None and refusal is not None:
                     raise refusal
                 return RunErasure(run_id=run_id, erased=False)
@@ -166,9 +179,49 @@ class RunEraser:
             uow.commit()
         return RunErasure.of(run_id, [*steps, *later])
 
+    def erase_tree(
+        self, tenant_id: str, run_id: str, *, reason: str, trigger: str
+    ) -> list[RunErasure]:
+        """Erase a run and, after it, its descendants (child runs, theirs, ...), each logged.
+
+        Every run of the tree is checked first, so a hold or an active run anywhere in it
+        refuses the whole request (LegalHoldActive, RunStillActive) before anything is erased.
+        Each erasure re-checks under the tenant's lock; repeating the request erases nothing new.
+        """
+        tree = self._tree(tenant_id, run_id)
+        with self._uow() as uow:
+            for member in tree:
+                refusal = self._refusal(uow, member)
+                if refusal is not None:
+                    raise refusal
+        return [
+            self.erase(tenant_id, member.run_id, reason=reason, trigger=trigger) for member in tree
+        ]
+
+    def _tree(self, tenant_id: str, run_id: str) -> list[Run]:
+        """The run, then its descendants breadth first (NotFound when the run is not there)."""
+        with self._uow() as uow:
+            root = uow.runs.get(tenant_id, run_id)
+            if root is None:
+                raise NotFound(f"run {run_id} not found")
+            tree, index = [root], 0
+            while index < len(tree):
+                after: str | None = None
+                while True:
+                    page = uow.runs.children(
+                        tenant_id, tree[index].run_id, limit=CHILD_PAGE, after=after
+                    )
+                    tree.extend(page)
+                    if len(page) < CHILD_PAGE:
+                        break
+                    after = page[-1].run_id
+                index += 1
+        return tree
+
     @staticmethod
     def _refusal(uow: RetentionUnit, run: Run) -> EcpError | None:
-        if held(uow.retention.holds(run.tenant_id, active_only=True), run.tenant_id, run.run_id):
+        holds = uow.retention.holds(run.tenant_id, active_only=True)
+        if held(holds, run.tenant_id, run.run_id, run.ancestor_run_ids):
             return LegalHoldActive(f"an active legal hold covers run {run.run_id}")
         if run.status not in TERMINAL:
             return RunStillActive(f"run {run.run_id} is {run.public_status.value}")

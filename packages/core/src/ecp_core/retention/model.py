@@ -1,6 +1,7 @@
 """Retention policies, legal holds, erasure requests and the retention audit log."""
 
 import enum
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -105,11 +106,15 @@ class LegalHold:
         """Whether the hold is still in force."""
         return self.released_at is None
 
-    def covers(self, tenant_id: str, run_id: str | None) -> bool:
-        """Whether this active hold protects ``run_id`` of ``tenant_id`` (None: the tenant)."""
+    def covers(self, tenant_id: str, run_id: str | None, ancestors: Collection[str] = ()) -> bool:
+        """Whether this active hold protects ``run_id`` of ``tenant_id`` (None: the tenant).
+
+        A hold on a run covers its descendants too: ``ancestors`` are the run's parent,
+        grandparent and so on (``Run.ancestor_run_ids``, ADR 0046).
+        """
         if not self.active or self.tenant_id != tenant_id:
             return False
-        return self.run_id is None or self.run_id == run_id
+        return self.run_id is None or self.run_id == run_id or self.run_id in ancestors
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

@@ -1,6 +1,6 @@
 """Pure retention rules: policy resolution and who a sweep may touch."""
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
 from ecp_core.retention.model import (
@@ -62,9 +62,17 @@ def resolve_policy(
     )
 
 
-def held(holds: Iterable[LegalHold], tenant_id: str, run_id: str | None) -> bool:
-    """Whether any active hold covers the run (or, with ``run_id`` None, the whole tenant)."""
-    return any(hold.covers(tenant_id, run_id) for hold in holds)
+def held(
+    holds: Iterable[LegalHold],
+    tenant_id: str,
+    run_id: str | None,
+    ancestors: Collection[str] = (),
+) -> bool:
+    """Whether any active hold covers the run (or, with ``run_id`` None, the whole tenant).
+
+    A hold on one of the run's ``ancestors`` covers it too.
+    """
+    return any(hold.covers(tenant_id, run_id, ancestors) for hold in holds)
 
 
 def cutoff(now: datetime, ttl_seconds: int | None) -> datetime | None:

@@ -176,10 +176,10 @@ class RetentionService:
             raise NotFound(f"tenant {request.tenant_id} not found")
         trigger = f"request:{actor.subject}"
         if request.run_id is not None:
-            erased = self._eraser.erase(
+            erased = self._eraser.erase_tree(
                 tenant_id, request.run_id, reason=request.reason, trigger=trigger
             )
-            return ErasureReport.of(f"run:{request.run_id}", [erased])
+            return ErasureReport.of(f"run:{request.run_id}", erased)
         with self._uow() as uow:
             if held(uow.retention.holds(tenant_id, active_only=True), tenant_id, None):
                 raise LegalHoldActive(f"an active legal hold covers tenant {tenant_id}")
@@ -291,7 +291,7 @@ class RetentionService:
             candidates = [
                 run
                 for run in uow.runs.expired(tenant_id, limit, PURGE_BATCH)
-                if not held(holds, tenant_id, run.run_id)
+                if not held(holds, tenant_id, run.run_id, run.ancestor_run_ids)
             ]
         erased = 0
         for candidate in candidates:

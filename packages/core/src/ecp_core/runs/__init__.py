@@ -16,6 +16,7 @@ from ecp_core.runs.actions import (
 from ecp_core.runs.model import (
     AdminRunListResponse,
     ApprovalPausedState,
+    ChildRunListResponse,
     ChildRunSummaryResponse,
     FailureState,
     Run,
@@ -38,6 +39,7 @@ __all__ = [
     "ActionSource",
     "AdminRunListResponse",
     "ApprovalPausedState",
+    "ChildRunListResponse",
     "ChildRunSummaryResponse",
     "FailureState",
     "RegisteredAction",

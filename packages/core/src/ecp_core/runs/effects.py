@@ -8,7 +8,7 @@ import attrs
 
 from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.runs.audit_writer import AttemptRecord
-from ecp_core.runs.events import EmitEvent
+from ecp_core.runs.events import ChildEnded, EmitEvent
 from ecp_core.runs.model import Run
 from ecp_core.tasks.model import Task
 
@@ -48,7 +48,23 @@ class OfferTask:
     task: Task
 
 
-Effect = WriteAudit | OpenApproval | SaveApproval | NoteApprovalAction | OfferTask | EmitEvent
+@attrs.frozen
+class StartChild:
+    """Store a subgraph node's new child run (PENDING, so dispatch takes it up)."""
+
+    child: Run
+
+
+Effect = (
+    WriteAudit
+    | OpenApproval
+    | SaveApproval
+    | NoteApprovalAction
+    | OfferTask
+    | EmitEvent
+    | StartChild
+    | ChildEnded
+)
 
 
 @attrs.frozen
@@ -69,12 +85,14 @@ class Step:
 
 
 __all__ = [
+    "ChildEnded",
     "Effect",
     "EmitEvent",
     "NoteApprovalAction",
     "OfferTask",
     "OpenApproval",
     "SaveApproval",
+    "StartChild",
     "Step",
     "WriteAudit",
 ]

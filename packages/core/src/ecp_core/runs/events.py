@@ -71,7 +71,23 @@ def resolved(run: Run, approval: ApprovalRecord) -> EmitEvent:
     return _event(E.APPROVAL_RESOLVED, run, approval_id=approval.approval_id, decision=decision)
 
 
-def ended(run: Run) -> tuple[EmitEvent, ...]:
-    """A run completed, failed or was terminated by policy (nothing for any other status)."""
+@attrs.frozen
+class ChildEnded:
+    """A child run ended: its parent's subgraph node records it and moves on (ADR 0046).
+
+    Not a webhook event; the lifecycle hands it to the parent in the same transaction.
+    """
+
+    child: Run
+
+
+def ended(run: Run) -> tuple[EmitEvent | ChildEnded, ...]:
+    """A run completed, failed or was terminated by policy (nothing for any other status).
+
+    A child run's ending also tells its parent.
+    """
     event = _ENDINGS.get(run.public_status)
-    return () if event is None else (_event(event, run),)
+    if event is None:
+        return ()
+    parent = () if run.parent_run_id is None else (ChildEnded(run),)
+    return (_event(event, run), *parent)

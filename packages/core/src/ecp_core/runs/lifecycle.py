@@ -4,30 +4,46 @@ A node attempt's state change, its audit record, its approvals and its events co
 because the caller applies the whole step in one unit of work and commits once.
 """
 
+import logging
+
 import attrs
 
+from ecp_core.catalog.service import require_graph
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.runs.audit_writer import AuditWriter
+from ecp_core.runs.child_steps import ChildSteps, awaits
 from ecp_core.runs.effects import (
     NoteApprovalAction,
     OfferTask,
     OpenApproval,
     SaveApproval,
+    StartChild,
     Step,
     WriteAudit,
 )
-from ecp_core.runs.events import EmitEvent
+from ecp_core.runs.events import ChildEnded, EmitEvent
 from ecp_core.runs.model import Run
 from ecp_core.webhooks.service import WebhookService
+
+log = logging.getLogger("ecp_core.runs")
 
 
 class RunLifecycle:
     """Writes what a :class:`~ecp_core.runs.step.Step` decided, in the step's order."""
 
-    def __init__(self, writer: AuditWriter, webhooks: WebhookService | None) -> None:
-        """Seal attempts with ``writer``; queue events through ``webhooks`` (None: no events)."""
+    def __init__(
+        self,
+        writer: AuditWriter,
+        webhooks: WebhookService | None,
+        children: ChildSteps | None = None,
+    ) -> None:
+        """Seal attempts with ``writer``; queue events through ``webhooks`` (None: no events).
+
+        ``children`` decides what a child run's end does to its waiting parent (None: nothing).
+        """
         self._writer = writer
         self._webhooks = webhooks
+        self._children = children
 
     def apply(self, uow: RunsUnit, step: Step) -> Run:
         """Apply ``step``'s effects; return its run with the attempt count the chain now has.
@@ -47,6 +63,10 @@ class RunLifecycle:
                     uow.approvals.add_action(action)
                 case OfferTask(task):
                     uow.tasks.offer(task)
+                case StartChild(child):
+                    uow.runs.add(child)
+                case ChildEnded(child) if self._children is not None:
+                    self._continue_parent(uow, child, self._children)
                 case EmitEvent() if self._webhooks is not None:
                     self._webhooks.emit_in(
                         uow,
@@ -56,6 +76,23 @@ class RunLifecycle:
                         effect.payload_data(),
                     )
         return run
+
+    def _continue_parent(self, uow: RunsUnit, child: Run, children: ChildSteps) -> None:
+        """Record ``child``'s end in its waiting parent (locked) and save the parent.
+
+        The parent's status is checked under its row lock, so a child's end is recorded once;
+        a parent that no longer waits is left alone. A parent that ends tells its own parent.
+        """
+        assert child.parent_run_id is not None  # noqa: S101 - only child runs send ChildEnded
+        parent = uow.runs.lock(child.tenant_id, child.parent_run_id)
+        facts = {"run_id": child.run_id, "parent_run_id": child.parent_run_id}
+        if parent is None or not awaits(parent, child):
+            log.warning("child run ended but its parent no longer waits for it", extra=facts)
+            return
+        graph = require_graph(uow, parent.tenant_id, parent.graph_version_ref)
+        parent = self.apply(uow, children.ended(parent, graph, child))
+        uow.runs.save(parent)
+        log.info("child run ended", extra={**facts, "status": child.public_status.value})
 
 
 __all__ = ["RunLifecycle"]

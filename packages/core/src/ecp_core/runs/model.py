@@ -18,6 +18,9 @@ NO_MATCHING_EDGE = "no_matching_edge"
 STEP_LIMIT_EXCEEDED = "step_limit_exceeded"
 DISPATCH_ERROR = "dispatch_error"
 TASK_FAILED = "task_failed"
+CHILD_FAILED = "child_failed"
+CHILD_DEPTH_EXCEEDED = "child_depth_exceeded"
+CHILD_DEPLOYMENT_MISSING = "child_deployment_missing"
 
 FAILURE_REASONS: dict[str, str] = {
     POLICY_VIOLATION: "The policy guard refused a node; the public status is "
@@ -33,6 +36,12 @@ FAILURE_REASONS: dict[str, str] = {
     "`ECP_DISPATCH_MAX_ATTEMPTS` attempts (for example, its stored state could not be read).",
     TASK_FAILED: "The last attempt of a task node's external task failed: the worker reported a "
     "failure, or its lock ran out, on attempt `max_attempts`.",
+    CHILD_FAILED: "The child run a `subgraph` node started ended failed or terminated by policy "
+    "(the message names the child and its status).",
+    CHILD_DEPTH_EXCEEDED: "A `subgraph` node would have started a child nested deeper than the "
+    "limit of 8 levels (a deployment that starts itself ends here).",
+    CHILD_DEPLOYMENT_MISSING: "A `subgraph` node names a deployment (or a graph version) the "
+    "tenant does not have.",
 }
 """Every ``FailureState.reason`` a run can end with, and what it means (``docs/api/errors.md``)."""
 
@@ -109,6 +118,8 @@ class Run:
     output: dict[str, Any] | None = None
     parent_run_id: str | None = None
     campaign_id: str | None = None
+    ancestor_run_ids: tuple[str, ...] = ()
+    """A child run's parent, grandparent, ... up to the root run (empty for a root run)."""
     idempotency_key: str | None = None
     request_digest: str | None = None
     metadata: dict[str, Any] | None = None
@@ -178,6 +189,28 @@ class ChildRunSummaryResponse:
     thread_id: str
     parent_run_id: str
     campaign_id: str | None = None
+
+    @classmethod
+    def of(cls, run: Run) -> "ChildRunSummaryResponse":
+        """Summarise a stored child run (one with a parent)."""
+        assert run.parent_run_id is not None  # noqa: S101 - only child runs are listed
+        return cls(
+            run_id=run.run_id,
+            status=run.public_status,
+            deployment_ref=run.deployment_ref,
+            graph_version_ref=run.graph_version_ref,
+            thread_id=run.thread_id,
+            parent_run_id=run.parent_run_id,
+            campaign_id=run.campaign_id,
+        )
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ChildRunListResponse:
+    """``GET /runs/{run_id}/children``: a page of a run's child runs, oldest first."""
+
+    children: tuple[ChildRunSummaryResponse, ...]
+    next_cursor: str | None = None
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

@@ -26,6 +26,10 @@ _ACTION_NAMES = {
 }
 
 
+_GRANTED_KINDS = (NodeKind.ACTION, NodeKind.TASK, NodeKind.SUBGRAPH)
+"""Gated nodes an approval grants (the next attempt runs, offers or starts what was approved)."""
+
+
 class ApprovalSteps:
     """Decides what a resolution or an escalation does to the run it paused."""
 
@@ -89,7 +93,7 @@ class ApprovalSteps:
             return self._steps.fail(
                 run, record, m.APPROVAL_REJECTED, f"approval {approval.approval_id} was rejected"
             )
-        if node.kind is NodeKind.ACTION:
+        if node.kind in _GRANTED_KINDS:
             granted = ApprovedAction(
                 node_id=node.id, approval_id=approval.approval_id, arguments=thaw(payload)
             )

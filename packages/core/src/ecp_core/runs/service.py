@@ -11,10 +11,11 @@ from ecp_core.canonical import canonical_json, json_digest, thaw
 from ecp_core.catalog.service import require_deployment, require_graph
 from ecp_core.errors import Conflict, FieldError, IllegalTransition, NotFound, ValidationFailed
 from ecp_core.graphs.paths import set_path
-from ecp_core.pages import MAX_PAGE, decode_cursor, next_page
+from ecp_core.pages import MAX_PAGE, check_limit, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs.audit_writer import AttemptRecord
+from ecp_core.runs.children import CHILDREN_CURSOR, child_target
 from ecp_core.runs.dispatch import DISPATCH_RETRY, dispatch_backoff
 from ecp_core.runs.lifecycle import RunLifecycle
 from ecp_core.runs.model import DISPATCH_ERROR, Run, RunClaim, StartRunRequest
@@ -211,7 +212,8 @@ class RunService:
             return run
         graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
         policy = uow.policies.get(run.tenant_id, run.deployment_ref)
-        run = self._lifecycle.apply(uow, self._stepper.attempt(run, graph, policy))
+        child = child_target(uow, run, graph)
+        run = self._lifecycle.apply(uow, self._stepper.attempt(run, graph, policy, child))
         uow.runs.save(run)
         uow.commit()
         return run
@@ -274,6 +276,21 @@ class RunService:
             total = uow.runs.count(tenant_id)
         page, next_cursor = next_page(runs, limit, "runs", lambda run: (run.run_id,))
         return page, total, next_cursor
+
+    def children(
+        self, tenant_id: str, run_id: str, *, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Run], str | None]:
+        """A page of the child runs ``run_id`` started, oldest first, and the next cursor.
+
+        NotFound when the tenant has no such run (another tenant's run included).
+        """
+        check_limit(limit)
+        after = None if cursor is None else decode_cursor(CHILDREN_CURSOR, cursor, 1)[0]
+        with self._uow() as uow:
+            if uow.runs.get(tenant_id, run_id) is None:
+                raise NotFound(f"run {run_id} not found")
+            found = uow.runs.children(tenant_id, run_id, limit=limit + 1, after=after)
+        return next_page(found, limit, CHILDREN_CURSOR, lambda run: (run.run_id,))
 
     def runnable(self, limit: int = 100) -> list[Run]:
         """Runs a dispatcher should advance, oldest first."""

@@ -14,11 +14,19 @@ S = RunStatus
 TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     S.PENDING: frozenset({S.RUNNING}),
     S.RUNNING: frozenset(
-        {S.WAITING_APPROVAL, S.WAITING_INTERRUPT, S.WAITING_TASK, S.COMPLETED, S.FAILED}
+        {
+            S.WAITING_APPROVAL,
+            S.WAITING_INTERRUPT,
+            S.WAITING_TASK,
+            S.WAITING_CHILD,
+            S.COMPLETED,
+            S.FAILED,
+        }
     ),
     S.WAITING_APPROVAL: frozenset({S.RUNNING, S.FAILED}),
     S.WAITING_INTERRUPT: frozenset({S.RUNNING}),
     S.WAITING_TASK: frozenset({S.RUNNING, S.FAILED}),
+    S.WAITING_CHILD: frozenset({S.RUNNING, S.FAILED}),
     S.COMPLETED: frozenset(),
     S.FAILED: frozenset(),
     S.TERMINATED_BY_POLICY: frozenset(),
@@ -26,7 +34,7 @@ TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
 """Every legal move. A run changes node while RUNNING without changing status."""
 
 TERMINAL = frozenset(status for status, nexts in TRANSITIONS.items() if not nexts)
-WAITING = frozenset({S.WAITING_APPROVAL, S.WAITING_INTERRUPT, S.WAITING_TASK})
+WAITING = frozenset({S.WAITING_APPROVAL, S.WAITING_INTERRUPT, S.WAITING_TASK, S.WAITING_CHILD})
 
 
 def can_transition(current: RunStatus, target: RunStatus) -> bool:

@@ -8,65 +8,42 @@ to: running the node's action is what the step decides to do. Steps that start f
 (resolution, escalation) are in :mod:`ecp_core.runs.resolution`.
 """
 
-from collections.abc import Mapping
-from datetime import timedelta
 from typing import Any
 
 import attrs
 
-from ecp_core.approvals.model import ALL_DECISIONS, ApprovalActionRecord, ApprovalRecord
+from ecp_core.approvals.model import ApprovalRecord
 from ecp_core.canonical import thaw
-from ecp_core.errors import EcpError
-from ecp_core.graphs.conditions import ConditionError, condition_holds
-from ecp_core.graphs.definition import ActionDescriptorV1, GraphDefinition, NodeDefinition
-from ecp_core.graphs.paths import get_path, has_path, set_path
+from ecp_core.graphs.conditions import ConditionError
+from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
 from ecp_core.policies.guard import evaluate_policy
 from ecp_core.policies.model import DeploymentPolicy
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs import model as m
 from ecp_core.runs.actions import ActionContext, ActionRegistry, checked_result
+from ecp_core.runs.approval_request import approval_step
 from ecp_core.runs.audit_writer import AttemptRecord
-from ecp_core.runs.effects import NoteApprovalAction, OfferTask, OpenApproval, Step, WriteAudit
-from ecp_core.runs.events import ended, started, waiting_approval
-from ecp_core.runs.model import ApprovalPausedState, FailureState, Run
+from ecp_core.runs.child_start import (
+    ChildRefusal,
+    ChildTarget,
+    child_input,
+    start_child,
+    subgraph_metadata,
+)
+from ecp_core.runs.child_start import subgraph_call as call_of
+from ecp_core.runs.effects import (
+    OfferTask,
+    StartChild,
+    Step,
+    WriteAudit,
+)
+from ecp_core.runs.events import ended, started
+from ecp_core.runs.model import FailureState, Run
+from ecp_core.runs.operations import MissingSource, apply_operations
 from ecp_core.runs.state_machine import transition
+from ecp_core.runs.walk import NoMatchingEdge, action_metadata, error_of, next_node, node_input
 from ecp_core.tasks.model import DEFAULT_LOCK_SECONDS, DEFAULT_MAX_ATTEMPTS, Task
 from ecp_core.types import AttemptStatus, NodeKind, RunStatus
-
-
-class NoMatchingEdge(EcpError):
-    """A node has exits but none of their conditions holds."""
-
-    code = m.NO_MATCHING_EDGE
-
-
-def next_node(graph: GraphDefinition, node_id: str, state: Mapping[str, Any]) -> str | None:
-    """The target of the first exit whose condition holds; None when the node has no exits."""
-    exits = graph.outgoing(node_id)
-    if not exits:
-        return None
-    for edge in exits:
-        if condition_holds(edge.condition, state):
-            return edge.target
-    raise NoMatchingEdge(f"no exit of node {node_id!r} has a condition that holds")
-
-
-def _error(exc: BaseException) -> dict[str, str]:
-    return {"type": type(exc).__name__, "message": str(exc)}
-
-
-def _node_input(node: NodeDefinition) -> Any:  # noqa: ANN401
-    return None if node.action is None else thaw(node.action.arguments)
-
-
-def action_metadata(action: ActionDescriptorV1) -> dict[str, Any]:
-    """What an attempt's audit record says of the action it ran (or offered as a task)."""
-    return {
-        "action": action.name,
-        "fingerprint": action.fingerprint,
-        "capabilities": [str(c) for c in action.capability_refs],
-        "side_effect": str(action.side_effect),
-    }
 
 
 class Stepper:
@@ -119,7 +96,7 @@ class Stepper:
         try:
             target = next_node(graph, attempt.node_id, state)
         except (ConditionError, NoMatchingEdge) as exc:
-            failed = attrs.evolve(attempt, status=AttemptStatus.FAILED, error=_error(exc))
+            failed = attrs.evolve(attempt, status=AttemptStatus.FAILED, error=error_of(exc))
             return self.fail(run, failed, exc.code, exc.detail)
         metadata = {**(attempt.execution_metadata or {}), "next_node_id": target}
         written = WriteAudit(attrs.evolve(attempt, execution_metadata=metadata))
@@ -147,8 +124,17 @@ class Stepper:
         running = transition(run, RunStatus.RUNNING, self._clock.now())
         return Step(running, (started(running),))
 
-    def attempt(self, run: Run, graph: GraphDefinition, policy: DeploymentPolicy | None) -> Step:
-        """Attempt ``run``'s next node under the deployment's ``policy`` (the run is RUNNING)."""
+    def attempt(
+        self,
+        run: Run,
+        graph: GraphDefinition,
+        policy: DeploymentPolicy | None,
+        child: ChildTarget | None = None,
+    ) -> Step:
+        """Attempt ``run``'s next node under the deployment's ``policy`` (the run is RUNNING).
+
+        ``child`` is what a subgraph node's deployment resolved to (None: missing).
+        """
         node = graph.node(run.next_node_id or graph.entry)
         run = attrs.evolve(run, steps=run.steps + 1)
         base = {"node_kind": str(node.kind), "step": run.steps}
@@ -164,7 +150,7 @@ class Stepper:
             record = AttemptRecord(
                 node_id=node.id,
                 status=AttemptStatus.REJECTED,
-                input_snapshot=_node_input(node),
+                input_snapshot=node_input(node),
                 execution_metadata={**base, "enforcement": enforcement.as_metadata()},
             )
             return self.fail(run, record, m.POLICY_VIOLATION, enforcement.reason)
@@ -172,6 +158,8 @@ class Stepper:
             return self._action(run, graph, node, base)
         if node.kind is NodeKind.TASK:
             return self._offer(run, node, base)
+        if node.kind is NodeKind.SUBGRAPH:
+            return self._call(run, node, base, child)
         if node.kind is NodeKind.APPROVAL:
             return self.request_approval(run, node, dict(run.state), base)
         if node.kind is NodeKind.INTERRUPT:
@@ -197,7 +185,7 @@ class Stepper:
         action = node.action
         assert action is not None  # noqa: S101 - graph validation guarantees it
         metadata = {**base, **action_metadata(action)}
-        arguments = self._approved_arguments(run, node, metadata)
+        arguments = self._approved_arguments(run, node, metadata, thaw(action.arguments))
         if arguments is None:
             return self.request_approval(run, node, thaw(action.arguments), metadata)
         tool_calls = (
@@ -233,7 +221,7 @@ class Stepper:
         try:
             result = checked_result(action.name, handler(context))
         except Exception as exc:  # noqa: BLE001 - any handler failure ends the run, recorded
-            failed = attrs.evolve(draft, status=AttemptStatus.FAILED, error=_error(exc))
+            failed = attrs.evolve(draft, status=AttemptStatus.FAILED, error=error_of(exc))
             return self.fail(run, failed, m.ACTION_ERROR, f"action {action.name!r} failed: {exc}")
         done = attrs.evolve(
             draft,
@@ -248,15 +236,15 @@ class Stepper:
 
     @staticmethod
     def _approved_arguments(
-        run: Run, node: NodeDefinition, metadata: dict[str, Any]
+        run: Run, node: NodeDefinition, metadata: dict[str, Any], proposed: dict[str, Any]
     ) -> dict[str, Any] | None:
-        """The arguments ``node``'s action runs with; None while it still needs an approval.
+        """What ``node`` runs with (``proposed`` unless gated); None while it needs an approval.
 
-        An approved action runs with the arguments the approval granted, noted in ``metadata``.
+        A gated node runs with the arguments (or child input) the approval granted, noted in
+        ``metadata``.
         """
-        assert node.action is not None  # noqa: S101 - graph validation guarantees it
-        if not node.action.requires_approval:
-            return dict(thaw(node.action.arguments))
+        if not node.gated:
+            return dict(proposed)
         approved = run.approved_action
         if approved is None or approved.node_id != node.id:
             return None
@@ -268,7 +256,7 @@ class Stepper:
         action = node.action
         assert action is not None  # noqa: S101 - graph validation guarantees it
         metadata = {**base, **action_metadata(action)}
-        arguments = self._approved_arguments(run, node, metadata)
+        arguments = self._approved_arguments(run, node, metadata, thaw(action.arguments))
         if arguments is None:
             return self.request_approval(run, node, thaw(action.arguments), metadata)
         now = self._clock.now()
@@ -288,31 +276,44 @@ class Stepper:
         waiting = transition(run, RunStatus.WAITING_TASK, now, next_node_id=node.id)
         return Step(waiting, (OfferTask(task),))
 
+    def _call(
+        self, run: Run, node: NodeDefinition, base: dict[str, Any], target: ChildTarget | None
+    ) -> Step:
+        """Start a subgraph node's child run (once granted); the run waits for the child."""
+        metadata = {**base, **subgraph_metadata(call_of(node))}
+        try:
+            proposed = child_input(call_of(node), run.state)
+        except MissingSource as exc:
+            return self._missing_source(run, node, metadata, exc)
+        child_in = self._approved_arguments(run, node, metadata, proposed)
+        if child_in is None:
+            return self.request_approval(run, node, proposed, metadata)
+        now = self._clock.now()
+        child = start_child(
+            run, node, child_in, target, metadata, run_id=self._ids.new_id(), now=now
+        )
+        if isinstance(child, ChildRefusal):
+            return self.fail(run, child.attempt, child.reason, child.message)
+        waiting = transition(run, RunStatus.WAITING_CHILD, now, next_node_id=node.id)
+        return Step(waiting, (StartChild(child),))
+
+    def _missing_source(
+        self, run: Run, node: NodeDefinition, metadata: dict[str, Any], exc: MissingSource
+    ) -> Step:
+        """A copy found no value: the node's attempt fails, and the run with ``mapping_error``."""
+        error = {"type": "MissingSource", "message": str(exc)}
+        record = AttemptRecord(
+            node_id=node.id, status=AttemptStatus.FAILED, execution_metadata=metadata, error=error
+        )
+        return self.fail(run, record, m.MAPPING_ERROR, str(exc))
+
     def _mapping(
         self, run: Run, graph: GraphDefinition, node: NodeDefinition, base: dict[str, Any]
     ) -> Step:
-        state = dict(run.state)
-        written: dict[str, Any] = {}
-        for operation in node.operations:
-            if operation.operation == "constant":
-                value = thaw(operation.value)
-            elif has_path(state, operation.source_path):
-                value = get_path(state, operation.source_path)
-            else:
-                record = AttemptRecord(
-                    node_id=node.id,
-                    status=AttemptStatus.FAILED,
-                    execution_metadata=base,
-                    error={
-                        "type": "MissingSource",
-                        "message": f"no value at {operation.source_path!r}",
-                    },
-                )
-                return self.fail(
-                    run, record, m.MAPPING_ERROR, f"no value at {operation.source_path!r}"
-                )
-            state = set_path(state, operation.target_path, value)
-            written[operation.target_path] = value
+        try:
+            state, written = apply_operations(node.operations, run.state)
+        except MissingSource as exc:
+            return self._missing_source(run, node, base, exc)
         record = AttemptRecord(
             node_id=node.id,
             status=AttemptStatus.SUCCEEDED,
@@ -336,73 +337,15 @@ class Stepper:
         escalated_from: ApprovalRecord | None = None,
     ) -> Step:
         """Open a pending approval for ``node`` with ``payload`` and pause the run on it."""
-        now = self._clock.now()
-        approval = ApprovalRecord(
-            approval_id=self._ids.new_id(),
-            run_id=run.run_id,
-            node_id=node.id,
-            graph_version_ref=run.graph_version_ref,
-            deployment_ref=run.deployment_ref,
-            summary=node.summary
-            or f"Approve action {node.action.name if node.action else node.id}",
-            rationale=node.rationale or "The action requires approval before it runs",
-            proposed_payload=payload,
-            allowed_actions=node.allowed_actions or ALL_DECISIONS,
-            resolution_schema_ref=node.resolution_schema_ref,
-            sla_deadline=None
-            if node.sla_seconds is None
-            else now + timedelta(seconds=node.sla_seconds),
-            escalated_from_id=None if escalated_from is None else escalated_from.approval_id,
-            thread_id=run.thread_id,
-            tenant_id=run.tenant_id,
-            created_at=now,
-            updated_at=now,
-        )
-        opened = (
-            OpenApproval(approval),
-            NoteApprovalAction(
-                ApprovalActionRecord(
-                    approval_id=approval.approval_id,
-                    action="requested",
-                    occurred_at=now,
-                    tenant_id=run.tenant_id,
-                    metadata={}
-                    if escalated_from is None
-                    else {"escalated_from_id": escalated_from.approval_id},
-                )
-            ),
-        )
-        paused = ApprovalPausedState(
-            node_id=node.id, approval_id=approval.approval_id, input_payload=payload
-        )
-        if escalated_from is not None:
-            record = AttemptRecord(
-                node_id=node.id,
-                status=AttemptStatus.ESCALATED,
-                input_snapshot={"escalated_from_id": escalated_from.approval_id},
-                output_snapshot={"approval_id": approval.approval_id},
-                execution_metadata=metadata,
-            )
-            still = attrs.evolve(
-                run, paused=paused, pending_approval_ids=(approval.approval_id,), updated_at=now
-            )
-            return Step(still, (*opened, WriteAudit(record)))
-        record = AttemptRecord(
-            node_id=node.id,
-            status=AttemptStatus.WAITING_APPROVAL,
-            input_snapshot=payload,
-            output_snapshot={"approval_id": approval.approval_id},
-            execution_metadata=metadata,
-        )
-        waiting = transition(
+        return approval_step(
             run,
-            RunStatus.WAITING_APPROVAL,
-            now,
-            next_node_id=node.id,
-            paused=paused,
-            pending_approval_ids=(approval.approval_id,),
+            node,
+            payload,
+            metadata,
+            approval_id=self._ids.new_id(),
+            now=self._clock.now(),
+            escalated_from=escalated_from,
         )
-        return Step(waiting, (*opened, WriteAudit(record), *waiting_approval(waiting, approval)))
 
 
 __all__ = ["NoMatchingEdge", "Stepper", "action_metadata", "next_node"]

@@ -4,7 +4,7 @@ import json
 import logging
 import secrets
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import attrs
@@ -14,6 +14,7 @@ from ecp_core.errors import FieldError, NotFound, ValidationFailed
 from ecp_core.identity import DEFAULT_TENANT, ActorIdentity
 from ecp_core.ports.system import Clock, HttpAnswer, HttpSender, IdFactory
 from ecp_core.ports.webhooks import WebhooksUnit
+from ecp_core.webhooks.health import DEFAULT_WINDOW, AuditDeliveryHealth
 from ecp_core.webhooks.model import (
     CreateSubscriptionRequest,
     Delivery,
@@ -266,3 +267,17 @@ class WebhookService:
             uow.webhooks.add_delivery(replay)
             uow.commit()
         return replay
+
+    # -- delivery health -----------------------------------------------------------------------
+
+    def delivery_health(self, tenant_id: str, since: datetime | None = None) -> AuditDeliveryHealth:
+        """The tenant's outbox since ``since`` (default the last 24 hours) and its queue now."""
+        now = self._clock.now()
+        if since is not None and since > now:
+            raise ValidationFailed(
+                "the window cannot start in the future",
+                errors=[FieldError(loc=("query", "since"), msg="must not be after now")],
+            )
+        with self._uow() as uow:
+            counts = uow.webhooks.delivery_counts(tenant_id, since or now - DEFAULT_WINDOW)
+        return AuditDeliveryHealth.of(counts)

@@ -1,9 +1,12 @@
 """Audit repository: append-only chains under a head that cannot fork."""
 
+from datetime import timedelta
+
 import attrs
 import pytest
 
 from ecp_core.audit import crypto_erase
+from ecp_core.audit.settings import AuditSettings
 from ecp_core.errors import ChainConflict, Conflict
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.testing.conformance._base import StoreSuite
@@ -102,3 +105,70 @@ class AuditRepositoryConformance(StoreSuite):
                 ("run-b", 2),
             ]
             assert tx.audit.for_deployment("t1", "dep", "run-b", after=("run-b", 1)) == [second[1]]
+
+    @pytest.mark.spec("§9 salted-commitments")
+    def test_a_version_3_record_reads_back_with_its_salt(self, uow: UnitOfWorkFactory) -> None:
+        """A version 3 record's salt is stored (apart) and joined back on every read."""
+        records, _ = build_chain([{"stdout": "yes"}, {"input_snapshot": True}], digest_version=3)
+        with uow() as tx:
+            tx.audit.append(records[0])  # rolled back: neither the record nor its salt stays
+        with uow() as tx:
+            assert tx.audit.get("t1", "audit-1") is None
+            for record in records:
+                tx.audit.append(record)
+            tx.commit()
+        with uow() as tx:
+            assert tx.audit.for_run("t1", "run-1") == records
+            assert tx.audit.get("t1", "audit-2") == records[1]
+            assert tx.audit.for_deployment("t1", "dep") == records
+            assert all(record.pii_salt is not None for record in tx.audit.for_run("t1", "run-1"))
+
+    @pytest.mark.spec("§9 salt-erasure")
+    def test_erasure_destroys_a_version_3_salt(self, uow: UnitOfWorkFactory) -> None:
+        """Erasing a version 3 record removes its salt with its personal data, and only then."""
+        records, _ = build_chain([{"input_snapshot": {"ok": True}}, {}], digest_version=3)
+        erased = crypto_erase(records[0], "request", START)
+        with uow() as tx:
+            for record in records:
+                tx.audit.append(record)
+            with pytest.raises(Conflict):
+                tx.audit.store_erasure(attrs.evolve(erased, pii_salt=records[0].pii_salt))
+            tx.audit.store_erasure(erased)
+            tx.commit()
+        with uow() as tx:
+            assert tx.audit.get("t1", "audit-1") == erased
+            assert tx.audit.get("t1", "audit-1").pii_salt is None
+            assert tx.audit.get("t1", "audit-2") == records[1]
+
+    @pytest.mark.spec("§9.1 ttl-clocks", "§9 salt-erasure")
+    def test_aged_lists_version_3_records_until_erased(self, uow: UnitOfWorkFactory) -> None:
+        """The audit TTL sweep finds unerased version 3 records, with their salts."""
+        records, _ = build_chain([{}, {}], digest_version=3)
+        later = START + timedelta(days=1)
+        with uow() as tx:
+            for record in records:
+                tx.audit.append(record)
+            tx.audit.store_erasure(crypto_erase(records[1], "request", START))
+            tx.commit()
+        with uow() as tx:
+            assert tx.audit.aged("t1", later, 10) == [records[0]]
+
+    @pytest.mark.spec("§9 audit-settings")
+    def test_settings_are_stored_per_tenant(self, uow: UnitOfWorkFactory) -> None:
+        """A tenant's audit settings are stored, replaced, and never seen by another tenant."""
+        chosen = AuditSettings(tenant_id="t1", digest_version=3, updated_at=START, updated_by="a")
+        with uow() as tx:
+            assert tx.audit.settings("t1") is None
+            tx.audit.save_settings(chosen)
+            tx.commit()
+        back = attrs.evolve(chosen, digest_version=2, updated_at=START + timedelta(seconds=1))
+        with uow() as tx:
+            assert tx.audit.settings("t1") == chosen
+            assert tx.audit.settings("t2") is None
+            tx.audit.save_settings(back)  # not committed: rolled back
+        with uow() as tx:
+            assert tx.audit.settings("t1") == chosen
+            tx.audit.save_settings(back)
+            tx.commit()
+        with uow() as tx:
+            assert tx.audit.settings("t1") == back

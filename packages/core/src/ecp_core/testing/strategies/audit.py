@@ -1,5 +1,6 @@
 """Audit chains sealed with the core's own rules, and the personal data records carry."""
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -7,6 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ecp_core.audit import ChainHead, NodeAuditRecord, seal
+from ecp_core.audit.record import SALTED_DIGEST_VERSION
 from ecp_core.signing import Ed25519Signer
 from ecp_core.testing.strategies.text import json_values, text
 from ecp_core.types import AttemptStatus
@@ -40,7 +42,10 @@ def build_chain(
     digest_version: int = 2,
     run_id: str = "run-1",
 ) -> tuple[list[NodeAuditRecord], ChainHead | None]:
-    """Seal one record per entry of ``contents`` (personal-data fields) into one run's chain."""
+    """Seal one record per entry of ``contents`` (personal-data fields) into one run's chain.
+
+    Version 3 records get fixed, distinct salts (:func:`fixed_salt`), so chains are reproducible.
+    """
     records: list[NodeAuditRecord] = []
     for index, content in enumerate(contents):
         records.append(
@@ -49,6 +54,7 @@ def build_chain(
                 signer=signer,
                 created_at=START + timedelta(seconds=index, microseconds=index),
                 digest_version=digest_version,
+                salt=fixed_salt(run_id, index) if digest_version == SALTED_DIGEST_VERSION else None,
                 audit_id=f"audit-{index + 1}",
                 run_id=run_id,
                 tenant_id="t1",
@@ -66,6 +72,11 @@ def build_chain(
         else None
     )
     return records, head
+
+
+def fixed_salt(run_id: str, index: int) -> bytes:
+    """A reproducible 32-byte salt for record ``index`` of ``run_id`` (tests only; never secret)."""
+    return hashlib.sha256(f"salt/{run_id}/{index}".encode()).digest()
 
 
 def chains(max_records: int = 4) -> st.SearchStrategy[list[NodeAuditRecord]]:

@@ -4,16 +4,20 @@ The samples (:mod:`.samples`) are re-exported: integration tests build the same 
 """
 
 from ecp_core.testing.conformance.webhooks.deliveries import WebhookDeliveryConformance
+from ecp_core.testing.conformance.webhooks.health import WebhookDeliveryHealthConformance
 from ecp_core.testing.conformance.webhooks.samples import attempt, delivery, ids, subscription
 from ecp_core.testing.conformance.webhooks.subscriptions import WebhookSubscriptionConformance
 
 
-class WebhookRepositoryConformance(WebhookSubscriptionConformance, WebhookDeliveryConformance):
-    """Webhooks: subscriptions, the delivery outbox and its attempts."""
+class WebhookRepositoryConformance(
+    WebhookSubscriptionConformance, WebhookDeliveryConformance, WebhookDeliveryHealthConformance
+):
+    """Webhooks: subscriptions, the delivery outbox, its attempts and its delivery counts."""
 
 
 __all__ = [
     "WebhookDeliveryConformance",
+    "WebhookDeliveryHealthConformance",
     "WebhookRepositoryConformance",
     "WebhookSubscriptionConformance",
     "attempt",

@@ -1,0 +1,3 @@
+DROP INDEX ecp_webhook_deliveries_pending_by_tenant;
+DROP INDEX ecp_webhook_deliveries_by_tenant_updated;
+DROP INDEX ecp_webhook_deliveries_by_tenant_created;

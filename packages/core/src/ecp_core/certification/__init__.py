@@ -1,0 +1,1 @@
+"""Certification of an application build: states, blockers, overrides and its append-only events (ADR 0043)."""
