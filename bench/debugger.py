@@ -68,7 +68,6 @@ from ecp_core.debugger.tally import Grouping, TallyQuery, tally
 from ecp_core.evidence.model import (
     MAX_BATCH,
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     Digested,
     ExecutionBatch,
@@ -82,6 +81,7 @@ from ecp_core.evidence.model import (
 )
 from ecp_core.evidence.service import execution_problems
 from ecp_core.system import SystemClock
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import format_timestamp, structure, unstructure
 from ecp_http.auth import mint_token
 from ecp_postgres import PostgresStore

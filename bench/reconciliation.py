@@ -61,7 +61,6 @@ from _server import ecp_app, running_ecp, serve
 from ecp_core import ActorIdentity, AuthMethod, Ecp
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     Digested,
     ExecutionEvent,
@@ -89,6 +88,7 @@ from ecp_core.reconciliation.rules import (
 )
 from ecp_core.reconciliation.service import MAX_RECONCILIATION_EVENTS
 from ecp_core.system import SystemClock
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import unstructure
 from ecp_http.auth import mint_token
 from ecp_postgres import PostgresStore

@@ -106,10 +106,12 @@ def test_migrate_list_apply_rollback(postgres_url):
             "certification_0001_certifications",
             "pending",
             "connectors_0001_connectors",
+            "pending",
+            "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 27 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 27
-        assert "connectors_0001_connectors" in ecp("migrate", "rollback", url=url)
+        assert "applied 28 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 28
+        assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:
         drop_database(postgres_url, "ecp_test_cli")

@@ -1,6 +1,7 @@
 """The OpenAPI document: valid 3.1, complete, with the models' constraints; /docs renders it."""
 
 import base64
+import pathlib
 import re
 import string
 from collections.abc import Iterator
@@ -105,6 +106,74 @@ def test_every_operation_appears_with_its_method_status_and_security(client, doc
         "in": "header",
         "name": "X-API-Key",
     }
+
+
+RESOURCE_SCHEMAS = frozenset(
+    {
+        "ActionDescriptorV1",
+        "ActorIdentity",
+        "AdminRunListResponse",
+        "ApprovalActionRecord",
+        "ApprovalDecision",
+        "ApprovalPausedState",
+        "ApprovalRecord",
+        "ApprovalResolution",
+        "ApprovalResolutionRequest",
+        "ApprovalResolutionResponse",
+        "ApprovalStatus",
+        "AttestationAck",
+        "AttestationSubmission",
+        "AttestationVerificationResponse",
+        "AuditDeliveryHealth",
+        "AuditReadinessResponse",
+        "AuditRecordListResponse",
+        "AuditTimelineResponse",
+        "AuditVerificationResponse",
+        "AuthMethod",
+        "CandidateOutcome",
+        "Capability",
+        "CertificationBlocker",
+        "CertificationEvaluation",
+        "CertificationEvent",
+        "CertificationOverride",
+        "CertificationOverrideRequest",
+        "CertificationResponse",
+        "CertificationState",
+        "ChildRunSummaryResponse",
+        "Condition",
+        "ConnectorCreateRequest",
+        "ConnectorSummaryResponse",
+        "ConnectorTestRequest",
+        "ConnectorTestResponse",
+        "ConnectorUpdateRequest",
+        "ConstantMappingOperation",
+        "CreateContractRequest",
+        "CreateDeploymentRequest",
+        "CreateSubscriptionRequest",
+        "CreateTemplateRequest",
+        "HumanInteractionType",
+        "NodeAuditRecord",
+        "OverrideScope",
+        "RunStatusResponse",
+        "ServiceRole",
+        "SideEffectClass",
+        "WebhookEventPayload",
+        "WebhookEventType",
+    }
+)
+"""Every schema the specification's "Resources and their fields" section defines (its bold names)."""
+
+SPEC = pathlib.Path(__file__).parents[3] / "shared" / "spec" / "governed-workflow-service.md"
+"""The specification, where the workplace keeps it beside the checkout (absent elsewhere)."""
+
+
+@pytest.mark.spec("§2.1 every-resource-has-a-home")
+def test_every_schema_of_the_specs_resources_has_a_home(document):
+    assert sorted(RESOURCE_SCHEMAS - set(document["components"]["schemas"])) == []
+    if SPEC.exists():  # the list above is the specification's, name for name
+        text = SPEC.read_text(encoding="utf-8")
+        section = text[text.index("## Resources and their fields") : text.index("## States and")]
+        assert set(re.findall(r"\*\*([A-Z][A-Za-z0-9]+)\*\*", section)) == RESOURCE_SCHEMAS
 
 
 def test_problem_responses_refer_to_the_problem_schema(document):

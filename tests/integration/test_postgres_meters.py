@@ -20,8 +20,9 @@ from ecp_core.billing.model import PlanName, SubscriptionStatus, trial_subscript
 from ecp_core.entitlements.model import SOLO, Meter
 from ecp_core.entitlements.service import Entitlements
 from ecp_core.errors import QuotaExhausted
-from ecp_core.evidence.model import CostMeasurement, ExecutionEvent
+from ecp_core.evidence.model import ExecutionEvent
 from ecp_core.system import FixedClock
+from ecp_core.types import CostMeasurement
 from ecp_postgres import PostgresStore
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

@@ -71,6 +71,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert decisions | bills <= complete
         # Issue 20: the governance areas are the newest; each rolls back alone, newest first.
         governance = [
+            ("connectors_0002_abandoned_reservations", set()),
             (
                 "connectors_0001_connectors",
                 {
@@ -88,7 +89,11 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             ("attestations_0002_webhook_delivery_health", set()),
             ("attestations_0001_attestations", {"ecp_attestations"}),
         ]
-        assert {"ecp_webhook_deliveries_pending_by_tenant", "ecp_runs_children"} <= indexes(url)
+        assert {
+            "ecp_webhook_deliveries_pending_by_tenant",
+            "ecp_runs_children",
+            "ecp_connector_tests_reserved",
+        } <= indexes(url)
         assert {"ecp_audit_salts", "ecp_audit_settings"} <= complete
         for migration, dropped in governance:
             before = tables(url)

@@ -34,13 +34,13 @@ import pytest
 from ecp_core import ActorIdentity, AuthMethod, Ecp
 from ecp_core.decisions.model import ComparisonPolicy, CreateScheduleRequest
 from ecp_core.evidence.model import (
-    CostMeasurement,
     ExecutionEvent,
     OutcomeDefinitionRequest,
     OutcomeEvent,
     PredicateKind,
     SuccessPredicate,
 )
+from ecp_core.types import CostMeasurement
 from ecp_postgres import PostgresStore
 
 pytestmark = pytest.mark.spec("§9.1 schedule-claims")

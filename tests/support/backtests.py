@@ -97,3 +97,38 @@ def world() -> Iterator[World]:
     """A running stand-in with the three models armed."""
     with StandinModels() as standin:
         yield World(standin).arm()
+
+
+OLD_RECORD = """{"backtest_id": "bt-old", "tenant_id": "acme", "status": "finished",
+ "created_at": "2025-11-03T09:00:00Z", "requested_by": "analyst",
+ "request_digest": "hmac-sha256:00", "digest_key_id": "k-0123456789ab",
+ "claim_class": "exploratory_model_experiment", "method_version": "observed-replay-policy/1",
+ "case_count": 5, "min_success_rate": 0.6, "limitations": ["exploratory_small_labeled_sample"],
+ "evaluation_evidence": {
+  "incumbent": {"model_ref": "big", "provider": "openai", "model": "gpt-big", "family": "a"},
+  "candidate": {"model_ref": "small", "provider": "anthropic", "model": "c-small", "family": "b"},
+  "judge": {"model_ref": "judge", "provider": "openai", "model": "gpt-judge", "family": "c"},
+  "evaluator_version": "ecp-replay-judge/1", "rubric": "correctness-replay/2",
+  "rubric_hash": "sha256:00", "judge_parameter": "judge_max_tokens_8192",
+  "cases": [%s]},
+ "metering": {"calls_reserved": 20, "backtests_reserved": 1, "calls_used": 20,
+              "calls_returned": 0, "backtests_used": 1},
+ "finished_at": "2025-11-03T09:01:00Z", "claims": 1,
+ "result": {"verdict": "pass", "recommended_action": "review_candidate", "abstain_reasons": [],
+  "fail_reasons": [], "min_success_rate": 0.6, "provider_calls": 20,
+  "incumbent": {"passed": 5, "cases": 5, "success_rate": 1.0, "replay_cost_usd": "0.03",
+                "judge_cost_usd": "0.01", "cost_per_case_usd": "0.006"},
+  "candidate": {"passed": 3, "cases": 5, "success_rate": 0.6, "replay_cost_usd": "0.01",
+                "judge_cost_usd": "0.01", "cost_per_case_usd": "0.002"},
+  "projected_savings_per_case_usd": "0.004"}}"""
+"""A finished record's JSON as stored before CandidateOutcome existed (its cases go in ``%s``)."""
+OLD_CASE = """{"case_index": %d,
+ "incumbent": {"verdict": "correct", "value": 1, "calls": 2, "replay_cost_usd": "0.006"},
+ "candidate": {"verdict": "%s", "value": %d, "calls": 2, "replay_cost_usd": "0.002"}}"""
+
+
+def old_record() -> dict[str, Any]:
+    """A finished record as it was stored before outcomes existed (rubric /2, no preflight)."""
+    found = ["correct", "correct", "correct", "incorrect", "incorrect"]
+    text = ", ".join(OLD_CASE % (i, v, v == "correct") for i, v in enumerate(found))
+    return json.loads(OLD_RECORD % text)

@@ -114,3 +114,49 @@ def test_graphs_must_name_existing_contracts():
     with pytest.raises(ValidationFailed) as caught:
         ecp.graphs.register("t", graph)
     assert [e.loc for e in caught.value.errors] == [("nodes", 0, "resolution_schema_ref")]
+
+
+@pytest.mark.spec("§2.1 create-contract")
+@pytest.mark.parametrize(
+    ("schema", "loc"),
+    [
+        ({"type": "string", "pattern": "("}, ("json_schema", "pattern")),
+        ({"$ref": "https://example.com/remote.json"}, ("json_schema", "$ref")),
+        ({"$ref": "#/$defs/missing"}, ("json_schema", "$ref")),
+        (
+            {"properties": {"a": {"$ref": "other.json#/x"}}},
+            ("json_schema", "properties", "a", "$ref"),
+        ),
+        ({"patternProperties": {"[": {}}}, ("json_schema", "patternProperties")),
+    ],
+)
+def test_a_schema_that_cannot_stand_alone_is_refused_where_it_breaks(schema, loc):
+    ecp = Ecp.in_memory()
+    with pytest.raises(ValidationFailed) as caught:
+        ecp.contracts.create("t", contract(schema))
+    assert loc in {e.loc for e in caught.value.errors}
+    with pytest.raises(NotFound):
+        ecp.contracts.get("t", "refund-edit")
+
+
+def test_a_schema_that_loops_on_itself_refuses_the_edit_and_changes_nothing():
+    ecp = Ecp.in_memory()
+    ecp.contracts.create("t", contract({"$ref": "#"}, name="loops"))
+    graph = (
+        GraphBuilder("g")
+        .action("pay", "echo", requires_approval=True, resolution_schema_ref="loops")
+        .end("done")
+        .chain("pay", "done")
+        .build()
+    )
+    ecp.graphs.register("t", graph)
+    ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
+    run, _ = ecp.runs.start("t", StartRunRequest(deployment_ref="d"))
+    approval_id = ecp.runs.drive("t", run.run_id).pending_approval_ids[0]
+    edit = ApprovalResolutionRequest(
+        decision=ApprovalDecision.EDIT_AND_APPROVE, edited_payload={"amount": 1}
+    )
+    with pytest.raises(ValidationFailed) as caught:
+        ecp.resolve(REVIEWER, "d", approval_id, edit)
+    assert caught.value.code == "schema_not_applicable"
+    assert ecp.approvals.get("t", approval_id).status.value == "pending"

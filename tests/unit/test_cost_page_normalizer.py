@@ -9,10 +9,11 @@ import pytest
 
 from ecp_core import ActorIdentity, AuthMethod, Ecp
 from ecp_core.errors import ValidationFailed
-from ecp_core.evidence.model import CostMeasurement, ExecutionEvent
+from ecp_core.evidence.model import ExecutionEvent
 from ecp_core.reconciliation.model import ProviderStatement, SourceKind
 from ecp_core.reconciliation.normalizer import normalize_cost_page, parse_page
 from ecp_core.system import FixedClock
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import structure, unstructure
 
 pytestmark = pytest.mark.spec("§9.1 cost-page-normalizer")

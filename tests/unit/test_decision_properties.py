@@ -25,7 +25,6 @@ from ecp_core import ActorIdentity, AuthMethod, Ecp
 from ecp_core.decisions.model import CompareRequest
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     ExecutionEvent,
     OutcomeDefinitionRequest,
@@ -37,6 +36,7 @@ from ecp_core.evidence.model import (
     SuccessPredicate,
 )
 from ecp_core.system import FixedClock
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import structure
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

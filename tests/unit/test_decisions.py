@@ -26,7 +26,6 @@ from ecp_core.decisions.model import (
 from ecp_core.errors import ValidationFailed
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     ExecutionEvent,
     OutcomeDefinitionRequest,
     OutcomeEvent,
@@ -39,6 +38,7 @@ from ecp_core.evidence.model import (
 from ecp_core.memory import MemoryStore
 from ecp_core.signing import Ed25519Signer
 from ecp_core.system import FixedClock, SequentialIds
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import structure, unstructure
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

@@ -18,9 +18,10 @@ from ecp_core.billing.model import PlanName, SubscriptionStatus, trial_subscript
 from ecp_core.decisions.model import CompareRequest, CreateScheduleRequest
 from ecp_core.entitlements.model import PERIOD_METERS, SOLO, Meter
 from ecp_core.errors import QuotaExhausted, SubscriptionInactive
-from ecp_core.evidence.model import CostMeasurement, ExecutionEvent
+from ecp_core.evidence.model import ExecutionEvent
 from ecp_core.memory import MemoryStore
 from ecp_core.system import FixedClock, SequentialIds
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import structure
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

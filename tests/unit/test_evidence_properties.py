@@ -19,7 +19,6 @@ from ecp_core.debugger.model import DebuggerQuery
 from ecp_core.debugger.tally import Granularity
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     ExecutionEvent,
     OutcomeDefinitionRequest,
@@ -37,6 +36,7 @@ from ecp_core.testing.strategies.evidence import (
     revised_costs,
 )
 from ecp_core.testing.strategies.evidence import amounts as evidence_amounts
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import unstructure
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

@@ -23,7 +23,6 @@ from ecp_core.errors import (
 from ecp_core.evidence.model import (
     MAX_BATCH,
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     ExecutionEvent,
     OutcomeDefinitionRequest,
@@ -36,6 +35,7 @@ from ecp_core.evidence.model import (
     SuccessPredicate,
 )
 from ecp_core.system import FixedClock
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import structure, unstructure
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

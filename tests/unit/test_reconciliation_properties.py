@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from ecp_core import ActorIdentity, AuthMethod, Ecp
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     ExecutionEvent,
     OutcomeDefinitionRequest,
@@ -51,6 +50,7 @@ from ecp_core.testing.strategies.statements import (
     minute,
     statement_data,
 )
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import structure, unstructure
 
 NOW = T0 + timedelta(days=2)

@@ -15,7 +15,6 @@ from ecp_core.errors import Conflict, EvidenceWindowTooLarge, NotFound, Validati
 from ecp_core.evidence.model import (
     MAX_BATCH,
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     ExecutionEvent,
     OutcomeDefinitionRequest,
@@ -33,6 +32,7 @@ from ecp_core.reconciliation.model import (
 from ecp_core.reconciliation.rules import split, statement_digest
 from ecp_core.reconciliation.service import MAX_RECONCILIATION_EVENTS
 from ecp_core.system import FixedClock
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import structure, unstructure
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from ecp_core.debugger.model import DebuggerQuery
 from ecp_core.debugger.service import _Shaped
 from ecp_core.debugger.tally import Granularity, Grouping, OutcomeStatus, Tally
-from ecp_core.evidence.model import CostMeasurement
 from ecp_core.reconciliation.matching import PricedEvent
 from ecp_core.reconciliation.model import (
     Currency,
@@ -26,6 +25,7 @@ from ecp_core.reconciliation.model import (
 )
 from ecp_core.reconciliation.normalizer import normalize_cost_page, parse_page
 from ecp_core.reconciliation.rules import allocations
+from ecp_core.types import CostMeasurement
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 HOUR = timedelta(hours=1)

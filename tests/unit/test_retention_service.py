@@ -18,7 +18,7 @@ from ecp_core import (
     StartRunRequest,
 )
 from ecp_core.errors import LegalHoldActive, NotFound, RunStillActive, ValidationFailed
-from ecp_core.evidence.model import CostMeasurement, ExecutionEvent
+from ecp_core.evidence.model import ExecutionEvent
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention import (
     CreateLegalHoldRequest,
@@ -28,7 +28,7 @@ from ecp_core.retention import (
 )
 from ecp_core.service import RetentionSettings
 from ecp_core.system import FixedClock, SequentialIds
-from ecp_core.types import RunStatus
+from ecp_core.types import CostMeasurement, RunStatus
 
 ADMIN = ActorIdentity(subject="dpo", auth_method=AuthMethod.BEARER, tenant_id="t")
 START = datetime(2026, 1, 1, tzinfo=UTC)

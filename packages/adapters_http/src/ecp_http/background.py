@@ -1,13 +1,15 @@
 """The server's background work: run dispatch and the periodic sweeps, and the decision scheduler.
 
 Sweeps deliver due webhooks, escalate overdue approvals, purge expired data (when retention is
-enabled) and release external-task locks that ran out. A run that starts waiting for a task, and
+enabled), release external-task locks that ran out and settle connector test reservations a
+dead process left behind (ADR 0050). A run that starts waiting for a task, and
 a lock released, ring the bell that long-polling claims wait on.
 """
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ecp_core.connectors.abandoned import SWEEP_BATCH
 from ecp_core.runs.model import Run
 from ecp_core.runs.state_machine import TERMINAL, WAITING
 from ecp_core.runs.tasks import LOCK_SWEEP_SECONDS
@@ -20,6 +22,7 @@ from ecp_http.settings import Settings
 from ecp_http.webhook_sender import HttpxSender
 
 if TYPE_CHECKING:
+    from ecp_http.metrics import Metrics
     from ecp_http.tracing import Tracing
 
 DELIVERY_BATCHES = 20
@@ -28,11 +31,31 @@ DELIVERY_BATCHES = 20
 BACKTEST_POLL_SECONDS = 1.0
 """How often queued backtests are looked for (each pass runs one, off the request; ADR 0038)."""
 
+ABANDONED_SWEEP_SECONDS = 30.0
+"""How often held connector test reservations are checked for ones a dead process left."""
+
+ABANDONED_BATCHES = 20
+"""At most this many batches of abandoned reservations are settled per pass."""
+
+
+def abandoned_reservations_sweep(ecp: Ecp, metrics: "Metrics | None") -> Callable[[], None]:
+    """The sweep settling connector test reservations a dead process left (ADR 0050)."""
+
+    def settle_abandoned_reservations() -> None:
+        for _ in range(ABANDONED_BATCHES):
+            settled = ecp.connector_reservations.settle(limit=SWEEP_BATCH)
+            if metrics is not None and settled:
+                metrics.connector_reservations_abandoned.inc(len(settled))
+            if len(settled) < SWEEP_BATCH:
+                return
+
+    return settle_abandoned_reservations
+
 
 def sweeps_of(
-    ecp: Ecp, settings: Settings, bell: Bell
+    ecp: Ecp, settings: Settings, bell: Bell, metrics: "Metrics | None" = None
 ) -> list[tuple[str, Callable[[], object], float]]:
-    """The periodic sweeps as (name, action, interval seconds)."""
+    """The periodic sweeps as (name, action, interval seconds); ``metrics`` counts what they do."""
     sender = HttpxSender(
         timeout_seconds=settings.webhook_timeout_seconds,
         allow_private=settings.webhook_allow_private_targets,
@@ -55,6 +78,11 @@ def sweeps_of(
             settings.escalation_interval_seconds,
         ),
         ("expire_task_locks", expire_task_locks, LOCK_SWEEP_SECONDS),
+        (
+            "settle_abandoned_reservations",
+            abandoned_reservations_sweep(ecp, metrics),
+            ABANDONED_SWEEP_SECONDS,
+        ),
     ]
     if ecp.backtests.enabled:  # a sweep that reads nothing would say the database is back
         worker = BacktestWorker(ecp.backtests.claim, ecp.backtests.run)
@@ -65,11 +93,16 @@ def sweeps_of(
 
 
 def background_work(
-    ecp: Ecp, settings: Settings, tracing: "Tracing | None", bells: tuple[Bell, Bell]
+    ecp: Ecp,
+    settings: Settings,
+    tracing: "Tracing | None",
+    bells: tuple[Bell, Bell],
+    metrics: "Metrics | None" = None,
 ) -> tuple[Dispatcher, Dispatcher | None]:
     """The run dispatcher (with the sweeps) and the decision scheduler (None when disabled).
 
-    ``bells`` are rung when a task is offered or released, and when a run waits or ends.
+    ``bells`` are rung when a task is offered or released, and when a run waits or ends;
+    ``metrics`` counts what the sweeps settle.
     """
     tasks_offered, runs_moved = bells
 
@@ -84,7 +117,7 @@ def background_work(
         ecp.runs,
         workers=settings.dispatch_workers,
         poll_seconds=settings.dispatch_poll_seconds,
-        sweeps=sweeps_of(ecp, settings, tasks_offered),
+        sweeps=sweeps_of(ecp, settings, tasks_offered, metrics),
         tracing=tracing,
         outage=outage,
         on_advanced=advanced,
@@ -105,4 +138,11 @@ def background_work(
     return dispatcher, scheduler
 
 
-__all__ = ["DELIVERY_BATCHES", "background_work", "sweeps_of"]
+__all__ = [
+    "ABANDONED_BATCHES",
+    "ABANDONED_SWEEP_SECONDS",
+    "DELIVERY_BATCHES",
+    "abandoned_reservations_sweep",
+    "background_work",
+    "sweeps_of",
+]

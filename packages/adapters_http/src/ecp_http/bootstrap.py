@@ -257,7 +257,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     )
     attach_model_call(actions, ecp.runs.get, ecp.evidence.ingest_executions)  # its evidence
     bells = (Bell(), Bell())  # tasks offered, runs moved
-    dispatcher, scheduler = background_work(ecp, settings, tracing, bells)
+    dispatcher, scheduler = background_work(ecp, settings, tracing, bells, metrics)
     operations = tuple(
         all_operations(
             metrics_enabled=metrics is not None,

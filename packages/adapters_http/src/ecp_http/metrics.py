@@ -118,6 +118,12 @@ class Metrics:
             ["outcome"],
             registry=registry,
         )
+        self.connector_reservations_abandoned = Counter(
+            "ecp_connector_reservations_abandoned",
+            "Connector test reservations a dead process left, settled at their worst case"
+            " (ADR 0050).",
+            registry=registry,
+        )
         for outcome in CONNECTOR_TEST_OUTCOMES:
             self.connector_tests.labels(outcome)
         for status in FINISHED:

@@ -4,7 +4,7 @@ from typing import Annotated, Any, Literal
 
 import attrs
 
-from ecp_core.approvals.model import ApprovalRecord
+from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.constraints import Range, Text, checked
 from ecp_core.debugger.model import DebuggerQuery
 from ecp_core.deployments import Deployment
@@ -28,6 +28,14 @@ class ApprovalListResponse:
     """A run's approvals in creation order."""
 
     approvals: tuple[ApprovalRecord, ...]
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ApprovalActionListResponse:
+    """An approval's action trail (requested, approved, denied, escalated, ...), oldest first."""
+
+    approval_id: str
+    actions: tuple[ApprovalActionRecord, ...]
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

@@ -54,6 +54,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "invalid_json_value": 422,
     "unknown_parameter": 422,
     "unknown_action": 422,
+    "schema_not_applicable": 422,
     "not_canonical_json": 422,
     "evidence_window_too_large": 422,
     "plan_not_purchasable": 422,

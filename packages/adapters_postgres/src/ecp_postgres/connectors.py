@@ -2,9 +2,12 @@
 
 A scope row is created on first use and locked ``FOR UPDATE`` for the rest of the transaction
 (:meth:`PostgresConnectorCosts.lock_scope`), so concurrent tests of one scope reserve one after
-the other (ADR 0044). Amounts are ``numeric``: exact, read back as Decimal.
+the other (ADR 0044). Amounts are ``numeric``: exact, read back as Decimal. A test row's
+``reserved_at`` is set while it holds a reservation, so the sweep of abandoned reservations
+finds them by age on a partial index (ADR 0050).
 """
 
+from datetime import datetime
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -16,6 +19,7 @@ from ecp_core.connectors.model import (
     ConnectorSource,
     ConnectorTest,
     CostScope,
+    TrialState,
 )
 from ecp_core.errors import exists, missing
 from ecp_core.wire import structure, unstructure
@@ -27,6 +31,11 @@ NO_RUN = ""
 
 def _run_key(run_id: str | None) -> str:
     return NO_RUN if run_id is None else run_id
+
+
+def _reserved_at(test: ConnectorTest) -> datetime | None:
+    """When a held reservation was made (the sweep's key); None once the test is finished."""
+    return test.created_at if test.state is TrialState.RESERVED else None
 
 
 def _connector(row: dict[str, Any]) -> Connector:
@@ -172,9 +181,17 @@ class PostgresConnectorCosts(Repository):
     def add_test(self, test: ConnectorTest) -> None:
         """Store a new test; Conflict when its (tenant, campaign, operation) is taken."""
         cursor = self._conn.execute(
-            "INSERT INTO ecp_connector_tests (tenant_id, campaign_id, operation_id, record)"
-            " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            (test.tenant_id, test.campaign_id, test.operation_id, Jsonb(unstructure(test))),
+            "INSERT INTO ecp_connector_tests"
+            " (tenant_id, campaign_id, operation_id, record, run_key, reserved_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (
+                test.tenant_id,
+                test.campaign_id,
+                test.operation_id,
+                Jsonb(unstructure(test)),
+                _run_key(test.run_id),
+                _reserved_at(test),
+            ),
         )
         if cursor.rowcount != 1:
             raise exists("connector test", f"{test.campaign_id}/{test.operation_id}")
@@ -182,10 +199,33 @@ class PostgresConnectorCosts(Repository):
     def save_test(self, test: ConnectorTest) -> None:
         """Replace a stored test (its state and answer)."""
         self._conn.execute(
-            "UPDATE ecp_connector_tests SET record = %s"
+            "UPDATE ecp_connector_tests SET record = %s, reserved_at = %s"
             " WHERE tenant_id = %s AND campaign_id = %s AND operation_id = %s",
-            (Jsonb(unstructure(test)), test.tenant_id, test.campaign_id, test.operation_id),
+            (
+                Jsonb(unstructure(test)),
+                _reserved_at(test),
+                test.tenant_id,
+                test.campaign_id,
+                test.operation_id,
+            ),
         )
+
+    def claim_abandoned(self, reserved_before: datetime, limit: int) -> list[ConnectorTest]:
+        """Reserved tests created before ``reserved_before``, oldest first, scopes held.
+
+        ``FOR UPDATE SKIP LOCKED`` over the test and its scope row: what another transaction
+        holds (a live test settling, another sweeper) is left for a later pass.
+        """
+        rows = self._conn.execute(
+            "SELECT t.record FROM ecp_connector_tests t"
+            " JOIN ecp_connector_cost_scopes s ON s.tenant_id = t.tenant_id"
+            " AND s.campaign_id = t.campaign_id AND s.run_key = t.run_key"
+            " WHERE t.reserved_at < %s"
+            ' ORDER BY t.reserved_at, t.tenant_id COLLATE "C", t.campaign_id COLLATE "C",'
+            ' t.operation_id COLLATE "C" LIMIT %s FOR UPDATE OF t, s SKIP LOCKED',
+            (reserved_before, limit),
+        ).fetchall()
+        return [structure(row["record"], ConnectorTest) for row in rows]
 
     def add_entry(self, tenant_id: str, entry: ConnectorCostEntry) -> None:
         """Append a committed cost to the ledger."""

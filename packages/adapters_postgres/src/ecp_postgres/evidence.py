@@ -25,7 +25,6 @@ import psycopg
 from ecp_core.evidence.model import (
     MAX_SAFE_INTEGER,
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     Digested,
     ExecutionEvent,
@@ -38,6 +37,7 @@ from ecp_core.evidence.model import (
     charge_taken,
     definition_taken,
 )
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import structure, unstructure
 from ecp_postgres.rows import Repository, Table
 

@@ -14,7 +14,6 @@ from psycopg.types.json import Jsonb
 
 from ecp_core.debugger.tally import OutcomeStatus
 from ecp_core.errors import exists
-from ecp_core.evidence.model import CostMeasurement
 from ecp_core.reconciliation.matching import PricedEvent, ProviderWindow
 from ecp_core.reconciliation.model import (
     SCOPE_KEYS,
@@ -24,6 +23,7 @@ from ecp_core.reconciliation.model import (
     SourceKind,
     StoredStatement,
 )
+from ecp_core.types import CostMeasurement
 from ecp_postgres.debugger import FAILURE, JUDGE, UNRESOLVED
 from ecp_postgres.evidence import EvidenceRows
 from ecp_postgres.rows import Repository

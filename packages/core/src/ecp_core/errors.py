@@ -36,6 +36,12 @@ class ValidationFailed(EcpError):
     code = "validation_failed"
 
 
+class SchemaNotApplicable(ValidationFailed):
+    """A valid JSON Schema that cannot be applied (a reference loop, an unusable reference)."""
+
+    code = "schema_not_applicable"
+
+
 class UnknownAction(ValidationFailed):
     """A graph names an action the service cannot run; ``errors`` locates each such name."""
 

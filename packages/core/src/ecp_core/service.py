@@ -15,6 +15,7 @@ from ecp_core.billing.service import BillingService, BillingSetup
 from ecp_core.catalog.service import GraphCatalog
 from ecp_core.certification.service import CertificationService
 from ecp_core.certification_facts import DeploymentFacts
+from ecp_core.connectors.abandoned import AbandonedReservations
 from ecp_core.connectors.service import ConnectorService, ConnectorSetup
 from ecp_core.connectors.trials import ConnectorTrials
 from ecp_core.contracts.service import ContractService
@@ -110,6 +111,8 @@ class Ecp:
     """Settings-defined and stored connectors to external backends (ADR 0044)."""
     connector_tests: ConnectorTrials
     """Connector tests under cost caps: reserve, call once, commit measured, release (ADR 0044)."""
+    connector_reservations: AbandonedReservations
+    """Settles the reservations of tests whose process died before settling them (ADR 0050)."""
 
     @classmethod
     def build(
@@ -206,6 +209,9 @@ class Ecp:
             ),
             connectors=connector_service,
             connector_tests=ConnectorTrials(uow, clock, ids, connector_service),
+            connector_reservations=AbandonedReservations(
+                uow, clock, ids, timeout_seconds=connector_service.setup.timeout_seconds
+            ),
         )
 
     @classmethod

@@ -119,3 +119,15 @@ class AttemptStatus(enum.StrEnum):
     DENIED = "denied"
     RESUMED = "resumed"
     ESCALATED = "escalated"
+
+
+class CostMeasurement(enum.StrEnum):
+    """How a cost was known: metered by the provider, estimated, or not known at all.
+
+    A connector test keeps its worst case as ``estimated`` when a call may have been served
+    without an answer.
+    """
+
+    MEASURED = "measured"
+    ESTIMATED = "estimated"
+    UNMEASURED = "unmeasured"

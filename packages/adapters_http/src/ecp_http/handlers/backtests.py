@@ -9,7 +9,8 @@ import attrs
 from starlette.responses import Response
 
 from ecp_core.backtests.migration import ModelMigration
-from ecp_core.backtests.model import Backtest, BacktestList, BacktestRequest, BacktestStatus
+from ecp_core.backtests.model import BacktestRequest, BacktestStatus
+from ecp_core.backtests.responses import BacktestList, BacktestResponse
 from ecp_core.constraints import Range, checked
 from ecp_core.pages import DEFAULT_PAGE, MAX_PAGE
 from ecp_core.permissions import Permission
@@ -34,22 +35,24 @@ def request_backtest(call: Call, services: Services) -> Reply:
     backtest, _ = services.ecp.backtests.request(call.actor, call.body)
     finished = backtest.status is BacktestStatus.FINISHED
     return Reply(
-        body=backtest,
+        body=BacktestResponse.of(backtest),
         status=200 if finished else 202,
         headers={} if finished else {"Location": f"/v1/backtests/{backtest.backtest_id}"},
     )
 
 
-def get_backtest(call: Call, services: Services) -> Backtest:
-    """One backtest: its status, evidence (numbers only), result and metering."""
-    return services.ecp.backtests.get(call.tenant, call.path["backtest_id"])
+def get_backtest(call: Call, services: Services) -> BacktestResponse:
+    """One backtest: status, evidence (numbers only), result, metering, candidate outcomes."""
+    return BacktestResponse.of(services.ecp.backtests.get(call.tenant, call.path["backtest_id"]))
 
 
 def list_backtests(call: Call, services: Services) -> BacktestList:
     """The tenant's backtests, newest first."""
     query: BacktestListQuery = call.params
     found, cursor = services.ecp.backtests.page(call.tenant, limit=query.limit, cursor=query.cursor)
-    return BacktestList(backtests=tuple(found), next_cursor=cursor)
+    return BacktestList(
+        backtests=tuple(BacktestResponse.of(backtest) for backtest in found), next_cursor=cursor
+    )
 
 
 def get_migration(call: Call, services: Services) -> ModelMigration:
@@ -77,7 +80,7 @@ OPERATIONS = [
         summary="Request a backtest of 5 to 25 labeled cases (202 queued; 200 a finished retry)",
         permission=Permission.BACKTEST_REQUEST,
         body=BacktestRequest,
-        response=Backtest,
+        response=BacktestResponse,
         status=202,
         extra_statuses=(200,),
     ),
@@ -86,16 +89,16 @@ OPERATIONS = [
         path="/v1/backtests/{backtest_id}",
         handler=get_backtest,
         tag=TAG,
-        summary="One backtest: status, per-case evidence (numbers only), result, metering",
+        summary="One backtest: status, per-case evidence, result, metering, candidate outcomes",
         permission=Permission.REPORT_READ,
-        response=Backtest,
+        response=BacktestResponse,
     ),
     Operation(
         method="GET",
         path="/v1/backtests",
         handler=list_backtests,
         tag=TAG,
-        summary="The tenant's backtests, newest first",
+        summary="The tenant's backtests, newest first (each with its candidate outcomes)",
         permission=Permission.REPORT_READ,
         response=BacktestList,
         query=BacktestListQuery,

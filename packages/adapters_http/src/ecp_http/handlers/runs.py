@@ -1,20 +1,13 @@
-"""Runs, approvals, audit trails and the admin run list."""
+"""Runs: start, read, resume, their children, and the admin run list."""
 
 import time
 
 import attrs
 
-from ecp_core.approvals.model import ApprovalRecord, ApprovalResolutionRequest
-from ecp_core.audit.record import (
-    AuditRecordListResponse,
-    AuditTimelineResponse,
-    AuditVerificationResponse,
-)
 from ecp_core.errors import FieldError, ValidationFailed
 from ecp_core.permissions import Permission
 from ecp_core.runs.model import (
     AdminRunListResponse,
-    ApprovalResolutionResponse,
     ChildRunListResponse,
     ChildRunSummaryResponse,
     RunStatusResponse,
@@ -24,14 +17,8 @@ from ecp_core.wire import structure
 from ecp_http.handlers.common import preferred_wait, settled
 from ecp_http.long_poll import Poll
 from ecp_http.models import (
-    ApprovalInboxQuery,
-    ApprovalListResponse,
-    ApprovalPageResponse,
-    ApprovalStatusQuery,
-    DeploymentAuditQuery,
     PageQuery,
     ResumeRequest,
-    SigningKeysResponse,
 )
 from ecp_http.routing import Call, HeaderParam, Operation, Reply, next_link
 from ecp_http.services import Services
@@ -124,68 +111,6 @@ def list_run_children(call: Call, services: Services) -> Reply:
     return Reply(body=body, headers=next_link(f"/runs/{run_id}/children", call.query, cursor))
 
 
-def list_run_approvals(call: Call, services: Services) -> ApprovalListResponse:
-    """A run's approvals, of one status when asked."""
-    query: ApprovalStatusQuery = call.params
-    found = services.ecp.approvals.for_run(call.tenant, call.path["run_id"], query.status)
-    return ApprovalListResponse(approvals=tuple(found))
-
-
-def list_approvals(call: Call, services: Services) -> ApprovalPageResponse:
-    """The approver inbox: a page of the tenant's approvals across runs, filtered."""
-    query: ApprovalInboxQuery = call.params
-    found, cursor = services.ecp.approvals.page(
-        call.tenant,
-        limit=query.limit,
-        cursor=query.cursor,
-        status=query.status,
-        deployment_ref=query.deployment_ref,
-        run_id=query.run_id,
-    )
-    return ApprovalPageResponse(approvals=tuple(found), next_cursor=cursor)
-
-
-def get_approval(call: Call, services: Services) -> ApprovalRecord:
-    """One approval of the tenant."""
-    return services.ecp.approvals.get(call.tenant, call.path["approval_id"])
-
-
-def resolve_approval(call: Call, services: Services) -> ApprovalResolutionResponse:
-    """Resolve a pending approval."""
-    assert call.actor is not None  # noqa: S101 - an authenticated operation
-    return services.ecp.resolve(call.actor, call.path["ref"], call.path["approval_id"], call.body)
-
-
-def run_timeline(call: Call, services: Services) -> AuditTimelineResponse:
-    """A run's audit records in chain order."""
-    return services.ecp.audit.timeline(call.tenant, call.path["run_id"])
-
-
-def verify_run_audit(call: Call, services: Services) -> AuditVerificationResponse:
-    """Verify a run's audit chain."""
-    return services.ecp.audit.verify_run(call.tenant, call.path["run_id"])
-
-
-def deployment_audits(call: Call, services: Services) -> Reply:
-    """A page of a deployment's audit records; the next page is in the ``Link`` header."""
-    query: DeploymentAuditQuery = call.params
-    ref = call.path["ref"]
-    body, cursor = services.ecp.audit.records(
-        call.tenant, ref, query.run_id, limit=query.limit, cursor=query.cursor
-    )
-    return Reply(body=body, headers=next_link(f"/deployments/{ref}/audits", call.query, cursor))
-
-
-def verify_deployment_audits(call: Call, services: Services) -> AuditVerificationResponse:
-    """Verify every run chain of a deployment."""
-    return services.ecp.audit.verify_deployment(call.tenant, call.path["ref"])
-
-
-def signing_keys(_: Call, services: Services) -> SigningKeysResponse:
-    """The public keys that verify audit signatures."""
-    return SigningKeysResponse(keys=services.ecp.audit.signing_keys())
-
-
 def admin_list_runs(call: Call, services: Services) -> Reply:
     """A page of the tenant's runs, newest first."""
     query: PageQuery = call.params
@@ -250,92 +175,6 @@ OPERATIONS = [
         permission=Permission.RUN_READ,
         response=ChildRunListResponse,
         query=PageQuery,
-    ),
-    Operation(
-        method="GET",
-        path="/runs/{run_id}/approvals",
-        handler=list_run_approvals,
-        tag=TAG,
-        summary="List a run's approvals",
-        permission=Permission.RUN_READ,
-        response=ApprovalListResponse,
-        query=ApprovalStatusQuery,
-    ),
-    Operation(
-        method="GET",
-        path="/v1/approvals",
-        handler=list_approvals,
-        tag="approvals",
-        summary="The approver inbox: the tenant's approvals across runs, oldest first, filtered",
-        permission=Permission.APPROVAL_READ,
-        response=ApprovalPageResponse,
-        query=ApprovalInboxQuery,
-    ),
-    Operation(
-        method="GET",
-        path="/v1/approvals/{approval_id}",
-        handler=get_approval,
-        tag="approvals",
-        summary="Read an approval",
-        permission=Permission.APPROVAL_READ,
-        response=ApprovalRecord,
-    ),
-    Operation(
-        method="POST",
-        path="/deployments/{ref}/approvals/{approval_id}/resolve",
-        handler=resolve_approval,
-        tag=TAG,
-        summary="Resolve a pending approval; the answer holds the run after it continued",
-        permission=Permission.APPROVAL_RESOLVE,
-        body=ApprovalResolutionRequest,
-        response=ApprovalResolutionResponse,
-    ),
-    Operation(
-        method="GET",
-        path="/runs/{run_id}/timeline",
-        handler=run_timeline,
-        tag="audit",
-        summary="A run's audit records in chain order",
-        permission=Permission.AUDIT_READ,
-        response=AuditTimelineResponse,
-    ),
-    Operation(
-        method="GET",
-        path="/runs/{run_id}/audit/verify",
-        handler=verify_run_audit,
-        tag="audit",
-        summary="Verify a run's audit chain and signatures",
-        permission=Permission.AUDIT_READ,
-        response=AuditVerificationResponse,
-    ),
-    Operation(
-        method="GET",
-        path="/deployments/{ref}/audits",
-        handler=deployment_audits,
-        tag="audit",
-        summary="A deployment's audit records",
-        permission=Permission.AUDIT_READ,
-        response=AuditRecordListResponse,
-        query=DeploymentAuditQuery,
-    ),
-    Operation(
-        method="GET",
-        path="/deployments/{ref}/audits/verify",
-        handler=verify_deployment_audits,
-        tag="audit",
-        summary="Verify every run chain of a deployment",
-        permission=Permission.AUDIT_READ,
-        response=AuditVerificationResponse,
-    ),
-    Operation(
-        method="GET",
-        path="/v1/audit/signing-keys",
-        handler=signing_keys,
-        tag="audit",
-        summary="Public keys that verify audit signatures",
-        permission=None,
-        response=SigningKeysResponse,
-        public=True,
     ),
     Operation(
         method="GET",

@@ -18,7 +18,7 @@ import attrs
 
 from ecp_core.constraints import Items, Range, Text, checked
 from ecp_core.errors import EcpError, ModelCallFailed, NotFound, ValidationFailed
-from ecp_core.evidence.model import CostMeasurement, CostRole, ExecutionEvent, IngestResult
+from ecp_core.evidence.model import CostRole, ExecutionEvent, IngestResult
 from ecp_core.models.model import ChatMessage, ModelAnswer, ModelRequest
 from ecp_core.money import money_text
 from ecp_core.ports.models import ModelProvider
@@ -26,7 +26,7 @@ from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs.actions import ActionContext, ActionRegistry, ActionSource, undeclared
 from ecp_core.runs.model import Run
 from ecp_core.system import SystemClock, UuidV7Factory
-from ecp_core.types import Capability, SideEffectClass
+from ecp_core.types import Capability, CostMeasurement, SideEffectClass
 from ecp_core.wire import structure
 from ecp_http.json_schema import SchemaBuilder
 

@@ -255,14 +255,6 @@ class BacktestAccepted:
     status: BacktestStatus
 
 
-@attrs.frozen(kw_only=True, field_transformer=checked)
-class BacktestList:
-    """A page of the tenant's backtests, newest first."""
-
-    backtests: tuple[Backtest, ...]
-    next_cursor: str | None = None
-
-
 @attrs.frozen(kw_only=True)
 class SealedInputs:
     """The request's raw text, sealed, kept only while the backtest waits or runs."""
@@ -287,7 +279,6 @@ __all__ = [
     "BacktestAction",
     "BacktestCase",
     "BacktestConstraints",
-    "BacktestList",
     "BacktestRequest",
     "BacktestResult",
     "BacktestStatus",

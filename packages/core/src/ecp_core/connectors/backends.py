@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import attrs
 
-from ecp_core.connectors.model import BackendType, Connector, CostMeasurement
+from ecp_core.connectors.model import BackendType, Connector
 from ecp_core.connectors.rules import (
     INPUT_TOKEN_BOUND,
     TEST_PROMPT,
@@ -24,6 +24,7 @@ from ecp_core.errors import ModelCallFailed, NotFound
 from ecp_core.models.model import CallFailure, ChatMessage, ModelRequest
 from ecp_core.money import ZERO, money_text
 from ecp_core.ports.connectors import ProbeTarget
+from ecp_core.types import CostMeasurement
 
 MAYBE_SERVED = frozenset({CallFailure.TIMEOUT, CallFailure.MALFORMED})
 """Failures after which the provider may have served (and billed) the call."""

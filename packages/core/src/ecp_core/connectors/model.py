@@ -14,6 +14,7 @@ import attrs
 
 from ecp_core.constraints import AwareUtc, Constraint, Text, checked
 from ecp_core.money import money_problem
+from ecp_core.types import CostMeasurement
 
 REF_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}"
 """A connector ref: 1 to 128 letters, digits, ``.``, ``_``, ``:`` or ``-``, not starting with a sign."""
@@ -44,14 +45,6 @@ class ConnectorScope(enum.StrEnum):
     TENANT = "tenant"
 
 
-class CostMeasurement(enum.StrEnum):
-    """How a test's committed cost is known: from the answer's usage, or as the worst case."""
-
-    MEASURED = "measured"
-    ESTIMATED = "estimated"
-    """The call may have been served without an answer (a timeout): the worst case is kept."""
-
-
 class CleanupStatus(enum.StrEnum):
     """What became of a test's reservation."""
 
@@ -59,6 +52,8 @@ class CleanupStatus(enum.StrEnum):
     """The measured cost was committed and the rest of the reservation released."""
     NOT_RESERVED = "not_reserved"
     """Nothing was reserved: the test was refused before any call."""
+    ABANDONED = "abandoned"
+    """The testing process died: the sweep committed the whole reservation as estimated."""
 
 
 @attrs.frozen
@@ -275,7 +270,6 @@ __all__ = [
     "ConnectorTestRequest",
     "ConnectorTestResponse",
     "ConnectorUpdateRequest",
-    "CostMeasurement",
     "CostScope",
     "PositiveUsd",
     "TestId",

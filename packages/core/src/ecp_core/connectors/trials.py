@@ -178,6 +178,9 @@ class ConnectorTrials:
         with self._uow() as uow:
             costs = uow.connector_costs
             scope = costs.lock_scope(tenant, record.campaign_id, record.run_id)
+            stored = costs.find_test(tenant, record.campaign_id, record.operation_id)
+            if stored is not None and stored.response is not None:
+                return self._settled_meanwhile(stored, stored.response, called)
             costs.save_scope(settle(scope, record.reserved_usd, called.cost_usd))
             costs.add_entry(
                 tenant,
@@ -197,6 +200,27 @@ class ConnectorTrials:
         outcome = TrialOutcome.OK if called.ok else TrialOutcome.FAILED
         self._log(tenant, record.connector_ref, record, outcome, called.cost_usd)
         return TrialResult(response, outcome)
+
+    def _settled_meanwhile(
+        self, stored: ConnectorTest, answer: ConnectorTestResponse, called: BackendCall
+    ) -> TrialResult:
+        """The sweep took this test for abandoned (ADR 0050): that settlement stands.
+
+        The caller gets the stored answer, like any repeat; the measured cost is only logged.
+        """
+        log.warning(
+            "connector test finished after it was settled as abandoned",
+            extra={
+                "tenant_id": stored.tenant_id,
+                "connector_ref": stored.connector_ref,
+                "campaign_id": stored.campaign_id,
+                "operation_id": stored.operation_id,
+                "run_id": stored.run_id,
+                "measured_usd": money_text(called.cost_usd),
+                "measurement": called.measurement.value,
+            },
+        )
+        return TrialResult(answer, TrialOutcome.FAILED)
 
     def _log(
         self,

@@ -28,7 +28,6 @@ import attrs
 
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     ExecutionEvent,
     OutcomeDefinition,
@@ -39,6 +38,7 @@ from ecp_core.evidence.model import (
     SuccessPredicate,
 )
 from ecp_core.money import EXACT, ZERO
+from ecp_core.types import CostMeasurement
 
 
 class Granularity(enum.StrEnum):

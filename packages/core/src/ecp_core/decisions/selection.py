@@ -19,7 +19,6 @@ from ecp_core.debugger.tally import OutcomeStatus, latest_revisions, outcome_ver
 from ecp_core.decisions.model import CalculationRow, EvidenceCounts
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     Digested,
     ExecutionEvent,
@@ -31,6 +30,7 @@ from ecp_core.evidence.model import (
     digest_of,
 )
 from ecp_core.money import EXACT, ZERO, money_text
+from ecp_core.types import CostMeasurement
 
 
 @attrs.frozen(kw_only=True)

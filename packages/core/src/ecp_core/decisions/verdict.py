@@ -20,8 +20,9 @@ from ecp_core.decisions.model import (
     Verdict,
 )
 from ecp_core.decisions.selection import RunEconomics, SideEconomics
-from ecp_core.evidence.model import CostMeasurement, OutcomeMeasurement
+from ecp_core.evidence.model import OutcomeMeasurement
 from ecp_core.stats import log_ratio_interval, newcombe_interval, wilson_interval
+from ecp_core.types import CostMeasurement
 
 STANDING_LIMITATIONS = (
     (

@@ -16,6 +16,7 @@ from ecp_core.canonical import canonical_json, storable_text
 from ecp_core.constraints import AwareUtc, Constraint, Items, Range, Text, checked
 from ecp_core.errors import Conflict
 from ecp_core.money import money_problem
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import digest_form
 
 MAX_BATCH = 1000
@@ -43,14 +44,6 @@ class Digested(Generic[T]):
 
     item: T
     digest: str
-
-
-class CostMeasurement(enum.StrEnum):
-    """How a cost was known: metered by the provider, estimated, or not known at all."""
-
-    MEASURED = "measured"
-    ESTIMATED = "estimated"
-    UNMEASURED = "unmeasured"
 
 
 class CostRole(enum.StrEnum):

@@ -8,7 +8,6 @@ from ecp_core.entitlements.service import Entitlements
 from ecp_core.errors import FieldError, OutcomeDefinitionImmutable, ValidationFailed
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     Digested,
     ExecutionEvent,
@@ -23,6 +22,7 @@ from ecp_core.evidence.model import (
 from ecp_core.identity import ActorIdentity
 from ecp_core.ports.evidence import EvidenceStore, EvidenceUnit
 from ecp_core.ports.system import Clock
+from ecp_core.types import CostMeasurement
 
 T = TypeVar("T")
 Problems = Iterable[tuple[str, str]]

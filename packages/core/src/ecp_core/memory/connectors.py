@@ -1,6 +1,14 @@
 """Connectors in memory: stored connectors by (tenant, ref), test cost scopes, tests and ledger."""
 
-from ecp_core.connectors.model import Connector, ConnectorCostEntry, ConnectorTest, CostScope
+from datetime import datetime
+
+from ecp_core.connectors.model import (
+    Connector,
+    ConnectorCostEntry,
+    ConnectorTest,
+    CostScope,
+    TrialState,
+)
 from ecp_core.errors import exists, missing
 from ecp_core.memory.tables import Repository, detached
 
@@ -8,6 +16,10 @@ CONNECTORS = "connectors"
 SCOPES = "connector_cost_scopes"
 TESTS = "connector_tests"
 LEDGER = "connector_costs"
+
+
+def _age_order(test: ConnectorTest) -> tuple[datetime, str, str, str]:
+    return (test.created_at, test.tenant_id, test.campaign_id, test.operation_id)
 
 
 class MemoryConnectors(Repository):
@@ -93,6 +105,16 @@ class MemoryConnectorCosts(Repository):
     def save_test(self, test: ConnectorTest) -> None:
         """Replace a stored test."""
         self._t.put(TESTS, (test.tenant_id, test.campaign_id, test.operation_id), test)
+
+    @detached
+    def claim_abandoned(self, reserved_before: datetime, limit: int) -> list[ConnectorTest]:
+        """Reserved tests created before ``reserved_before``, oldest first (the store is held)."""
+        stale = (
+            test
+            for test in self._t.table(TESTS).values()
+            if test.state is TrialState.RESERVED and test.created_at < reserved_before
+        )
+        return sorted(stale, key=_age_order)[:limit]
 
     def add_entry(self, tenant_id: str, entry: ConnectorCostEntry) -> None:
         """Append a committed cost to the ledger."""

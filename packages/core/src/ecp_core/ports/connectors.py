@@ -10,6 +10,7 @@ from ecp_core.ports.unit import Transaction
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from datetime import datetime
 
     from ecp_core.connectors.model import Connector, ConnectorCostEntry, ConnectorTest, CostScope
 
@@ -69,6 +70,16 @@ class ConnectorCostRepository(Protocol):
 
     def save_test(self, test: ConnectorTest) -> None:
         """Replace a stored test (its state and answer)."""
+        ...
+
+    def claim_abandoned(self, reserved_before: datetime, limit: int) -> list[ConnectorTest]:
+        """Up to ``limit`` tests still reserved and created before ``reserved_before``.
+
+        Oldest first (then tenant, campaign, operation), of every tenant. Each test and its
+        scope are held until the unit of work ends; ones another unit of work holds are skipped
+        (PostgreSQL: ``FOR UPDATE SKIP LOCKED``), so concurrent sweepers never claim one twice
+        and a live test settling its scope is never waited for (ADR 0050).
+        """
         ...
 
     def add_entry(self, tenant_id: str, entry: ConnectorCostEntry) -> None:

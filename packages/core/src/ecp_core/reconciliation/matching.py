@@ -16,13 +16,13 @@ import attrs
 from ecp_core.debugger.tally import OutcomeStatus, latest_revisions, outcome_verdicts, price
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     ExecutionEvent,
     OutcomeDefinition,
     OutcomeEvent,
 )
 from ecp_core.reconciliation.model import SCOPE_KEYS
+from ecp_core.types import CostMeasurement
 
 
 @attrs.frozen(kw_only=True)

@@ -10,7 +10,7 @@ import attrs
 
 from ecp_core.debugger.tally import OutcomeStatus
 from ecp_core.errors import FieldError
-from ecp_core.evidence.model import CostMeasurement, digest_of
+from ecp_core.evidence.model import digest_of
 from ecp_core.money import EXACT, exact_sum
 from ecp_core.reconciliation.matching import PricedEvent
 from ecp_core.reconciliation.model import (
@@ -23,6 +23,7 @@ from ecp_core.reconciliation.model import (
     ProviderStatement,
     ReconciliationTotals,
 )
+from ecp_core.types import CostMeasurement
 
 MIN_QUANTUM_EXPONENT = -12
 """Allocations are made in units of 1E-12 USD, or finer when the bucket amount is finer."""

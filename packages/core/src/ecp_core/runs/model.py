@@ -157,6 +157,8 @@ class RunStatusResponse:
     campaign_id: str | None
     created_at: datetime
     updated_at: datetime
+    paused: ApprovalPausedState | None = None
+    """While the run waits for an approval: the node, the approval and the payload under review."""
 
     @classmethod
     def of(cls, run: Run) -> "RunStatusResponse":
@@ -175,6 +177,7 @@ class RunStatusResponse:
             campaign_id=run.campaign_id,
             created_at=run.created_at,
             updated_at=run.updated_at,
+            paused=run.paused,
         )
 
 

@@ -6,68 +6,13 @@ out takes the ``default`` its property declares; the arguments so completed must
 whole schema, and every parameter the graph uses must then have a value.
 """
 
-import re
-import urllib.parse
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
-import jsonschema
-from jsonschema import validators
-from referencing.exceptions import Unresolvable
-
 from ecp_core.contracts.schema import payload_errors, schema_errors
-from ecp_core.errors import FieldError
+from ecp_core.errors import FieldError, SchemaNotApplicable
 
 Loc = tuple[str | int, ...]
-
-_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
-"""Keywords whose values are data, never subschemas: a ``$ref`` inside them is not a reference."""
-
-
-def _points_to(root: Any, ref: str) -> bool:  # noqa: ANN401
-    """Whether ``ref`` is ``#`` or a JSON pointer fragment that names a place in ``root``."""
-    if not ref.startswith("#") or (len(ref) > 1 and not ref.startswith("#/")):
-        return False
-    here = root
-    for raw in ref[2:].split("/") if len(ref) > 1 else ():
-        step = urllib.parse.unquote(raw).replace("~1", "/").replace("~0", "~")
-        if isinstance(here, dict) and step in here:
-            here = here[step]
-        elif isinstance(here, list) and step.isdigit() and int(step) < len(here):
-            here = here[int(step)]
-        else:
-            return False
-    return True
-
-
-def reference_errors(schema: Any, root: Any, loc: Loc) -> Iterator[FieldError]:  # noqa: ANN401
-    """Each ``$ref`` or ``$dynamicRef`` that is not a local pointer into the schema itself.
-
-    A template's schema stands alone: nothing is fetched, so every reference must resolve in it.
-    """
-    if isinstance(schema, list):
-        for index, item in enumerate(schema):
-            yield from reference_errors(item, root, (*loc, index))
-        return
-    if not isinstance(schema, dict):
-        return
-    for key, value in schema.items():
-        if key in ("$ref", "$dynamicRef") and isinstance(value, str):
-            if not _points_to(root, value):
-                msg = "must be '#' or a JSON pointer into this schema ('#/...')"
-                yield FieldError(loc=(*loc, key), msg=msg)
-        elif key not in _DATA_KEYWORDS:
-            yield from reference_errors(value, root, (*loc, key))
-
-
-def regex_errors(schema: dict[str, Any], loc: Loc) -> list[FieldError]:
-    """Each ``pattern`` (or ``patternProperties`` key) that is not a regular expression."""
-    cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    checker = jsonschema.FormatChecker(formats=["regex"])
-    return [
-        FieldError(loc=(*loc, *error.absolute_path), msg=error.message)
-        for error in cls(cls.META_SCHEMA, format_checker=checker).iter_errors(schema)
-    ]
 
 
 def checked_payload(schema: dict[str, Any], payload: Any, loc: Loc) -> list[FieldError]:  # noqa: ANN401
@@ -79,8 +24,8 @@ def checked_payload(schema: dict[str, Any], payload: Any, loc: Loc) -> list[Fiel
     """
     try:
         found = payload_errors(schema, payload)
-    except (Unresolvable, re.error, RecursionError) as broken:
-        return [FieldError(loc=("parameters",), msg=f"the schema cannot be applied: {broken}")]
+    except SchemaNotApplicable as broken:
+        return [FieldError(loc=("parameters",), msg=broken.detail)]
     return [FieldError(loc=(*loc, *e.loc), msg=e.msg) for e in found]
 
 
@@ -105,8 +50,6 @@ def parameters_errors(schema: dict[str, Any], loc: Loc = ("parameters",)) -> lis
     It must be a valid JSON Schema, of ``type: object``, and each default must satisfy it.
     """
     errors = [FieldError(loc=(*loc, *e.loc), msg=e.msg) for e in schema_errors(schema)]
-    errors += reference_errors(schema, schema, loc)
-    errors += [] if errors else regex_errors(schema, loc)
     if errors:
         return errors
     if schema.get("type") != "object":

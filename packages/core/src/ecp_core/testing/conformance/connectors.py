@@ -14,7 +14,6 @@ from ecp_core.connectors.model import (
     ConnectorSource,
     ConnectorTest,
     ConnectorTestResponse,
-    CostMeasurement,
     CostScope,
     TrialState,
 )
@@ -22,6 +21,7 @@ from ecp_core.errors import Conflict, NotFound
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.testing.conformance._base import StoreSuite
 from ecp_core.testing.samples import NOW
+from ecp_core.types import CostMeasurement
 
 
 def connector(ref: str, *, tenant: str = "acme", model_ref: str = "fast") -> Connector:

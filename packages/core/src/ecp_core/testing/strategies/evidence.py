@@ -13,7 +13,6 @@ import attrs
 from hypothesis import strategies as st
 
 from ecp_core.evidence.model import (
-    CostMeasurement,
     CostRole,
     Digested,
     OutcomeDefinition,
@@ -21,6 +20,7 @@ from ecp_core.evidence.model import (
     SuccessPredicate,
     digest_of,
 )
+from ecp_core.types import CostMeasurement
 
 T = TypeVar("T")
 

@@ -8,7 +8,6 @@ from ecp_core import ActorIdentity, AuthMethod, Ecp
 from ecp_core.decisions.selection import ids_digest
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     ExecutionEvent,
     OutcomeDefinitionRequest,
     OutcomeEvent,
@@ -19,6 +18,7 @@ from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.system import FixedClock, SequentialIds
 from ecp_core.testing.conformance.decisions.samples import END, START
 from ecp_core.testing.samples import NOW
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import structure
 
 RUNS = 40

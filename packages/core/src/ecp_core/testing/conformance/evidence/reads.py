@@ -5,7 +5,6 @@ from decimal import Decimal
 
 from ecp_core.debugger.tally import Granularity, Grouping, Tally, scalar_key
 from ecp_core.evidence.model import (
-    CostMeasurement,
     CostRole,
     OutcomeMaturity,
     OutcomeMeasurement,
@@ -26,6 +25,7 @@ from ecp_core.testing.conformance.evidence.samples import (
 )
 from ecp_core.testing.samples import NOW
 from ecp_core.testing.strategies.evidence import digested
+from ecp_core.types import CostMeasurement
 
 
 class EvidenceReadsConformance(StoreSuite):

@@ -10,7 +10,6 @@ import attrs
 from ecp_core.debugger.tally import Grouping, Tally, TallyQuery
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     ExecutionEvent,
     OutcomeDefinition,
     OutcomeEvent,
@@ -21,6 +20,7 @@ from ecp_core.evidence.model import (
 )
 from ecp_core.testing.samples import NOW
 from ecp_core.testing.strategies.evidence import definition as outcome_definition
+from ecp_core.types import CostMeasurement
 
 DAY = timedelta(days=1)
 

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostMeasurement,
     CostRole,
     ExecutionEvent,
     OutcomeEvent,
@@ -40,6 +39,7 @@ from ecp_core.testing.strategies.statements import (
     layouts,
     minute,
 )
+from ecp_core.types import CostMeasurement
 
 # Instants around the edges that matter: the statement period's, the buckets' (whole minutes),
 # one microsecond before them, and times well outside.

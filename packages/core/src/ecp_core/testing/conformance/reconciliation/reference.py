@@ -18,13 +18,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from ecp_core import ActorIdentity, AuthMethod
-from ecp_core.evidence.model import (
-    CostMeasurement,
-    ExecutionEvent,
-    OutcomeEvent,
-    PredicateKind,
-    SuccessPredicate,
-)
+from ecp_core.evidence.model import ExecutionEvent, OutcomeEvent, PredicateKind, SuccessPredicate
 from ecp_core.memory import MemoryStore
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.reconciliation.matching import ProviderWindow
@@ -36,6 +30,7 @@ from ecp_core.testing.conformance._evidence import TenantEvidence, provider_even
 from ecp_core.testing.conformance.reconciliation.drawn import cases, clock_for, evidence, windows
 from ecp_core.testing.strategies.evidence import definition as outcome_definition
 from ecp_core.testing.strategies.statements import END, MINUTES, T0, Bucket, minute, statement_data
+from ecp_core.types import CostMeasurement
 from ecp_core.wire import structure, unstructure
 
 _tenants = itertools.count()
