@@ -1,21 +1,53 @@
 # ECP workspace. `make run` and `make test` are the two commands that matter.
+# A uv workspace with a committed lock (ADR 0057): `make run` installs what serving needs,
+# `make test` adds the dev group; each stamp skips the sync while uv.lock and pyproject.toml files
+# are unchanged.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PACKAGES := packages/core packages/adapters_postgres packages/adapters_http packages/adapters_idp packages/adapters_billing
-STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
+# uv from PyPI, pinned: the one on PATH when it is this version, else a small venv of its own.
+UV_VERSION := 0.13.9
+UV_TOOL := .uv-tool
+ifndef UV
+UV := $(shell uv --version 2>/dev/null | grep -q '^uv $(UV_VERSION)\b' && command -v uv || echo $(UV_TOOL)/bin/uv)
+endif
+# Only PyPI is reached: use $(PYTHON), never a downloaded interpreter.
+export UV_PYTHON_DOWNLOADS := never
+SYNC := $(UV) sync --locked --python $(PYTHON)
+LOCKED := uv.lock pyproject.toml $(foreach p,$(PACKAGES),$(p)/pyproject.toml) tests/plugins/ecp_example_actions/pyproject.toml
+SERVE_STAMP := $(VENV)/.installed-serve
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: install browser run dev-cloud test lint bench fuzz spec-map clean
+.PHONY: install install-serve lock browser run dev-cloud test lint bench fuzz spec-map docs clean
 
-install: $(STAMP)
+install: $(DEV_STAMP)
 
-$(STAMP): requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
-	touch $(STAMP)
+install-serve: $(SERVE_STAMP)
+
+$(UV_TOOL)/bin/uv:
+	$(PYTHON) -m venv $(UV_TOOL)
+	$(UV_TOOL)/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+# After changing a dependency in any pyproject.toml: re-resolve uv.lock (commit it with the change).
+lock: | $(UV)
+	$(UV) lock --python $(PYTHON)
+
+# A venv with pip in it (`.venv/bin/pip install` a plug-in, docs/actions.md); uv keeps it there.
+$(BIN)/python: | $(UV)
+	$(UV) venv --seed --python $(PYTHON) $(VENV)
+
+# The server's packages only (editable), leaving any dev tools already there in place.
+$(SERVE_STAMP): $(LOCKED) | $(BIN)/python
+	$(SYNC) --no-default-groups --inexact
+	touch $@
+
+# Everything `make test` needs: the packages, the plug-in under test, the test and lint tools.
+$(DEV_STAMP): $(LOCKED) | $(BIN)/python
+	$(SYNC) --group dev
+	touch $@ $(SERVE_STAMP)
 
 # Debian's Chromium and ChromeDriver for the browser tests (tests/browser), when not yet there.
 browser:
@@ -25,11 +57,11 @@ browser:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
-run: install
+run: install-serve
 	$(BIN)/ecp serve
 
 # The hosted offer on this machine, against loopback stand-ins (docs/hosted.md).
-dev-cloud: install
+dev-cloud: install-serve
 	$(BIN)/ecp dev-cloud
 
 # Two processes (ADR 0040); PYTEST_WORKERS=0 runs everything in one.
@@ -42,7 +74,7 @@ lint: install
 	$(BIN)/lint-imports
 
 bench: install
-	$(BIN)/python -m pip install --quiet -r bench/requirements.txt
+	$(UV) pip install --python $(BIN)/python -r bench/requirements.txt
 	@for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 fuzz: install
@@ -52,5 +84,9 @@ fuzz: install
 spec-map: install
 	$(BIN)/python scripts/spec_map.py --output docs/spec-map.md
 
+# The guides as a site in build/site (MkDocs with the Material theme, ADR 0056).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(UV_TOOL) .pytest_cache .mypy_cache .ruff_cache .hypothesis

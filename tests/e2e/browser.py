@@ -19,9 +19,11 @@ HEIGHT = 900
 SCREENS = pathlib.Path(__file__).parents[2] / "test-artifacts" / "screens"
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[webdriver.Chrome]:
-    """One headless Chromium for the session; fails, saying what to run, when it is missing."""
+def start_chromium(*arguments: str) -> webdriver.Chrome:
+    """A headless Chromium with ``arguments`` added, its console kept for ``get_log("browser")``.
+
+    Fails, saying what to run, when Chromium or its driver is missing.
+    """
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if chromium is None or driver is None:
         pytest.fail("Debian's chromium and chromium-driver are needed: run `make browser`")
@@ -29,8 +31,18 @@ def browser() -> Iterator[webdriver.Chrome]:
     options.binary_location = chromium
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
         options.add_argument(argument)
+    for argument in arguments:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     chrome = webdriver.Chrome(service=Service(driver), options=options)
     chrome.set_page_load_timeout(30)
+    return chrome
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[webdriver.Chrome]:
+    """One headless Chromium for the session."""
+    chrome = start_chromium()
     try:
         yield chrome
     finally:

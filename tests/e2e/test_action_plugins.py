@@ -1,6 +1,6 @@
 """Action plug-ins through the real server: the installed ``ecp.actions`` entry point runs.
 
-``tests/plugins/ecp_example_actions`` is installed into the test venv (requirements-dev.txt); its
+``tests/plugins/ecp_example_actions`` is installed into the test venv (the dev group, a workspace member); its
 entry point registers ``greet``. The server below is uvicorn on 127.0.0.1 over PostgreSQL.
 """
 

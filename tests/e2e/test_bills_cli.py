@@ -363,15 +363,17 @@ def test_reading_reports_needs_a_reading_role_and_a_known_statement(
 @pytest.mark.parametrize(
     "action", [["import", "statement.json"], ["report", "openai", "openai-2026-11"]]
 )
+@pytest.mark.spec("C2 cli-errors")
 def test_a_missing_token_is_a_clear_refusal(tmp_path, ecp_server, action):
     write(tmp_path, "statement.json", statement())
     args = [str(tmp_path / part) if part.endswith(".json") else part for part in action]
     for token in ({}, {"ECP_TOKEN": "   "}):
         refused = bills(*args, env={"ECP_URL": ecp_server.base_url, **token})
-        assert refused.returncode == 1
+        assert refused.returncode == 2  # it cannot run as given (ADR 0053)
         assert refused.stdout == ""
         assert refused.stderr == (
-            "ecp bills: ECP_TOKEN is not set: export a token (an admin's to import, an analyst's to read)\n"
+            "ecp bills: no credentials: set ECP_TOKEN (a bearer token) or ECP_API_KEY (a project "
+            "API key); an admin's to import, an analyst's to read\n"
         )
 
 

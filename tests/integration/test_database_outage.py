@@ -415,6 +415,9 @@ def test_stopped_and_crash_restarted_database_gives_503s_and_loses_nothing(outag
             attempts = [entry["attempt"] for entry in timeline["entries"]]
             assert attempts == list(range(1, len(attempts) + 1)), timeline
 
-    assert 1 <= count(caplog, "database unavailable") <= 2
+    # One line per outage, not per failed try (there are hundreds of those). Two outages are
+    # induced; a crash restart seen by a try that reached the server between the crash and the
+    # restart on a loaded machine is honestly a third.
+    assert 1 <= count(caplog, "database unavailable") <= 3
     assert count(caplog, "database available again") == count(caplog, "database unavailable")
     assert not [r for r in caplog.records if r.name == "ecp_http.dispatch" and r.exc_info]

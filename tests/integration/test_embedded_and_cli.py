@@ -77,6 +77,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "webhooks_0001_subscriptions_deliveries",
             "pending",
+            "webhooks_0002_secret_rotation",
+            "pending",
             "20260830_12_evidence",
             "pending",
             "20260830_13_provider_bills",
@@ -109,8 +111,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 28 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 28
+        assert "applied 29 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 29
         assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

@@ -17,6 +17,7 @@ from ecp_http.app import create_app
 from ecp_http.auth import mint_token
 from ecp_http.bootstrap import load_settings
 from ecp_http.cli import main
+from ecp_http.secrets import with_development_secrets
 from ecp_http.settings import Settings, SettingsError
 
 SECRET = "m" * 40
@@ -107,9 +108,10 @@ def test_settings_are_read_from_the_injected_mapping_only(monkeypatch):
 
 def test_the_token_command_reads_the_injected_mapping(tmp_path, capsys):
     environ = {"ECP_DATA_DIR": str(tmp_path)}
+    with_development_secrets(load_settings(environ))  # as `ecp serve` there made them
     assert main(["token", "--tenant", "t1", "--role", "viewer"], environ=environ) == 0
     token = capsys.readouterr().out.strip()
-    secret = (tmp_path / "jwt-secret").read_text().strip()  # a development secret, made now
+    secret = (tmp_path / "jwt-secret").read_text().strip()  # the server's development secret
     claims = jwt.decode(token, secret, algorithms=["HS256"])
     assert (claims["tenant_id"], claims["roles"]) == ("t1", ["viewer"])
     hosted = {**environ, "ECP_HOSTED": "true"}

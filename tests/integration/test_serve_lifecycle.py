@@ -254,6 +254,7 @@ def one_line_refusal(served: Served, pattern: str) -> None:
 def test_a_second_server_on_the_same_data_directory_is_refused(ecp_serve, data_dir, fresh_database):
     first = ecp_serve(data_dir, ECP_DATABASE_URL=fresh_database)
     first.wait_announced()
+    assert "Bearer " in first.output()[0]  # the development secret: a token to try it with
     second = ecp_serve(data_dir, ECP_DATABASE_URL=fresh_database)
     one_line_refusal(
         second,
@@ -291,3 +292,14 @@ def test_an_embedded_server_that_cannot_start_is_one_line(ecp_serve, data_dir):
         served,
         rf"ecp: the embedded PostgreSQL in {re.escape(str(data_dir / 'pg'))} did not start .*",
     )
+
+
+def test_a_secret_of_the_operators_own_gets_no_token_printed(ecp_serve, data_dir, fresh_database):
+    """stdout ends up in logs: an admin token signed with a real ECP_JWT_SECRET would be a real one."""
+    served = ecp_serve(data_dir, ECP_DATABASE_URL=fresh_database, ECP_JWT_SECRET="o" * 48)
+    served.wait_announced()
+    out, _ = served.output()
+    assert "ECP is serving on" in out
+    assert "Bearer" not in out
+    assert not (data_dir / "jwt-secret").exists()
+    assert served.stop(signal.SIGTERM) == 0

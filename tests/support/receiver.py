@@ -4,7 +4,7 @@ Webhook tests post to it; ``http_request`` tests also have it answer any method 
 """
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -18,6 +18,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     method: str = "POST"
+    answered: int = 0
 
 
 @attrs.define
@@ -37,6 +38,8 @@ class Receiver:
     reply_body: bytes = b""
     reply_headers: dict[str, str] = attrs.field(factory=dict)
     declare_length: bool = True
+    judge: "Callable[[Received], int] | None" = None
+    """When set, decides each answer from the request (e.g. a signature verifier)."""
 
     def answer(self) -> int:
         return self.script.pop(0) if self.script else self.default
@@ -50,17 +53,20 @@ def receiver(**options) -> Iterator[Receiver]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            state.received.append(
-                Received(
-                    headers={k.lower(): v for k, v in self.headers.items()},
-                    body=body,
-                    method=self.command,
-                )
+            got = Received(
+                headers={k.lower(): v for k, v in self.headers.items()},
+                body=body,
+                method=self.command,
             )
+            if state.judge is not None:
+                got.answered = state.judge(got)
+            state.received.append(got)
             state.arrived.set()
             if state.hold is not None:
                 state.hold.wait(30)
-            status = state.answer()
+            if state.judge is None:
+                got.answered = state.answer()
+            status = got.answered
             self.send_response(status)
             for name, value in state.reply_headers.items():
                 self.send_header(name, value)

@@ -3,7 +3,7 @@ setting it needs is checked at start and the first bad one is named in one line.
 
 import pytest
 
-from ecp_http.bootstrap import development_token
+from ecp_http.secrets import development_token
 from ecp_http.settings import Settings, SettingsError
 
 SECRET = "j" * 40
@@ -98,3 +98,14 @@ def test_the_development_token_issuer_is_off_once_a_hosted_feature_is_on():
     )
     with pytest.raises(SettingsError, match="hosted"):
         development_token(settings, tenant="t", roles=["admin"], ttl_seconds=60, subject="s")
+
+
+@pytest.mark.spec("§8 cookie-password")
+@pytest.mark.parametrize("length", [0, 1, 31, 32, 33, 64])
+def test_the_cookie_password_has_at_least_32_characters(length):
+    env = {"ECP_JWT_SECRET": SECRET, **IDENTITY, "ECP_IDP_COOKIE_PASSWORD": "c" * length}
+    if length >= 32:
+        assert Settings.from_mapping(env).cloud.identity is not None
+    else:
+        with pytest.raises(SettingsError, match="ECP_IDP_COOKIE_PASSWORD"):
+            Settings.from_mapping(env)

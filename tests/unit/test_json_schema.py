@@ -1,4 +1,4 @@
-"""Component names: a model takes its class name unless that name is reserved or taken."""
+"""Component names: a model takes its class name; a reserved or taken name is refused (ADR 0055)."""
 
 import attrs
 import pytest
@@ -7,9 +7,7 @@ from ecp_http.json_schema import SchemaBuilder
 from ecp_http.openapi import PROBLEM, build_document
 from ecp_http.routing import Operation
 
-pytestmark = pytest.mark.spec("C1 openapi")
-
-QUALIFIED = "tests.unit.test_json_schema.Problem"
+pytestmark = pytest.mark.spec("C1 openapi-schema-names")
 
 
 @attrs.frozen
@@ -20,15 +18,15 @@ class Problem:
 
 
 def _problem_answer(call: object, services: object) -> None:
-    """A stand-in handler: only its name (the operation id) is read."""
+    """A stand-in handler: only its name is read."""
 
 
-def test_a_reserved_name_is_qualified_by_the_module():
+def test_a_reserved_name_is_refused_not_qualified_by_the_module():
     assert SchemaBuilder().ref(Problem) == {"$ref": "#/components/schemas/Problem"}
     builder = SchemaBuilder(reserved={PROBLEM})
-    assert builder.ref(Problem) == {"$ref": f"#/components/schemas/{QUALIFIED}"}
-    assert builder.ref(Problem) == {"$ref": f"#/components/schemas/{QUALIFIED}"}
-    assert list(builder.components) == [QUALIFIED]
+    with pytest.raises(TypeError, match=r"tests\.unit\.test_json_schema\.Problem .* 'Problem'"):
+        builder.ref(Problem)
+    assert builder.components == {}
 
 
 def test_the_document_keeps_problem_for_the_problem_detail():
@@ -36,16 +34,11 @@ def test_the_document_keeps_problem_for_the_problem_detail():
         method="GET",
         path="/problem",
         handler=_problem_answer,
+        operation_id="t_problem",
         summary="s",
         tag="t",
         permission=None,
         response=Problem,
     )
-    document = build_document([operation])
-    schemas = document["components"]["schemas"]
-    assert schemas[QUALIFIED]["properties"] == {"note": {"type": "string"}}
-    assert schemas[PROBLEM]["required"] == ["type", "title", "status", "detail", "code"]
-    success = document["paths"]["/problem"]["get"]["responses"]["200"]
-    assert success["content"]["application/json"]["schema"] == {
-        "$ref": f"#/components/schemas/{QUALIFIED}"
-    }
+    with pytest.raises(TypeError, match="'Problem'"):
+        build_document([operation])

@@ -1,24 +1,33 @@
-"""The receiver guide's verification snippet works on a real signature."""
+"""The receiver guide's verification snippets work on real signatures."""
 
-import pathlib
-import re
+import base64
 
 import pytest
+from tests.support.webhook_guide import guide_verifiers
 
 from ecp_core.webhooks import sign_body
+from ecp_core.webhooks.signing import standard_headers
 
-GUIDE = pathlib.Path(__file__).parents[2] / "docs" / "webhooks.md"
+BODY = b'{"event_id":"e-1","event_type":"run.completed"}'
+WHSEC = "whsec_" + base64.b64encode(bytes(range(24))).decode()
 
 
 @pytest.mark.spec("§5 outbound-signature")
-def test_the_guides_snippet_verifies_signatures():
-    code = re.search(r"```python\n(.*?)```", GUIDE.read_text(), re.DOTALL).group(1)
-    namespace: dict = {}
-    exec(compile(code, str(GUIDE), "exec"), namespace)  # noqa: S102 - our own document
-    body = b'{"event_id":"e-1","event_type":"run.completed"}'
-    assert namespace["verified"](
-        "a-long-enough-secret", body, sign_body("a-long-enough-secret", body)
-    )
-    assert not namespace["verified"](
-        "a-long-enough-secret", body + b"\n", sign_body("a-long-enough-secret", body)
-    )
+@pytest.mark.parametrize("secret", ["a-long-enough-secret", WHSEC])
+def test_the_guides_snippet_verifies_signatures(secret):
+    verified = guide_verifiers()["verified"]
+    assert verified(secret, BODY, sign_body(secret, BODY))
+    assert not verified(secret, BODY + b"\n", sign_body(secret, BODY))
+
+
+@pytest.mark.spec("C11 standard-webhooks")
+@pytest.mark.parametrize("secret", ["a-long-enough-secret", WHSEC])
+def test_the_guides_standard_verifiers_agree_with_our_signatures(secret):
+    verifiers = guide_verifiers()
+    headers = standard_headers([secret], "e-1", 1_790_000_000, BODY)
+    verify = verifiers["verify_standard"]
+    assert verify(secret, BODY, headers, now=1_790_000_000 + 300)
+    assert not verify(secret, BODY, headers, now=1_790_000_000 + 301)
+    assert not verify(secret, BODY, headers, now=1_790_000_000 - 301)
+    assert not verify(secret, BODY + b" ", headers, now=1_790_000_000)
+    assert not verify("another-long-secret", BODY, headers, now=1_790_000_000)

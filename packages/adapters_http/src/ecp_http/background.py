@@ -37,6 +37,9 @@ ABANDONED_SWEEP_SECONDS = 30.0
 ABANDONED_BATCHES = 20
 """At most this many batches of abandoned reservations are settled per pass."""
 
+SECRET_SWEEP_SECONDS = 60.0
+"""How often webhook secrets whose rotation overlap ended are forgotten (ADR 0054)."""
+
 
 def abandoned_reservations_sweep(ecp: Ecp, metrics: "Metrics | None") -> Callable[[], None]:
     """The sweep settling connector test reservations a dead process left (ADR 0050)."""
@@ -78,6 +81,7 @@ def sweeps_of(
             settings.escalation_interval_seconds,
         ),
         ("expire_task_locks", expire_task_locks, LOCK_SWEEP_SECONDS),
+        ("drop_expired_webhook_secrets", ecp.webhooks.drop_expired_secrets, SECRET_SWEEP_SECONDS),
         (
             "settle_abandoned_reservations",
             abandoned_reservations_sweep(ecp, metrics),

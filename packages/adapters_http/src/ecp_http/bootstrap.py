@@ -5,8 +5,8 @@ Settings are read once, from an injected mapping (the process environment by def
 a store handed in: a ``MemoryStore`` runs the whole HTTP surface in memory) and wires the core,
 the authenticator, metrics, tracing, the workers and the handlers' :class:`Services`.
 :func:`provisioned` gets a database ready for ``ecp serve`` (the embedded server when no URL is
-set, development secrets, migrations); :func:`migrate` and :func:`development_token` serve the
-other commands. Nothing is built at import time.
+set, development secrets, migrations); the other commands keep out of this module
+(:mod:`ecp_http.database_setup`, :mod:`ecp_http.secrets`). Nothing is built at import time.
 """
 
 import contextlib
@@ -29,7 +29,7 @@ from ecp_core.signing import Ed25519Signer
 from ecp_core.webhooks.schedule import RetrySchedule
 from ecp_http.api_docs import ApiDocs
 from ecp_http.artifacts import FilesystemArtifacts
-from ecp_http.auth import Authenticator, mint_token
+from ecp_http.auth import Authenticator
 from ecp_http.background import background_work
 from ecp_http.connector_backends import connector_setup
 from ecp_http.core_setup import (
@@ -38,6 +38,7 @@ from ecp_http.core_setup import (
     backtest_setup,
     retired_audit_keys,
 )
+from ecp_http.database_setup import database
 from ecp_http.dispatch import Dispatcher
 from ecp_http.handlers import all_operations
 from ecp_http.hosted import billing_setup, cloud_identity
@@ -50,14 +51,7 @@ from ecp_http.secrets import with_development_secrets
 from ecp_http.services import Services
 from ecp_http.sessions import CloudIdentity
 from ecp_http.settings import Settings, SettingsError
-from ecp_postgres import (
-    PostgresStore,
-    apply_migrations,
-    check_database,
-    database_url,
-    migration_status,
-    rollback_migrations,
-)
+from ecp_postgres import PostgresStore, apply_migrations, migration_status
 from ecp_postgres.operations import queue_figures
 
 if TYPE_CHECKING:
@@ -299,22 +293,6 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
 
 
 @contextlib.contextmanager
-def database(settings: Settings) -> Iterator[str]:
-    """The database URL, checked reachable: ``ECP_DATABASE_URL``, else the embedded server.
-
-    The embedded PostgreSQL lives under ``ECP_DATA_DIR`` and stops when the block ends. Raises
-    DatabaseUnavailable with one line when the database cannot be reached.
-    """
-    where = {
-        "ECP_DATABASE_URL": settings.database_url or "",
-        "ECP_DATA_DIR": str(settings.data_dir),
-    }
-    with database_url(where) as url:
-        check_database(url)
-        yield url
-
-
-@contextlib.contextmanager
 def provisioned(settings: Settings, tell: Callable[[str], None]) -> Iterator[Settings]:
     """A database ready to serve: reachable, development secrets filled in, migrations applied.
 
@@ -322,7 +300,11 @@ def provisioned(settings: Settings, tell: Callable[[str], None]) -> Iterator[Set
     for each secret generated or reused and for the migrations applied. Hosted mode refuses to
     invent secrets (SettingsError).
     """
-    with database(settings) as url:
+    where = {
+        "ECP_DATABASE_URL": settings.database_url or "",
+        "ECP_DATA_DIR": str(settings.data_dir),
+    }
+    with database(where) as url:
         settings, notes = with_development_secrets(attrs.evolve(settings, database_url=url))
         for note in notes:
             tell(note)
@@ -330,31 +312,3 @@ def provisioned(settings: Settings, tell: Callable[[str], None]) -> Iterator[Set
         if applied:
             tell(f"applied {len(applied)} migration(s)")
         yield settings
-
-
-def migrate(settings: Settings, action: str, count: int = 1) -> list[str]:
-    """Apply, roll back (``count``) or list (``list``) the migrations; the lines to print."""
-    with database(settings) as url:
-        if action == "apply":
-            applied = apply_migrations(url)
-            return [f"applied {len(applied)} migration(s)", *(f"  {m}" for m in applied)]
-        if action == "rollback":
-            undone = rollback_migrations(url, count)
-            return [f"rolled back {len(undone)} migration(s)", *(f"  {m}" for m in undone)]
-        return [
-            f"{'applied' if done else 'pending'}  {migration}"
-            for migration, done in migration_status(url)
-        ]
-
-
-def development_token(
-    settings: Settings, *, tenant: str, roles: list[str], ttl_seconds: int, subject: str
-) -> str:
-    """A JWT signed with the (development) secret; refused when the service is hosted."""
-    if settings.hosted:
-        raise SettingsError("ecp token is disabled when the service is configured as hosted")
-    settings, _ = with_development_secrets(settings)
-    assert settings.jwt_secret is not None  # noqa: S101 - filled in above
-    return mint_token(
-        settings.jwt_secret, tenant=tenant, roles=roles, ttl_seconds=ttl_seconds, subject=subject
-    )

@@ -1,42 +1,65 @@
-"""The ``ecp`` command line: ``serve``, ``migrate``, ``token``, ``actions``, ``bills``, ``worker``.
+"""The ``ecp`` command line.
 
-``dev-cloud`` serves the hosted offer against loopback stand-ins (:mod:`ecp_http.dev_cloud`).
-``bills`` and ``worker`` talk to a running service (see :mod:`ecp_http.bills_cli` and
-:mod:`ecp_http.worker_cli`); ``actions`` lists what a server with these settings would load; the
-others use ``ECP_DATABASE_URL`` when set, else the embedded PostgreSQL under ``$ECP_DATA_DIR``.
+``serve``, ``migrate``, ``token`` and ``actions`` work on this machine (``ECP_DATABASE_URL`` when
+set, else the embedded PostgreSQL under ``$ECP_DATA_DIR``); ``dev-cloud`` serves the hosted
+offer against loopback stand-ins (:mod:`ecp_http.dev_cloud`); ``runs``, ``approvals``, ``bills``
+and ``worker`` talk to a running service over its API (:mod:`ecp_http.api_client`).
+
+Each command imports what it needs when it runs, so ``ecp --help`` and ``ecp migrate list`` do
+not import the application (ADR 0053). Errors are one line on stderr, never a traceback: exit
+status 2 when a command cannot run as given, 1 when it ran and failed (:mod:`ecp_http.cli_errors`).
 """
 
 import argparse
+import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import attrs
+from ecp_core.errors import DatabaseUnavailable, EcpError
+from ecp_core.types import ServiceRole
+from ecp_http import approvals_cli, bills_cli, runs_cli, worker_cli
+from ecp_http.cli_args import port, positive
+from ecp_http.cli_errors import (
+    FAILURE,
+    INTERRUPTED,
+    USAGE,
+    CommandFailed,
+    CommandRefused,
+    RefusedToStart,
+)
+from ecp_http.settings_values import SettingsError
 
-from ecp_http import bills_cli, dev_cloud, worker_cli
-from ecp_http.bootstrap import development_token, load_settings, migrate
-from ecp_http.core_setup import action_registry
-from ecp_http.plugins import PluginFailed
-from ecp_http.serve import StartupRefused, serve
-from ecp_http.settings import Settings, SettingsError
-from ecp_postgres import DatabaseUnavailable
+if TYPE_CHECKING:
+    from ecp_http.settings import Settings
+
+Handler = Callable[[argparse.Namespace, Mapping[str, str]], int]
+"""What each command runs: its arguments and the environment in, an exit status out."""
 
 
-def _migrate(args: argparse.Namespace, settings: Settings) -> int:
-    print("\n".join(migrate(settings, args.action, args.count)))
+def _migrate(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """Apply, list or roll back; only the database settings are read (ADR 0053)."""
+    from ecp_http.database_setup import migrate  # noqa: PLC0415 - when the command runs
+
+    print("\n".join(migrate(environ, args.action, args.count)))
     return 0
 
 
-def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    return serve(
-        attrs.evolve(
-            settings,
-            host=args.host or settings.host,
-            port=settings.port if args.port is None else args.port,
-        )
-    )
+def _serve(args: argparse.Namespace, settings: "Settings") -> int:
+    import attrs  # noqa: PLC0415 - when the command runs
+
+    from ecp_http.serve import serve  # noqa: PLC0415
+
+    port = settings.port if args.port is None else args.port
+    return serve(attrs.evolve(settings, host=args.host or settings.host, port=port))
 
 
-def _token(args: argparse.Namespace, settings: Settings) -> int:
+def _token(args: argparse.Namespace, settings: "Settings") -> int:
+    import pathlib  # noqa: PLC0415 - when the command runs
+
+    from ecp_http.secrets import development_token  # noqa: PLC0415
+
+    data_dir = settings.data_dir if args.data_dir is None else pathlib.Path(args.data_dir)
     print(
         development_token(
             settings,
@@ -44,13 +67,16 @@ def _token(args: argparse.Namespace, settings: Settings) -> int:
             roles=args.role,
             ttl_seconds=args.ttl,
             subject=args.subject,
+            data_dir=data_dir,
         )
     )
     return 0
 
 
-def _actions(_: argparse.Namespace, settings: Settings) -> int:
+def _actions(_: argparse.Namespace, settings: "Settings") -> int:
     """Print what a server with these settings would load: name, source, fingerprint."""
+    from ecp_http.core_setup import action_registry  # noqa: PLC0415 - when the command runs
+
     listed = action_registry(settings).listing().actions
     width = max((len(action.name) for action in listed), default=0)
     for action in listed:
@@ -58,54 +84,131 @@ def _actions(_: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
-    """The argument parser of ``ecp``."""
-    top = argparse.ArgumentParser(prog="ecp", description="ECP, a governed workflow service.")
-    commands = top.add_subparsers(dest="command", required=True)
+def _dev_cloud(args: argparse.Namespace, settings: "Settings") -> int:
+    from ecp_http import dev_cloud  # noqa: PLC0415 - when the command runs
+
+    return dev_cloud.run(args, settings)
+
+
+def _with_settings(command: Callable[[argparse.Namespace, "Settings"], int]) -> Handler:
+    """``command``, given the settings read once from the environment."""
+
+    def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+        from ecp_http.settings import Settings  # noqa: PLC0415 - only the commands that need them
+
+        return command(args, Settings.from_mapping(environ))
+
+    return run
+
+
+def _local_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """``serve``, ``migrate``, ``token``, ``actions`` and ``dev-cloud``: this machine's commands."""
+    serve = commands.add_parser("serve", help="run the HTTP server")
+    serve.add_argument("--host", help="the address to listen on (env ECP_HOST; 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=port, help="the port to listen on, 0 for any free one (env ECP_PORT; 8000)"
+    )
+    serve.set_defaults(handler=_with_settings(_serve))
     migrate = commands.add_parser("migrate", help="apply, list or roll back database migrations")
     migrate.add_argument(
-        "action", nargs="?", default="apply", choices=["apply", "list", "rollback"]
+        "action",
+        nargs="?",
+        default="apply",
+        choices=["apply", "list", "rollback"],
+        help="apply the pending migrations (default), list their state, or roll back",
     )
     migrate.add_argument(
-        "--count", type=int, default=1, help="how many to roll back (rollback only)"
+        "--count", type=positive, default=1, help="how many to roll back (rollback only)"
     )
-    migrate.set_defaults(serving=_migrate)
-    serve = commands.add_parser("serve", help="run the HTTP server")
-    serve.add_argument("--host", default=None)
-    serve.add_argument("--port", type=int, default=None)
-    serve.set_defaults(serving=_serve)
-    token = commands.add_parser("token", help="mint a development JWT")
-    token.add_argument("--tenant", required=True)
+    migrate.set_defaults(handler=_migrate)
+    token = commands.add_parser(
+        "token",
+        help="mint a development JWT the local server accepts",
+        description="Sign with ECP_JWT_SECRET when set, else with the development secret "
+        "`ecp serve` keeps in the data directory; refused when the service is hosted.",
+    )
+    token.add_argument("--tenant", required=True, help="the tenant the token acts for")
     token.add_argument(
-        "--role", action="append", required=True, help="a role slug; repeat for more"
+        "--role",
+        action="append",
+        required=True,
+        choices=[role.value for role in ServiceRole],
+        help="a role; repeat for more",
     )
-    token.add_argument("--ttl", type=int, default=3600, help="seconds the token is valid")
-    token.add_argument("--subject", default="developer")
-    token.set_defaults(serving=_token)
+    token.add_argument("--ttl", type=positive, default=3600, help="seconds the token is valid")
+    token.add_argument("--subject", default="developer", help="the token's sub claim")
+    token.add_argument(
+        "--data-dir",
+        help="where the server keeps its development secret (env ECP_DATA_DIR; .ecp)",
+    )
+    token.set_defaults(handler=_with_settings(_token))
     actions = commands.add_parser(
         "actions", help="list the actions a server with these settings would load"
     )
-    actions.set_defaults(serving=_actions)
+    actions.set_defaults(handler=_with_settings(_actions))
+    cloud = commands.add_parser(
+        "dev-cloud",
+        help="try the hosted offer locally: stand-in identity provider and merchant beside a server",
+    )
+    cloud.add_argument("--port", type=port, help="the server's port (env ECP_PORT; 8000)")
+    cloud.set_defaults(handler=_with_settings(_dev_cloud))
+
+
+class _Version(argparse.Action):
+    """``--version``: print the installed ``ecp-http`` version and exit (looked up only then)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - only here
+
+        try:
+            found = version("ecp-http")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            found = "(version unknown: ecp-http is not installed)"
+        sys.stdout.write(f"ecp {found}\n")
+        parser.exit()
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of ``ecp``."""
+    top = argparse.ArgumentParser(prog="ecp", description="ECP, a governed workflow service.")
+    top.add_argument(
+        "--version", nargs=0, action=_Version, help="print the version of ecp and exit"
+    )
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _local_commands(commands)
+    runs_cli.add_parser(commands)
+    approvals_cli.add_parser(commands)
     bills_cli.add_parser(commands)
-    dev_cloud.add_parser(commands)
     worker_cli.add_parser(commands)
     return top
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """Run the command line; the server's commands read their settings once, from ``environ``."""
+    """Run the command line with ``environ`` (the process environment when None).
+
+    The commands that need the settings read them once from it; the others read their own
+    variables from it (``ECP_URL``, ``ECP_TOKEN``, ``ECP_DATABASE_URL`` ...).
+    """
     args = parser().parse_args(argv)
     try:
-        serving = getattr(args, "serving", None)
-        if serving is not None:
-            return int(serving(args, load_settings(environ)))
-        return int(args.run(args))
+        return int(args.handler(args, os.environ if environ is None else environ))
+    except CommandRefused as exc:
+        return _say(f"ecp {args.command}: {exc}", USAGE)
+    except CommandFailed as exc:
+        return _say(f"ecp {args.command}: {exc}", FAILURE)
     except SettingsError as exc:
-        print(f"ecp: invalid settings: {exc}", file=sys.stderr)
-        return 2
-    except (DatabaseUnavailable, StartupRefused, PluginFailed) as exc:
-        print(f"ecp: {exc}", file=sys.stderr)
-        return 2
+        return _say(f"ecp: invalid settings: {exc}", USAGE)
+    except (RefusedToStart, DatabaseUnavailable) as exc:
+        return _say(f"ecp: {exc}", USAGE)
+    except EcpError as exc:
+        return _say(f"ecp {args.command}: {exc.code}: {exc.detail}", FAILURE)
+    except KeyboardInterrupt:
+        return INTERRUPTED
+
+
+def _say(line: str, status: int) -> int:
+    sys.stderr.write(line + "\n")
+    return status
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ plain HTTP (``ECP_CLOUD_ALLOW_INSECURE_COOKIES``). Open the printed address in a
 import argparse
 import secrets
 import sys
-from typing import Any
 
 import attrs
 
@@ -89,16 +88,4 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return serve(hosted)
 
 
-def add_parser(commands: Any) -> None:  # noqa: ANN401 - argparse's private subparsers type
-    """Register ``ecp dev-cloud``."""
-    parser = commands.add_parser(
-        "dev-cloud",
-        help="try the hosted offer locally: stand-in identity provider and merchant beside a server",
-    )
-    parser.add_argument(
-        "--port", type=int, default=None, help="the server's port (default: ECP_PORT, 8000)"
-    )
-    parser.set_defaults(serving=run)
-
-
-__all__ = ["CLIENT_ID", "SOLO_PRICE", "add_parser", "hosted_locally", "introduce", "run"]
+__all__ = ["CLIENT_ID", "SOLO_PRICE", "hosted_locally", "introduce", "run"]

@@ -1,7 +1,9 @@
 """JSON Schema (2020-12, as OpenAPI 3.1 uses it) of the Python types the wire models declare.
 
 Every model becomes a schema in ``components`` under its class name (enums too), referred to by
-``$ref``. Constraints declared with ``ecp_core.constraints`` in ``Annotated`` metadata are
+``$ref``; two models of one name are an error, so names stay short, unique and stable (ADR
+0055). Each property carries its field's description (:mod:`ecp_http.field_docs`); a model with
+kinds (:mod:`ecp_http.schema_variants`) becomes a ``oneOf`` discriminated by its tag. Constraints declared with ``ecp_core.constraints`` in ``Annotated`` metadata are
 rendered by :mod:`ecp_http.schema_constraints`. "No extras" models say
 ``additionalProperties: false``.
 """
@@ -20,8 +22,10 @@ import attrs
 
 from ecp_core.constraints import constraints_of, forbids_extras, optional_inner
 from ecp_core.wire import unstructure
+from ecp_http.field_docs import field_description
 from ecp_http.query import field_types
 from ecp_http.schema_constraints import with_constraints
+from ecp_http.schema_variants import variants_schema
 
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -104,16 +108,47 @@ class SchemaBuilder:
             self._names[cls] = name
             self.components[name] = {}  # reserved first: models may refer to themselves
             self.components[name] = (
-                self._enum(cls) if issubclass(cls, enum.Enum) else self._model(cls)
+                self._enum(cls)
+                if issubclass(cls, enum.Enum)
+                else variants_schema(self, cls) or self._model(cls)
             )
         return {"$ref": f"#/components/schemas/{name}"}
 
+    def component(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """Add ``schema`` to ``components`` under ``name`` (not taken yet); a ``$ref`` to it."""
+        self._claim(name, f"schema {name!r}")
+        self.components[name] = schema
+        return {"$ref": f"#/components/schemas/{name}"}
+
     def _name_for(self, cls: type) -> str:
-        """The class name; qualified by its module when it is reserved or taken already."""
-        name = cls.__name__
+        """The class name, which no other schema of the document may take."""
+        name = _NAME_UNSAFE.sub("_", cls.__name__)
+        self._claim(name, f"{cls.__module__}.{cls.__qualname__}")
+        return name
+
+    def _claim(self, name: str, what: str) -> None:
         if name in self.components or name in self._reserved:
-            name = f"{cls.__module__}.{cls.__qualname__}"
-        return _NAME_UNSAFE.sub("_", name)
+            msg = f"{what} would take the schema name {name!r}, which is taken: rename one"
+            raise TypeError(msg)
+
+    def properties(self, cls: type, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The schemas of the fields ``names`` (Python names) of ``cls``, by wire name."""
+        hints = field_types(cls)
+        fields = attrs.fields_dict(cls)
+        return {
+            fields[name].alias or name: self._property(cls, fields[name], hints) for name in names
+        }
+
+    def _property(
+        self, cls: type, field: "attrs.Attribute[Any]", hints: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        prop = self.schema(hints.get(field.name, field.type))
+        if field.default is not attrs.NOTHING:
+            default = _default_of(field.default)
+            if default is not attrs.NOTHING:
+                prop = {**prop, "default": default}
+        description = field_description(cls, field.name)
+        return prop if description is None else {**prop, "description": description}
 
     def _enum(self, cls: type[enum.Enum]) -> dict[str, Any]:
         values = [member.value for member in cls]
@@ -127,19 +162,12 @@ class SchemaBuilder:
         return schema
 
     def _model(self, cls: type) -> dict[str, Any]:
-        hints = field_types(cls)
-        properties: dict[str, Any] = {}
-        required: list[str] = []
-        for field in attrs.fields(cls):
-            name = field.alias or field.name
-            prop = self.schema(hints.get(field.name, field.type))
-            if field.default is attrs.NOTHING:
-                required.append(name)
-            else:
-                default = _default_of(field.default)
-                if default is not attrs.NOTHING:
-                    prop = {**prop, "default": default}
-            properties[name] = prop
+        properties = self.properties(cls, (field.name for field in attrs.fields(cls)))
+        required = [
+            field.alias or field.name
+            for field in attrs.fields(cls)
+            if field.default is attrs.NOTHING
+        ]
         schema: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             schema["required"] = required
@@ -200,7 +228,6 @@ class SchemaBuilder:
         return {
             "type": "array",
             "prefixItems": [self.schema(arg) for arg in args],
-            "items": False,
             "minItems": len(args),
             "maxItems": len(args),
         }

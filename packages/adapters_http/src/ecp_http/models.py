@@ -21,6 +21,7 @@ class ResumeRequest:
     """Body of ``POST /runs/{run_id}/resume``: the value the interrupt waits for."""
 
     value: Any
+    """The answer to the interrupt; the run's graph says what it may be."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -28,6 +29,7 @@ class ApprovalListResponse:
     """A run's approvals in creation order."""
 
     approvals: tuple[ApprovalRecord, ...]
+    """The run's approvals."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -36,6 +38,7 @@ class ApprovalActionListResponse:
 
     approval_id: str
     actions: tuple[ApprovalActionRecord, ...]
+    """What was done on the approval."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -43,6 +46,7 @@ class SigningKeysResponse:
     """Keys that verify audit record signatures (the current one last)."""
 
     keys: tuple[PublicSigningKey, ...]
+    """The public keys signatures can be verified with."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -50,7 +54,9 @@ class HealthResponse:
     """Liveness or readiness, with what was checked."""
 
     status: str
+    """The overall status."""
     checks: dict[str, str] = attrs.field(factory=dict)
+    """The status of each dependency checked, by name."""
 
 
 Limit = Annotated[int, Range(1, MAX_PAGE)]
@@ -144,6 +150,7 @@ class ApprovalPageResponse:
     """A page of approvals in approval id order (oldest first); ``next_cursor`` when more remain."""
 
     approvals: tuple[ApprovalRecord, ...]
+    """One page of approvals."""
     next_cursor: str | None = None
 
 
@@ -152,6 +159,7 @@ class GraphListResponse:
     """The latest version of each graph, by graph id; ``next_cursor`` when more remain."""
 
     graphs: tuple[GraphVersion, ...]
+    """The tenant's graphs."""
     next_cursor: str | None = None
 
 
@@ -160,6 +168,7 @@ class GraphVersionListResponse:
     """A graph's versions, oldest first; ``next_cursor`` when more remain."""
 
     versions: tuple[GraphVersion, ...]
+    """The graph's versions."""
     next_cursor: str | None = None
 
 
@@ -168,6 +177,7 @@ class DeploymentListResponse:
     """The tenant's deployments by deployment_ref; ``next_cursor`` when more remain."""
 
     deployments: tuple[Deployment, ...]
+    """The tenant's deployments."""
     next_cursor: str | None = None
 
 

@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
+from ecp_http.api_examples import REQUEST, RESPONSE, example
 from ecp_http.json_schema import SchemaBuilder
-from ecp_http.problems import PROBLEM_JSON, STATUS_BY_CODE
+from ecp_http.openapi_problems import PROBLEM, problem_responses, problem_schema
 from ecp_http.query import description, parameters
 from ecp_http.routing import Operation
 
@@ -38,62 +39,7 @@ SECURITY_SCHEMES: dict[str, Any] = {
         "description": "A project API key.",
     },
 }
-PROBLEM = "Problem"
-"""The component name of the problem detail schema; no model takes it."""
-
 _PATH_PARAM = re.compile(r"{([^{}]+)}")
-
-
-def _problem_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "description": "An RFC 9457 problem detail; `code` is a stable snake_case identifier.",
-        "properties": {
-            "type": {"type": "string", "description": "`urn:ecp:error:<code>`"},
-            "title": {"type": "string"},
-            "status": {"type": "integer"},
-            "detail": {"type": "string"},
-            "code": {"type": "string", "description": "One of the documented error codes."},
-            "errors": {
-                "type": "array",
-                "description": "Each failing field with its location.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "loc": {
-                            "type": "array",
-                            "items": {"type": ["string", "integer"]},
-                        },
-                        "msg": {"type": "string"},
-                    },
-                    "required": ["loc", "msg"],
-                },
-            },
-        },
-        "required": ["type", "title", "status", "detail", "code"],
-    }
-
-
-def _codes_for(status: int) -> list[str]:
-    return sorted(code for code, mapped in STATUS_BY_CODE.items() if mapped == status)
-
-
-def problem_statuses(operation: Operation) -> list[int]:
-    """Error statuses ``operation`` can answer with, as problem+json."""
-    statuses = []
-    if operation.body is not None:
-        statuses += [400, 413, 415]  # not JSON; over the body cap; not application/json in UTF-8
-    if not operation.public:
-        statuses.append(401)
-        if operation.permission is not None:
-            statuses.append(403)
-    if _PATH_PARAM.search(operation.path) or operation.body is not None:
-        # The resource the path or the body names is unknown (or another tenant's).
-        statuses.append(404)
-    if operation.body is not None:
-        statuses.append(409)  # a write may conflict with what is stored
-    statuses.append(422)  # an invalid body or parameter, or one the operation does not declare
-    return sorted(statuses)
 
 
 def _parameter(
@@ -136,8 +82,22 @@ def _parameters(operation: Operation, builder: SchemaBuilder) -> list[dict[str, 
     return found
 
 
-def _content(media_type: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {media_type: {"schema": schema}}
+def _content(
+    media_type: str, schema: dict[str, Any], operation_id: str = "", part: str = ""
+) -> dict[str, Any]:
+    """One media type's schema, with the operation's recorded example of ``part`` if any."""
+    found, value = example(operation_id, part) if operation_id else (False, None)
+    return {media_type: {"schema": schema, "example": value} if found else {"schema": schema}}
+
+
+def _success_schema(operation: Operation, builder: SchemaBuilder) -> dict[str, Any]:
+    """The answer's model; text for a text media type, bytes for any other that is not JSON."""
+    media = operation.media_type
+    if media == "application/json" or media.endswith("+json"):
+        return {} if operation.response is None else builder.schema(operation.response)
+    if media.startswith("text/"):
+        return {"type": "string"}
+    return {"type": "string", "format": "binary"}
 
 
 def _operation(operation: Operation, builder: SchemaBuilder) -> dict[str, Any]:
@@ -153,30 +113,25 @@ def _operation(operation: Operation, builder: SchemaBuilder) -> dict[str, Any]:
     if declared:
         entry["parameters"] = declared
     if operation.body is not None:
+        schema = builder.schema(operation.body)
         entry["requestBody"] = {
             "required": True,
-            "content": _content("application/json", builder.schema(operation.body)),
+            "content": _content("application/json", schema, operation.operation_id, REQUEST),
         }
     responses: dict[str, Any] = {}
     for status in (operation.status, *operation.extra_statuses):
         response: dict[str, Any] = {"description": http.HTTPStatus(status).phrase}
         if status != 204:  # noqa: PLR2004
-            schema = {} if operation.response is None else builder.schema(operation.response)
-            response["content"] = _content(media_type, schema)
-            if status == operation.status:
+            schema = _success_schema(operation, builder)
+            main = status == operation.status
+            named = operation.operation_id if main else ""
+            response["content"] = _content(media_type, schema, named, RESPONSE)
+            if main:
                 for alternate in operation.alternate_media:
                     response["content"][alternate] = {"schema": {"type": "string"}}
         responses[str(status)] = response
-    problem_ref = {"$ref": f"#/components/schemas/{PROBLEM}"}
-    for status in problem_statuses(operation):
-        codes = _codes_for(status)
-        description = http.HTTPStatus(status).phrase
-        if codes:
-            description += f" (code: {', '.join(f'`{code}`' for code in codes)})"
-        responses.setdefault(
-            str(status),
-            {"description": description, "content": _content(PROBLEM_JSON, problem_ref)},
-        )
+    for status, response in problem_responses(operation).items():
+        responses.setdefault(str(status), response)
     entry["responses"] = dict(sorted(responses.items()))
     entry["security"] = [] if operation.public else [{"bearerAuth": []}, {"apiKey": []}]
     return entry
@@ -198,7 +153,7 @@ def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
             operation, builder
         )
     schemas = dict(sorted(builder.components.items()))
-    schemas[PROBLEM] = _problem_schema()
+    schemas[PROBLEM] = problem_schema()
     tags = sorted({operation.tag for operation in operations})
     return {
         "openapi": OPENAPI_VERSION,

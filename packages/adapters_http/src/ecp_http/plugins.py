@@ -14,12 +14,13 @@ from typing import Any
 import attrs
 
 from ecp_core.runs.actions import ActionRegistry
+from ecp_http.cli_errors import RefusedToStart
 
 ENTRY_POINT_GROUP = "ecp.actions"
 """The entry-point group whose members register actions."""
 
 
-class PluginFailed(Exception):
+class PluginFailed(RefusedToStart):
     """An action plug-in could not be loaded or refused to register; one line names it.
 
     Start-up stops on it (``ecp`` prints the line and exits 2), like ``StartupRefused``.

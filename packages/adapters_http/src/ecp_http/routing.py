@@ -107,11 +107,12 @@ class Operation:
     """The handler gets the body's bytes unparsed in ``Call.raw`` (e.g. to verify a signature)."""
     form: bool = False
     """Takes an HTML form post (``application/x-www-form-urlencoded``) into ``Call.form``."""
-
-    @property
-    def operation_id(self) -> str:
-        """A stable id: the handler's name."""
-        return self.handler.__name__
+    operation_id: str = attrs.field(
+        default=attrs.Factory(lambda operation: operation.handler.__name__, takes_self=True)
+    )
+    """The OpenAPI ``operationId`` and a generated client's method name (ADR 0055):
+    ``<tag>_<verb>[_<object>]`` in snake_case, unique, declared with the operation so that
+    renaming a handler changes nothing on the wire."""
 
 
 @attrs.frozen(kw_only=True)

@@ -1,4 +1,8 @@
-"""Development secrets: generated on first start and kept under the data directory (mode 0600)."""
+"""Development secrets: generated on first start and kept under the data directory (mode 0600).
+
+``ecp serve`` makes them (:func:`with_development_secrets`); ``ecp token`` only reads the one a
+server made (:func:`development_token`), so that its tokens are the ones that server accepts.
+"""
 
 import base64
 import os
@@ -8,7 +12,12 @@ from collections.abc import Callable
 
 import attrs
 
+from ecp_http.auth import mint_token
+from ecp_http.cli_errors import CommandRefused
 from ecp_http.settings import Settings, SettingsError
+
+JWT_SECRET_FILE = "jwt-secret"  # noqa: S105 - a file name, not a secret
+"""The development JWT secret's file under the data directory."""
 
 
 def _kept(path: pathlib.Path, make: Callable[[], str]) -> tuple[str, bool]:
@@ -42,7 +51,7 @@ def with_development_secrets(settings: Settings) -> tuple[Settings, list[str]]:
     notes: list[str] = []
     jwt_secret, signing_key = settings.jwt_secret, settings.audit_signing_key
     if not jwt_secret:
-        path = settings.data_dir / "jwt-secret"
+        path = settings.data_dir / JWT_SECRET_FILE
         jwt_secret, made = _kept(path, lambda: secrets.token_urlsafe(48))
         notes.append(f"{'generated' if made else 'using'} a development JWT secret in {path}")
     if not signing_key:
@@ -54,3 +63,38 @@ def with_development_secrets(settings: Settings) -> tuple[Settings, list[str]]:
             f"{'generated' if made else 'using'} a development audit signing key in {path}"
         )
     return attrs.evolve(settings, jwt_secret=jwt_secret, audit_signing_key=signing_key), notes
+
+
+def development_token(
+    settings: Settings,
+    *,
+    tenant: str,
+    roles: list[str],
+    ttl_seconds: int,
+    subject: str,
+    data_dir: pathlib.Path | None = None,
+) -> str:
+    """A JWT signed with the secret a server with these settings uses; never a new secret.
+
+    That is ``ECP_JWT_SECRET`` when set, else the development secret ``ecp serve`` keeps in
+    ``data_dir`` (the settings' ``ECP_DATA_DIR`` by default). Refused when the service is hosted (SettingsError), and when neither exists
+    (CommandRefused): a secret made here would sign tokens no server accepts.
+    """
+    if settings.hosted:
+        raise SettingsError("ecp token is disabled when the service is configured as hosted")
+    data_dir = settings.data_dir if data_dir is None else data_dir
+    secret = settings.jwt_secret
+    if not secret:
+        path = data_dir / JWT_SECRET_FILE
+        try:
+            secret = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            secret = ""
+        except OSError as exc:
+            raise SettingsError(f"cannot read {path.resolve()}: {exc.strerror}") from None
+    if not secret:
+        raise CommandRefused(
+            f"no development secret in {data_dir.resolve()}; run `ecp serve` there first "
+            "or set ECP_JWT_SECRET"
+        )
+    return mint_token(secret, tenant=tenant, roles=roles, ttl_seconds=ttl_seconds, subject=subject)

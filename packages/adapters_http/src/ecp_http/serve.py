@@ -22,6 +22,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from ecp_http.auth import mint_token
+from ecp_http.cli_errors import RefusedToStart
 from ecp_http.settings import Settings
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _BACKLOG = 2048
 
 
-class StartupRefused(Exception):
+class StartupRefused(RefusedToStart):
     """``ecp serve`` cannot start; the message is one line for the operator."""
 
 
@@ -115,13 +116,20 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _announce(settings: Settings, sock: socket.socket, *, embedded: bool) -> None:
+def _announce(
+    settings: Settings, sock: socket.socket, *, embedded: bool, development_secret: bool
+) -> None:
+    """Say where the server listens; with a development JWT secret, also a token to try it with.
+
+    A secret of the operator's own (``ECP_JWT_SECRET``) never gets an admin token printed: stdout
+    ends up in logs, and the token would be a real one.
+    """
     base = f"http://{_display(settings.host, sock.getsockname()[1])}"
     source = (
         f"embedded PostgreSQL in {settings.data_dir / 'pg'}" if embedded else "ECP_DATABASE_URL"
     )
     _say(f"ECP is serving on {base} (database: {source})")
-    if not settings.hosted and settings.jwt_secret:
+    if development_secret and not settings.hosted and settings.jwt_secret:
         token = mint_token(settings.jwt_secret, tenant="dev", roles=["admin"], ttl_seconds=86400)
         _say("try it (a development admin token for tenant 'dev', valid for a day):")
         _say(f"  curl -s -H 'Authorization: Bearer {token}' {base}/admin/runs")
@@ -159,7 +167,7 @@ def serve(settings: Settings) -> int:
             log_level=ready.log_level.lower(),
         )
         server = uvicorn.Server(config)
-        _announce(ready, sock, embedded=embedded)
+        _announce(ready, sock, embedded=embedded, development_secret=not settings.jwt_secret)
         stops.hand_to(server)
         server.run(sockets=[sock])
     return 0

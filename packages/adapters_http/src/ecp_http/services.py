@@ -5,11 +5,13 @@ plain function ``handler(call, services)``. The two protocols name what handlers
 running process and of the API's own description, so that this module imports neither.
 """
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import attrs
 
 from ecp_core.service import Ecp
+from ecp_http.api_reference import Asset
 from ecp_http.auth import Authenticator
 from ecp_http.long_poll import Bell
 from ecp_http.metrics import Metrics
@@ -41,6 +43,9 @@ class ApiDescription(Protocol):
 
     def page(self) -> str:
         """The same as a self-contained HTML page."""
+
+    def assets(self) -> Mapping[str, Asset]:
+        """The page's scripts and stylesheets by their fingerprinted names."""
 
 
 @attrs.frozen(kw_only=True)

@@ -19,7 +19,8 @@ from typing import Any
 import attrs
 import httpx
 
-DEFAULT_URL = "http://127.0.0.1:8000"
+from ecp_http import api_client
+
 MAX_BACKOFF_SECONDS = 10.0
 MAX_ERROR_CHARS = 4000
 JSON = {"Content-Type": "application/json"}
@@ -76,13 +77,7 @@ class WorkerOptions:
 
 def problem_text(response: httpx.Response) -> str:
     """An error answer in one line: status, problem code and detail."""
-    try:
-        problem = response.json()
-    except ValueError:
-        return f"HTTP {response.status_code}: {response.text[:200]}"
-    if not isinstance(problem, dict):
-        return f"HTTP {response.status_code}"
-    return f"HTTP {response.status_code} {problem.get('code', '')}: {problem.get('detail', '')}"
+    return api_client.problem_text(response.status_code, response.text).split("\n", 1)[0]
 
 
 def _json(value: object) -> str:

@@ -1,6 +1,7 @@
 """The HttpSender for webhooks: the outbound guard, the pinned address, a timeout, a capped read."""
 
 from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
 
 import httpx
 
@@ -16,6 +17,15 @@ from ecp_http.outbound import (
 )
 
 MAX_RESPONSE_BYTES = 64 * 1024
+
+
+def user_agent() -> str:
+    """``ecp-webhooks/<version of ecp-http>``: the User-Agent of every delivery."""
+    try:
+        installed = version("ecp-http")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        installed = "0+unknown"
+    return f"ecp-webhooks/{installed}"
 
 
 def webhook_guard(*, allow_private: bool) -> AddressGuard:
@@ -55,6 +65,7 @@ class HttpxSender:
         self._guard = webhook_guard(allow_private=allow_private)
         self._resolver = resolver
         self._client = outbound_client(timeout_seconds)
+        self._user_agent = user_agent()
 
     def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> HttpAnswer:
         """Send one delivery to the address that was checked; read at most 64 KiB of the answer."""
@@ -63,7 +74,11 @@ class HttpxSender:
             return HttpAnswer(error=target.reason)
         try:
             with pinned_stream(
-                self._client, "POST", target, content=body, headers=headers
+                self._client,
+                "POST",
+                target,
+                content=body,
+                headers={**headers, "User-Agent": self._user_agent},
             ) as response:
                 read = 0
                 for chunk in response.iter_bytes():

@@ -12,20 +12,20 @@ import os
 import pathlib
 import socket
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from ecp_http import logs
-from ecp_http.task_worker import (
-    DEFAULT_URL,
-    TaskFunction,
-    TaskWorker,
-    WorkerOptions,
-    WorkerRefused,
-)
+from ecp_http.api_client import DEFAULT_URL, add_url_option, credential_headers
+from ecp_http.cli_args import whole_number
+
+if TYPE_CHECKING:
+    from ecp_http.task_worker import TaskFunction
 
 
-def load_function(spec: str) -> TaskFunction:
+def load_function(spec: str) -> "TaskFunction":
     """The callable named by ``module:function``, importable from here or ``PYTHONPATH``."""
+    from ecp_http.task_worker import WorkerRefused  # noqa: PLC0415 - when the command runs
+
     module_name, _, name = spec.partition(":")
     if not module_name or not name:
         raise WorkerRefused(f"{spec!r} is not module:function")
@@ -44,38 +44,26 @@ def load_function(spec: str) -> TaskFunction:
     return function
 
 
-def credential_headers(environ: Mapping[str, str]) -> dict[str, str]:
-    """``X-API-Key`` from ``ECP_API_KEY``, else ``Authorization: Bearer`` from ``ECP_TOKEN``."""
-    if key := environ.get("ECP_API_KEY", "").strip():
-        return {"X-API-Key": key}
-    if token := environ.get("ECP_TOKEN", "").strip():
-        return {"Authorization": f"Bearer {token}"}
-    raise WorkerRefused("set ECP_API_KEY (a project API key with role worker) or ECP_TOKEN")
+def _credentials(environ: Mapping[str, str]) -> dict[str, str]:
+    from ecp_http.task_worker import WorkerRefused  # noqa: PLC0415 - when the command runs
+
+    headers = credential_headers(environ)
+    if headers is None:
+        raise WorkerRefused("set ECP_API_KEY (a project API key with role worker) or ECP_TOKEN")
+    return headers
 
 
-def _bounded(low: int, high: int) -> Callable[[str], int]:
-    """An argparse type: an integer from ``low`` to ``high``."""
+def _work(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    from ecp_http import logs  # noqa: PLC0415 - imported when the command runs (ADR 0053)
+    from ecp_http.task_worker import TaskWorker, WorkerOptions, WorkerRefused  # noqa: PLC0415
 
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} is not within {low}..{high}")
-        return value
-
-    return parse
-
-
-def _work(args: argparse.Namespace) -> int:
     try:
-        headers = credential_headers(os.environ)
+        headers = _credentials(environ)
         function = load_function(args.function)
         logs.configure()
         logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
         options = WorkerOptions(
-            url=(args.url or os.environ.get("ECP_URL") or DEFAULT_URL).rstrip("/"),
+            url=(args.url or environ.get("ECP_URL") or DEFAULT_URL).rstrip("/"),
             topics=tuple(dict.fromkeys(args.topic)),
             worker_id=args.worker_id or f"{socket.gethostname()}-{os.getpid()}",
             lock_seconds=args.lock_seconds,
@@ -101,26 +89,26 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     worker.add_argument(
         "function", metavar="FUNCTION", help="module:function, importable from here or PYTHONPATH"
     )
-    worker.add_argument("--url", help=f"the service's base URL (env ECP_URL; {DEFAULT_URL})")
+    add_url_option(worker)
     worker.add_argument(
         "--topic", action="append", required=True, help="a topic to claim; repeat for more"
     )
     worker.add_argument("--worker-id", help="this worker's id (default: <hostname>-<pid>)")
     worker.add_argument(
         "--lock-seconds",
-        type=_bounded(1, 3600),
+        type=whole_number(1, 3600),
         help="how long a claim holds a task (default: the task node's lock_seconds)",
     )
     worker.add_argument(
         "--wait-seconds",
-        type=_bounded(0, 30),
+        type=whole_number(0, 30),
         default=20,
         help="how long one claim waits for a task to appear (default 20)",
     )
     worker.add_argument(
-        "--max-tasks", type=_bounded(1, 100), default=1, help="tasks per claim (default 1)"
+        "--max-tasks", type=whole_number(1, 100), default=1, help="tasks per claim (default 1)"
     )
     worker.add_argument(
         "--once", action="store_true", help="handle what one claim returns, then exit"
     )
-    worker.set_defaults(run=_work)
+    worker.set_defaults(handler=_work)

@@ -1,7 +1,8 @@
 """A private PostgreSQL under a data directory, started with the ``pgserver`` package.
 
 Used when ``ECP_DATABASE_URL`` is unset: the server lives in ``<data_dir>/pg``, is reused across
-restarts, and is stopped cleanly by :meth:`EmbeddedPostgres.stop`.
+restarts, and is stopped cleanly by :meth:`EmbeddedPostgres.stop`. ``pgserver`` comes with the
+``embedded`` extra and is imported only when a server is started.
 
 pgserver counts the processes using a server by pid in ``pg/.handle_pids.json`` and stops the
 server when the last one lets go. A process that died without letting go (SIGKILL, a crash)
@@ -22,6 +23,11 @@ from typing import Any, Self
 from ecp_postgres.errors import DatabaseUnavailable
 
 _HANDLES = ".handle_pids.json"
+MISSING_PGSERVER = (
+    "the embedded PostgreSQL needs the pgserver package: "
+    "install ecp-postgres[embedded] or set ECP_DATABASE_URL"
+)
+"""The one line when no database URL is set and pgserver is not installed (an optional extra)."""
 
 
 def _pgserver() -> Any:  # noqa: ANN401 - pgserver ships no type information
@@ -35,7 +41,12 @@ def _pgserver() -> Any:  # noqa: ANN401 - pgserver ships no type information
         quiet.addHandler(logging.NullHandler())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import pgserver  # noqa: PLC0415 - only needed when the embedded server is used
+        try:
+            import pgserver  # noqa: PLC0415 - only needed when the embedded server is used
+        except ModuleNotFoundError as exc:
+            if exc.name != "pgserver":
+                raise
+            raise DatabaseUnavailable(MISSING_PGSERVER) from None
 
     return pgserver
 

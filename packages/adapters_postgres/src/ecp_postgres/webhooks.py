@@ -21,14 +21,17 @@ ATTEMPTS = Table("ecp_webhook_attempts", DeliveryAttempt)
 # conformance suite): 2xx delivered; 4xx but 408 and 429 rejected; anything else failed.
 _DELIVERED = "a.status_code BETWEEN 200 AND 299"
 _REJECTED = "a.status_code BETWEEN 400 AND 499 AND a.status_code NOT IN (408, 429)"
+# Test events (webhook.test) are not counted (ADR 0054).
+_COUNTED = "event_type <> 'webhook.test'"
 _COUNTS = f"""
 SELECT
   (SELECT count(*) FROM ecp_webhook_deliveries
-    WHERE tenant_id = %(tenant)s AND status = 'pending') AS queue_depth,
+    WHERE tenant_id = %(tenant)s AND status = 'pending' AND {_COUNTED}) AS queue_depth,
   (SELECT count(*) FROM ecp_webhook_deliveries
-    WHERE tenant_id = %(tenant)s AND created_at >= %(since)s) AS queued,
+    WHERE tenant_id = %(tenant)s AND created_at >= %(since)s AND {_COUNTED}) AS queued,
   (SELECT count(*) FROM ecp_webhook_deliveries
-    WHERE tenant_id = %(tenant)s AND updated_at >= %(since)s AND status = 'dead') AS abandoned,
+    WHERE tenant_id = %(tenant)s AND updated_at >= %(since)s AND status = 'dead'
+      AND {_COUNTED}) AS abandoned,
   t.delivered, t.retried, t.rejected, t.failed
 FROM (
   SELECT
@@ -38,7 +41,7 @@ FROM (
     count(*) FILTER (WHERE a.status_code IS NULL OR NOT ({_DELIVERED} OR {_REJECTED})) AS failed
   FROM ecp_webhook_deliveries d
   JOIN ecp_webhook_attempts a ON a.delivery_id = d.delivery_id AND a.occurred_at >= %(since)s
-  WHERE d.tenant_id = %(tenant)s AND d.updated_at >= %(since)s
+  WHERE d.tenant_id = %(tenant)s AND d.updated_at >= %(since)s AND d.{_COUNTED}
 ) t
 """  # noqa: S608 - fixed text
 
@@ -49,6 +52,14 @@ _REVIVE = ", ".join(
     [f"{c} = EXCLUDED.{c}" for c in SUBSCRIPTIONS.columns if c != "subscription_id"]
     + ["deleted_at = NULL"]
 )
+
+# The previous secret is the current one of the row as it is when the update runs.
+_ROTATE = f"""
+UPDATE ecp_webhook_subscriptions
+SET previous_secret = secret, previous_secret_expires_at = %s, secret = %s
+WHERE subscription_id = %s AND tenant_id = %s AND {_LIVE}
+RETURNING {SUBSCRIPTIONS.column_list}
+"""  # noqa: S608 - fixed text
 
 
 class PostgresWebhooks(Repository):
@@ -103,6 +114,28 @@ class PostgresWebhooks(Repository):
             (subscription_id, tenant_id),
         )
         return cursor.rowcount == 1
+
+    def rotate_secret(
+        self, tenant_id: str, subscription_id: str, secret: str, previous_expires_at: datetime
+    ) -> Subscription | None:
+        """Make ``secret`` current; the current one signs beside it until ``previous_expires_at``.
+
+        One statement: a concurrent rotation waits for the row and then moves the secret it
+        wrote, so no secret that was handed out is lost.
+        """
+        row = self._conn.execute(
+            _ROTATE, (previous_expires_at, secret, subscription_id, tenant_id)
+        ).fetchone()
+        return None if row is None else SUBSCRIPTIONS.load(row)
+
+    def drop_expired_secrets(self, now: datetime) -> int:
+        """Forget previous secrets whose overlap ended by ``now`` (deleted rows' too)."""
+        return self._conn.execute(
+            "UPDATE ecp_webhook_subscriptions"
+            " SET previous_secret = NULL, previous_secret_expires_at = NULL"
+            " WHERE previous_secret_expires_at <= %s",
+            (now,),
+        ).rowcount
 
     def add_delivery(self, delivery: Delivery) -> None:
         """Queue a delivery (Conflict when its id exists, in any tenant)."""

@@ -15,8 +15,11 @@ class ActorIdentity:
     """An authenticated subject acting for one tenant with some roles."""
 
     subject: Annotated[str, Text(1, 512)]
+    """Who acted: the token's or API key's subject."""
     auth_method: AuthMethod
+    """How the actor authenticated."""
     roles: tuple[ServiceRole, ...] = ()
+    """The roles the actor held when acting."""
     tenant_id: Annotated[str, Text(1, 512)] = DEFAULT_TENANT
     workspace_id: str | None = None
 

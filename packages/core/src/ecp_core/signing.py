@@ -64,8 +64,11 @@ class PublicSigningKey:
     """A published verification key."""
 
     key_id: str
+    """The key's id, as audit records and attestations name it."""
     public_key: str
+    """The public key (base64), to verify signatures with."""
     algorithm: str = "ed25519"
+    """The signature algorithm."""
 
 
 class KeyRing:

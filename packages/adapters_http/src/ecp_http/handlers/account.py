@@ -260,6 +260,9 @@ def _page_operation(
         method=method,
         path=path,
         handler=handler,
+        operation_id="_".join(
+            ["pages", *(part for part in path.strip("/").split("/") if not part.startswith("{"))]
+        ),
         tag=TAG,
         summary=summary,
         permission=None,

@@ -18,6 +18,7 @@ OPERATIONS = [
         method="GET",
         path="/v1/actions",
         handler=list_actions,
+        operation_id="actions_list",
         tag=TAG,
         summary=(
             "List the actions this server can run (built-ins and plug-ins) and the task actions"

@@ -25,6 +25,7 @@ OPERATIONS = [
         method="GET",
         path="/v1/audit/settings",
         handler=get_audit_settings,
+        operation_id="audit_get_settings",
         tag=TAG,
         summary="The digest version of the tenant's new audit records (2 unless it chose 3)",
         permission=NEED,
@@ -34,6 +35,7 @@ OPERATIONS = [
         method="PUT",
         path="/v1/audit/settings",
         handler=put_audit_settings,
+        operation_id="audit_put_settings",
         tag=TAG,
         summary=(
             "Choose digest_version 2 or 3 (salted commitments) for records written from now on;"

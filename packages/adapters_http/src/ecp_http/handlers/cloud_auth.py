@@ -49,8 +49,11 @@ class SessionView:
 
     tenant_id: str
     organization_id: str
+    """The organization the user signed in with."""
     user_id: str
+    """The signed-in user's id."""
     roles: tuple[ServiceRole, ...]
+    """The roles the session has."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -58,8 +61,11 @@ class LoginResponse:
     """The callback's JSON answer; ``quickstart_key`` only for the activating login, once."""
 
     session: SessionView
+    """Who the session stands for."""
     activated: bool
+    """Whether this login activated the tenant."""
     quickstart_key: ApiKeyCreated | None = None
+    """An API key made for the activating login, shown this once; null otherwise."""
 
 
 def _identity(services: Services) -> CloudIdentity:
@@ -201,6 +207,7 @@ OPERATIONS = [
         method="GET",
         path=f"{AUTH_PATH}/login",
         handler=login,
+        operation_id="cloud_auth_login",
         tag=TAG,
         summary="Start login at the identity provider (authorization code with PKCE S256)",
         permission=None,
@@ -211,6 +218,7 @@ OPERATIONS = [
         method="GET",
         path=f"{AUTH_PATH}/callback",
         handler=callback,
+        operation_id="cloud_auth_callback",
         tag=TAG,
         summary="Finish login: check state and token, bind the organization's tenant, open the"
         " session; the first login activates a trial and shows an Analyst key once",
@@ -224,6 +232,7 @@ OPERATIONS = [
         method="GET",
         path=f"{AUTH_PATH}/refresh",
         handler=refresh,
+        operation_id="cloud_auth_refresh",
         tag=TAG,
         summary="Renew the session's access token with its refresh token",
         permission=None,
@@ -235,6 +244,7 @@ OPERATIONS = [
         method="GET",
         path=f"{AUTH_PATH}/logout",
         handler=logout,
+        operation_id="cloud_auth_logout",
         tag=TAG,
         summary="Clear the session and end it at the identity provider",
         permission=None,

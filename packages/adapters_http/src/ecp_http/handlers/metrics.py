@@ -31,6 +31,7 @@ OPERATIONS = [
         method="GET",
         path="/metrics",
         handler=metrics_text,
+        operation_id="operations_metrics",
         tag=TAG,
         summary="Prometheus metrics; needs `Authorization: Bearer $ECP_METRICS_TOKEN` when set",
         permission=None,

@@ -26,6 +26,7 @@ class LegalHoldListResponse:
     """The tenant's holds, released ones included (their history is kept)."""
 
     holds: tuple[LegalHold, ...]
+    """The tenant's legal holds."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -33,6 +34,7 @@ class RetentionAuditLogResponse:
     """A page of the retention audit log, newest first."""
 
     entries: tuple[RetentionAuditEntry, ...]
+    """The erasure steps taken."""
     next_cursor: str | None = None
 
 
@@ -53,7 +55,7 @@ def place_legal_hold(call: Call, services: Services) -> Reply:
 
 
 def list_legal_holds(call: Call, services: Services) -> LegalHoldListResponse:
-    """The tenant's legal holds, released ones included."""
+    """The tenant's legal holds."""
     return LegalHoldListResponse(holds=tuple(services.ecp.retention.holds(call.tenant)))
 
 
@@ -85,6 +87,7 @@ OPERATIONS = [
         method="PUT",
         path="/v1/retention/policy",
         handler=put_retention_policy,
+        operation_id="retention_put_policy",
         tag=TAG,
         summary="Set the tenant's TTLs (null keeps forever); the answer is the resolved policy",
         permission=NEED,
@@ -95,6 +98,7 @@ OPERATIONS = [
         method="GET",
         path="/v1/retention/policy",
         handler=get_retention_policy,
+        operation_id="retention_get_policy",
         tag=TAG,
         summary="The policy in force and the rule that chose it",
         permission=NEED,
@@ -104,6 +108,7 @@ OPERATIONS = [
         method="POST",
         path="/v1/retention/legal-holds",
         handler=place_legal_hold,
+        operation_id="retention_place_legal_hold",
         tag=TAG,
         summary="Place a run-scoped or tenant-wide legal hold",
         permission=NEED,
@@ -115,6 +120,7 @@ OPERATIONS = [
         method="GET",
         path="/v1/retention/legal-holds",
         handler=list_legal_holds,
+        operation_id="retention_list_legal_holds",
         tag=TAG,
         summary="The tenant's legal holds",
         permission=NEED,
@@ -124,6 +130,7 @@ OPERATIONS = [
         method="DELETE",
         path="/v1/retention/legal-holds/{hold_id}",
         handler=release_legal_hold,
+        operation_id="retention_release_legal_hold",
         tag=TAG,
         summary="Release a legal hold (its record stays)",
         permission=NEED,
@@ -133,6 +140,7 @@ OPERATIONS = [
         method="POST",
         path="/v1/retention/erasure-requests",
         handler=request_erasure,
+        operation_id="retention_request_erasure",
         tag=TAG,
         summary="Erase a run or the whole tenant now; 409 while a legal hold covers it",
         permission=NEED,
@@ -143,6 +151,7 @@ OPERATIONS = [
         method="GET",
         path="/v1/retention/audit-log",
         handler=retention_audit_log,
+        operation_id="retention_audit_log",
         tag=TAG,
         summary="The append-only log of erasure steps, newest first",
         permission=NEED,

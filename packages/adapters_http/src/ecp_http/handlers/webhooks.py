@@ -9,6 +9,7 @@ from ecp_core.webhooks.model import (
     CreateSubscriptionRequest,
     Delivery,
     DeliveryAttempt,
+    SecretRotated,
     SubscriptionCreated,
     SubscriptionView,
 )
@@ -70,6 +71,18 @@ def delete_subscription(call: Call, services: Services) -> Reply:
     return Reply(body=None, status=204)
 
 
+def rotate_secret(call: Call, services: Services) -> Reply:
+    """A new secret, shown this once; the old one keeps signing beside it for 24 hours."""
+    rotated = services.ecp.webhooks.rotate_secret(call.tenant, call.path["subscription_id"])
+    return Reply(body=rotated, status=200, headers={"Cache-Control": "no-store"})
+
+
+def send_test_event(call: Call, services: Services) -> Reply:
+    """Queue a ``webhook.test`` event for the subscription, due now: the next sweep sends it."""
+    delivery = services.ecp.webhooks.send_test(call.tenant, call.path["subscription_id"])
+    return Reply(body=delivery, status=202)
+
+
 def list_dead_letters(call: Call, services: Services) -> DeadLetterListResponse:
     """A page of dead deliveries, newest first."""
     query: PageQuery = call.params
@@ -101,6 +114,7 @@ OPERATIONS = [
         method="POST",
         path="/webhooks/subscriptions",
         handler=create_subscription,
+        operation_id="webhooks_create_subscription",
         tag=TAG,
         summary="Subscribe to a deployment's run events; the signing secret is shown once",
         permission=NEED,
@@ -112,6 +126,7 @@ OPERATIONS = [
         method="GET",
         path="/webhooks/subscriptions",
         handler=list_subscriptions,
+        operation_id="webhooks_list_subscriptions",
         tag=TAG,
         summary="The tenant's subscriptions",
         permission=NEED,
@@ -121,15 +136,38 @@ OPERATIONS = [
         method="DELETE",
         path="/webhooks/subscriptions/{subscription_id}",
         handler=delete_subscription,
+        operation_id="webhooks_delete_subscription",
         tag=TAG,
         summary="Stop a subscription",
         permission=NEED,
         status=204,
     ),
     Operation(
+        method="POST",
+        path="/webhooks/subscriptions/{subscription_id}/rotate-secret",
+        handler=rotate_secret,
+        operation_id="webhooks_rotate_secret",
+        tag=TAG,
+        summary="A new signing secret, shown once; the old one keeps signing for 24 hours",
+        permission=NEED,
+        response=SecretRotated,
+    ),
+    Operation(
+        method="POST",
+        path="/webhooks/subscriptions/{subscription_id}/test",
+        handler=send_test_event,
+        operation_id="webhooks_send_test_event",
+        tag=TAG,
+        summary="Send a webhook.test event to the subscription now (through the outbox)",
+        permission=NEED,
+        response=Delivery,
+        status=202,
+    ),
+    Operation(
         method="GET",
         path="/webhooks/dead-letters",
         handler=list_dead_letters,
+        operation_id="webhooks_list_dead_letters",
         tag=TAG,
         summary="Deliveries that ran out of attempts",
         permission=NEED,
@@ -140,6 +178,7 @@ OPERATIONS = [
         method="GET",
         path="/webhooks/dead-letters/{delivery_id}",
         handler=get_dead_letter,
+        operation_id="webhooks_get_dead_letter",
         tag=TAG,
         summary="A dead letter and its attempts",
         permission=NEED,
@@ -149,6 +188,7 @@ OPERATIONS = [
         method="POST",
         path="/webhooks/dead-letters/{delivery_id}/replay",
         handler=replay_dead_letter,
+        operation_id="webhooks_replay_dead_letter",
         tag=TAG,
         summary="Deliver a dead letter again (same event id); repeating returns the same replay",
         permission=NEED,

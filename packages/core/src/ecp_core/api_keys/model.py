@@ -40,7 +40,9 @@ class CreateApiKeyRequest:
     """Body of ``POST /v1/api-keys``: a name for people and the one role the key acts with."""
 
     name: Annotated[str, Text(1, 200, trimmed=True, pattern=DISPLAYABLE)]
+    """A name to tell the key apart (shown in listings)."""
     role: ServiceRole
+    """The role every call made with the key will have."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -48,13 +50,18 @@ class ApiKeyView:
     """An API key as listed: its fingerprint, never its hash or the key."""
 
     key_id: str
+    """The API key's id."""
     tenant_id: str
     role: ServiceRole
+    """The role every call made with the key has."""
     fingerprint: str
+    """A short public fingerprint of the key, to tell keys apart."""
     name: str
+    """The name given to the key when it was created."""
     created_at: Annotated[datetime, AwareUtc()]
     created_by: str
     revoked_at: Annotated[datetime, AwareUtc()] | None = None
+    """When the key was revoked (RFC 3339, UTC); null while it is valid."""
 
     @classmethod
     def of(cls, key: ApiKey) -> "ApiKeyView":
@@ -76,14 +83,20 @@ class ApiKeyCreated:
     """Answer of ``POST /v1/api-keys``: the record's public fields and, this once, the key."""
 
     key_id: str
+    """The API key's id."""
     tenant_id: str
     role: ServiceRole
+    """The role every call made with the key has."""
     fingerprint: str
+    """A short public fingerprint of the key, to tell keys apart."""
     name: str
+    """The name given to the key."""
     created_at: Annotated[datetime, AwareUtc()]
     created_by: str
     key: str = attrs.field(repr=False)
+    """The key itself, shown this once: the service keeps only its hash."""
     revoked_at: Annotated[datetime, AwareUtc()] | None = None
+    """When the key was revoked (RFC 3339, UTC); null while it is valid."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -91,4 +104,5 @@ class ApiKeyListResponse:
     """``GET /v1/api-keys``: a page of the tenant's keys in creation order, revoked ones too."""
 
     api_keys: tuple[ApiKeyView, ...]
+    """The tenant's API keys."""
     next_cursor: str | None = None

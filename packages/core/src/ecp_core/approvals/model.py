@@ -19,10 +19,15 @@ class ApprovalResolution:
     """How a reviewer resolved an approval."""
 
     decision: ApprovalDecision
+    """What the approver decided."""
     actor: ActorIdentity
+    """Who resolved it."""
     resolved_at: Annotated[datetime, AwareUtc()]
+    """When it was resolved (RFC 3339, UTC)."""
     edited_payload: dict[str, Any] | None = None
+    """The payload as the approver changed it, when the decision was to edit."""
     reason: Reason | None = None
+    """Why, in the approver's words."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -34,23 +39,38 @@ class ApprovalRecord:
     graph_version_ref: str
     deployment_ref: str
     summary: str
+    """What the approver is asked, in a line."""
     rationale: str
+    """Why a person decides here."""
     approval_id: str
     created_at: Annotated[datetime, AwareUtc()]
     updated_at: Annotated[datetime, AwareUtc()]
     status: ApprovalStatus = ApprovalStatus.PENDING
+    """Where the approval is: pending, resolved or escalated."""
     interaction_type: HumanInteractionType = HumanInteractionType.APPROVAL
+    """What kind of human interaction is asked for."""
     requested_decision: ApprovalDecision = ApprovalDecision.APPROVE
+    """The decision the run asks for."""
     allowed_actions: tuple[ApprovalDecision, ...] = ALL_DECISIONS
+    """The decisions the approver may take."""
     proposed_payload: dict[str, Any] | None = None
+    """What the approver reviews: the arguments of the gated action, or the run state."""
     context_excerpt: dict[str, Any] = attrs.field(factory=dict)
+    """Parts of the run state shown to the approver for context."""
     urgency_metadata: dict[str, Any] = attrs.field(factory=dict)
+    """How urgent the approval is, such as its deadline."""
     requested_by: ActorIdentity | None = None
+    """Who started the run that asks."""
     resolution: ApprovalResolution | None = None
+    """The decision once taken."""
     resolution_schema_ref: str | None = None
+    """A contract an edited payload must satisfy."""
     sla_deadline: Annotated[datetime, AwareUtc()] | None = None
+    """When the approval is escalated if still pending."""
     escalated_from_id: str | None = None
+    """The approval this one replaced when it was escalated."""
     escalation_action: str | None = None
+    """What the escalation did."""
     thread_id: str | None = None
     tenant_id: str = DEFAULT_TENANT
     workspace_id: str | None = None
@@ -61,8 +81,12 @@ class ApprovalResolutionRequest:
     """Body of ``POST /deployments/{ref}/approvals/{approval_id}/resolve``."""
 
     decision: ApprovalDecision
+    """The decision, one of the approval's `allowed_actions`."""
     edited_payload: dict[str, Any] | None = None
+    """With `edit_and_approve`: the payload the approver changed, checked against the approval's
+    contract."""
     reason: Reason | None = None
+    """Why, in the approver's words; written into the audit record."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -71,7 +95,10 @@ class ApprovalActionRecord:
 
     approval_id: str
     action: str
+    """What happened: requested, approved, denied, edited, escalated ..."""
     occurred_at: Annotated[datetime, AwareUtc()]
     actor: ActorIdentity | None = None
+    """Who did it; null when the service did."""
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    """Details of the action, such as the decision's reason."""
     tenant_id: str = DEFAULT_TENANT

@@ -40,9 +40,13 @@ class AttestationSubmission:
     correlation_id: CorrelationId
     deployment_ref: Annotated[str, Text(1, 512)]
     graph_version: AttestedText
+    """The graph version the attestation is about."""
     adapter_version: AttestedText
+    """The version of the adapter that ran it."""
     inventory_fingerprint: AttestedText
+    """The fingerprint of the inventory the adapter saw."""
     claimed_level: AttestedText
+    """The level of assurance claimed."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -92,8 +96,11 @@ class AttestationAck:
 
     correlation_id: str
     authoritative: bool
+    """Whether the attestation in force is the one submitted (false when another won)."""
     status: str
+    """What became of the submission: `accepted`, `replayed` or `conflict`."""
     digest: str
+    """The digest of the attestation in force."""
     expires_at: Annotated[datetime, AwareUtc()]
 
 
@@ -106,10 +113,14 @@ class AttestationVerificationResponse:
     """
 
     verified: bool
+    """Whether the digest re-computes, the signature verifies and nothing differs."""
     digest_verified: bool = False
+    """Whether the stored digest re-computes from the stored content."""
     signature_verified: bool | None = None
+    """Whether the signature verifies; null when the row is unsigned."""
     signing_key_id: str | None = None
     mismatches: tuple[str, ...] = ()
+    """The fields where the presented copy differs from the stored one."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -119,14 +130,22 @@ class AttestationResponse:
     correlation_id: str
     deployment_ref: str
     graph_version: str
+    """The graph version the attestation is about."""
     adapter_version: str
+    """The version of the adapter that ran it."""
     inventory_fingerprint: str
+    """The fingerprint of the inventory the adapter saw."""
     claimed_level: str
+    """The level of assurance claimed."""
     issued_at: Annotated[datetime, AwareUtc()]
+    """When it was stored (RFC 3339, UTC)."""
     expires_at: Annotated[datetime, AwareUtc()]
     in_force: bool
+    """Whether it has not expired yet."""
     digest: str
+    """The digest of its content, as stored."""
     signature: str | None
+    """The service's signature of the digest; null on an unsigned legacy row."""
     signing_key_id: str | None
 
     @classmethod

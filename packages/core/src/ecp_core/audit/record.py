@@ -39,34 +39,55 @@ class NodeAuditRecord:
     """
 
     audit_id: str
+    """The record's id."""
     run_id: str
     tenant_id: str
     deployment_ref: str
     graph_version_ref: str
     node_id: str
     attempt: Annotated[int, Range(1)]
+    """The attempt's number in the run, from 1: the record's place in the chain."""
     status: AttemptStatus
+    """How the attempt ended."""
     created_at: Annotated[datetime, AwareUtc()]
     digest_version: Annotated[int, Range(LEGACY_DIGEST_VERSION, SALTED_DIGEST_VERSION)]
+    """How `record_digest` is computed (docs/audit-format.md): 1 and 2 over the plaintext, 3 over
+    salted commitments."""
     record_digest: str
+    """SHA-256 over the record and its predecessor's digest, as 64 hex digits."""
     previous_record_digest: str | None
+    """The digest of the run's previous record; null for the first."""
     pii_commitments: dict[str, str] | None = None
+    """Version 3: the salted commitment of each personal field, by name."""
     pii_salt: str | None = None
     """Version 3: the record's salt as 64 lowercase hex digits; null once erased (and in 1 and 2)."""
     input_snapshot: Any = None
+    """What the node received."""
     output_snapshot: Any = None
+    """What the node produced."""
     validation_results: Any = None
+    """The checks applied to the node's input or output, and their results."""
     execution_metadata: Any = None
+    """How the attempt ran: the action, its fingerprint, the policy's decision, timings."""
     stdout: str | None = None
+    """What the action wrote to standard output, if anything."""
     stderr: str | None = None
+    """What the action wrote to standard error, if anything."""
     error: Any = None
+    """Why the attempt failed, when it did."""
     tool_calls: Any = None
+    """The model tool calls made during the attempt."""
     memory_interactions: Any = None
+    """What the attempt read from and wrote to memory."""
     signature: str | None = None
+    """The Ed25519 signature of `record_digest`, base64."""
     signing_key_id: str | None = None
     erased: bool = False
+    """Whether the record's personal data was erased (its digest still verifies)."""
     erased_at: Annotated[datetime, AwareUtc()] | None = None
+    """When it was erased."""
     erasure_reason: str | None = None
+    """Why it was erased."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -75,6 +96,7 @@ class AuditTimelineResponse:
 
     deployment_ref: str
     entries: tuple[NodeAuditRecord, ...]
+    """The run's audit records in chain order."""
     run_id: str | None = None
 
 
@@ -84,6 +106,7 @@ class AuditRecordListResponse:
 
     deployment_ref: str
     records: tuple[NodeAuditRecord, ...]
+    """The deployment's audit records."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -91,13 +114,20 @@ class AuditVerificationResponse:
     """Result of verifying a chain: digest continuity and, separately, signatures."""
 
     scope: str
+    """What was verified: a run or a deployment."""
     verified: bool
+    """Whether every digest recomputes and links to its predecessor."""
     signature_verified: bool | None = None
+    """Whether every signature verifies; null when there were no signed records."""
     signing_key_id: str | None = None
     record_count: int = 0
+    """How many records were checked."""
     unsigned_record_count: int = 0
+    """How many of them carry no signature."""
     failed_audit_id: str | None = None
+    """The first record that failed, if any."""
     error: str | None = None
+    """Why it failed, if it did."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

@@ -35,3 +35,4 @@ class AuditSettings:
     digest_version: SelectableDigestVersion
     updated_at: Annotated[datetime, AwareUtc()] | None = None
     updated_by: str | None = None
+    """Who last changed the settings."""

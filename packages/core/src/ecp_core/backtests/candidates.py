@@ -46,15 +46,24 @@ class CandidateOutcome:
     """
 
     model: str
+    """The model's ref in the catalog, as the request named it."""
     provider: str
+    """The catalog's provider for it."""
     capability_ok: bool = True
+    """Whether the model can do what the cases need."""
     cases_errored: int = 0
+    """Cases whose replay or judging failed."""
     cases_evaluated: int = 0
+    """Cases judged."""
     equivalence_rate: float = 0.0
+    """The share of all cases judged correct (0 to 1)."""
     error_rate: float = 0.0
+    """The share of all cases that errored (0 to 1)."""
     est_cost_per_1k_calls_usd: Decimal | None = None
     is_incumbent: bool = False
+    """Whether this is the model in use now."""
     meets_bar: bool = False
+    """Whether it reaches the success-rate floor."""
     savings_pct: Decimal | None = None
 
 

@@ -61,7 +61,9 @@ class MigrationEvidenceGap:
     """One missing kind of evidence: its stable code and a sentence saying what is missing."""
 
     code: MigrationGapCode
+    """The missing kind of evidence, as a stable code."""
     detail: str
+    """What is missing, in words."""
 
 
 @attrs.frozen(kw_only=True)
@@ -82,9 +84,13 @@ class DifferenceInterval:
     """A two-sided interval on candidate minus incumbent success rate, within ``[-1, 1]``."""
 
     lower: float
+    """The lower bound."""
     upper: float
+    """The upper bound."""
     half_width: float
+    """Half the interval's width."""
     confidence: float = CONFIDENCE
+    """The confidence level."""
 
 
 @attrs.frozen(kw_only=True)
@@ -92,14 +98,21 @@ class PairedSummary:
     """What the pairs show; the rates and the interval are None when there is no pair."""
 
     paired_cases: int
+    """Cases settled on both sides."""
     unpaired_cases: int
+    """Cases settled on one side or neither."""
     months_observed: int
+    """Calendar months the pairs come from."""
     pairs_needed: int
     """Pairs a Hoeffding 99% half-width of at most the decision margin needs."""
     incumbent_success_rate: float | None
+    """The incumbent's success rate over the pairs; null without a pair."""
     candidate_success_rate: float | None
+    """The candidate's success rate over the pairs; null without a pair."""
     success_rate_difference: float | None
+    """Candidate minus incumbent success rate; null without a pair."""
     difference_interval: DifferenceInterval | None
+    """A two-sided interval on that difference; null without a pair."""
     cost_pairs: int
     """Pairs with a measured replay cost on both sides."""
     mean_cost_difference_usd: Decimal | None
@@ -114,13 +127,21 @@ class ModelMigration:
     finished_at: datetime | None
     """When the backtest finished (the result's date); None only for an unfinished one."""
     method_version: str
+    """The version of the method."""
     report_format: str
+    """The version of this report's format."""
     experimental: bool
+    """Whether the method is experimental."""
     verdict: MigrationVerdict
+    """The result's verdict (always `abstain` for now)."""
     evidence_gaps: tuple[MigrationEvidenceGap, ...]
+    """The kinds of evidence missing for a verdict."""
     incumbent: ResolvedModel
+    """The incumbent as the catalog resolved it."""
     candidate: ResolvedModel
+    """The candidate as the catalog resolved it."""
     observed: PairedSummary
+    """What the paired cases show."""
 
 
 def hoeffding_half_width(pairs: int, confidence: float = CONFIDENCE) -> float:

@@ -36,7 +36,9 @@ class BacktestCase:
     """One labeled, tool-free case: what the workflow is asked and the answer expected."""
 
     input: Annotated[str, Text(1, 100_000)]
+    """What the workflow is asked."""
     expected: Annotated[str, Text(1, 100_000)]
+    """The answer expected."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -48,8 +50,11 @@ class ReplayModel:
     """
 
     model: ModelRef
+    """The model's ref in the catalog."""
     max_tokens: Annotated[int, Range(1, 32_768)] | None = None
+    """The most tokens an answer may have; the incumbent's setting applies to both sides."""
     temperature: Annotated[float, Range(0, 2)] | None = None
+    """The sampling temperature; the incumbent's setting applies to both sides."""
 
     @property
     def has_settings(self) -> bool:
@@ -62,6 +67,7 @@ class BacktestConstraints:
     """What the candidate must show: its success-rate floor (required; zero is a choice)."""
 
     min_success_rate: Annotated[float, Range(0, 1)]
+    """The lowest success rate the candidate may have (0 to 1; zero is a choice)."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -71,10 +77,15 @@ class BacktestRequest:
     instruction: Annotated[str, Text(1, 100_000)]
     """The workflow instruction: the system prompt of every replay."""
     cases: Annotated[tuple[BacktestCase, ...], Items(MIN_CASES, MAX_CASES)]
+    """The labeled cases to replay (5 to 25)."""
     incumbent: ReplayModel
+    """The model in use now."""
     candidate: ReplayModel
+    """The model that may replace it."""
     judge: ModelRef
+    """The catalog ref of the model that judges each answer against the expected one."""
     constraints: BacktestConstraints
+    """What the candidate must show."""
 
 
 class BacktestStatus(enum.StrEnum):
@@ -115,15 +126,23 @@ class SideObservation:
     """
 
     verdict: CaseVerdict
+    """The verdict on this side of the case."""
     value: int | None
+    """1 when correct, 0 when incorrect; null otherwise."""
     calls: Annotated[int, Range(0, 2)]
+    """Provider calls made for this side (replay and judge)."""
     replay_input_tokens: int | None = None
+    """Input tokens of the replay."""
     replay_output_tokens: int | None = None
+    """Output tokens of the replay."""
     replay_cost_usd: Decimal | None = None
     judge_input_tokens: int | None = None
+    """Input tokens of the judging."""
     judge_output_tokens: int | None = None
+    """Output tokens of the judging."""
     judge_cost_usd: Decimal | None = None
     failure: str | None = None
+    """What kind of failure stopped it, as a code; never the provider's text."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -131,8 +150,11 @@ class CaseOutcome:
     """Incumbent and candidate on one case, paired by zero-based ``case_index``."""
 
     case_index: Annotated[int, Range(0, MAX_CASES - 1)]
+    """The case's zero-based position in the request."""
     incumbent: SideObservation
+    """The incumbent on this case."""
     candidate: SideObservation
+    """The candidate on this case."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -140,9 +162,13 @@ class ResolvedModel:
     """A model ref as the catalog resolved it when the backtest was requested."""
 
     model_ref: str
+    """The ref the request named."""
     provider: str
+    """The provider the catalog resolved it to."""
     model: str
+    """The provider's model name."""
     family: str
+    """The model family (a judge may not share the family of a compared model)."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -150,13 +176,21 @@ class EvaluationEvidence:
     """What the result rests on: the models, the judge's rubric and the per-case outcomes."""
 
     incumbent: ResolvedModel
+    """The incumbent as the catalog resolved it."""
     candidate: ResolvedModel
+    """The candidate as the catalog resolved it."""
     judge: ResolvedModel
+    """The judge as the catalog resolved it."""
     evaluator_version: str
+    """The version of the evaluator."""
     rubric: str
+    """The rubric the judge was given."""
     rubric_hash: str
+    """The digest of the rubric."""
     judge_parameter: str
+    """The judge's call settings, as a code."""
     cases: tuple[CaseOutcome, ...] = ()
+    """Each case's outcome on both sides."""
 
 
 class BacktestVerdict(enum.StrEnum):
@@ -179,8 +213,11 @@ class SideSummary:
     """One model over every case: passes, success rate (passed ÷ all cases), measured costs."""
 
     passed: int
+    """Cases judged correct."""
     cases: int
+    """Cases in all."""
     success_rate: float
+    """Passed divided by all cases."""
     replay_cost_usd: Decimal
     """Measured cost of the replays that answered (judge calls excluded)."""
     judge_cost_usd: Decimal
@@ -197,11 +234,17 @@ class Metering:
     """
 
     calls_reserved: int
+    """Provider calls reserved before the backtest ran."""
     backtests_reserved: int
+    """Backtests reserved against the plan."""
     period_start: Annotated[datetime, AwareUtc()] | None = None
+    """The billing period the meters were taken in; null when no meter applies."""
     calls_used: int | None = None
+    """Provider calls made."""
     calls_returned: int | None = None
+    """Reserved calls given back (reserved minus used)."""
     backtests_used: int | None = None
+    """Backtests counted against the plan."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -209,14 +252,22 @@ class BacktestResult:
     """The decision: pass needs positive projected savings and the floor; else fail or abstain."""
 
     verdict: BacktestVerdict
+    """The backtest's answer: pass, fail or abstain."""
     recommended_action: BacktestAction
+    """What to do next: review the candidate, or keep the incumbent."""
     abstain_reasons: tuple[str, ...]
+    """Why it abstained, as codes."""
     fail_reasons: tuple[str, ...]
+    """Why it failed, as codes."""
     min_success_rate: float
+    """The lowest success rate the candidate could have."""
     incumbent: SideSummary
+    """The incumbent over every case."""
     candidate: SideSummary
+    """The candidate over every case."""
     projected_savings_per_case_usd: Decimal | None
     provider_calls: int
+    """How many provider calls were made."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -226,25 +277,39 @@ class Backtest:
     backtest_id: str
     tenant_id: str
     status: BacktestStatus
+    """Where the backtest is: queued, running or finished."""
     created_at: Annotated[datetime, AwareUtc()]
     requested_by: str
     request_digest: str
+    """The keyed digest of the request."""
     digest_key_id: str
+    """The id of the key the request digest was made with."""
     claim_class: str
+    """What kind of claim the result makes."""
     method_version: str
+    """The version of the backtest method."""
     case_count: int
+    """How many cases were asked for."""
     min_success_rate: float
+    """The lowest success rate the candidate may have."""
     limitations: tuple[str, ...]
+    """What the result does not cover."""
     evaluation_evidence: EvaluationEvidence
+    """What the result rests on: the models, the judge's rubric and each case."""
     metering: Metering
+    """The provider calls reserved, used and returned."""
     preflight_abstain_reasons: tuple[str, ...] = ()
     """Reasons known before any provider call (a judge family clash, candidate settings)."""
     started_at: Annotated[datetime, AwareUtc()] | None = None
+    """When a worker started it (RFC 3339, UTC)."""
     deadline_at: Annotated[datetime, AwareUtc()] | None = None
+    """When it is cut short if not finished (RFC 3339, UTC)."""
     finished_at: Annotated[datetime, AwareUtc()] | None = None
+    """When it finished (RFC 3339, UTC)."""
     claims: int = 0
     """How often a worker claimed it (a claim left by a dead process is taken over)."""
     result: BacktestResult | None = None
+    """The verdict and the figures; null until finished."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

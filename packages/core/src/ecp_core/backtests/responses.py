@@ -15,6 +15,7 @@ class BacktestResponse(Backtest):
     """
 
     candidates: tuple[CandidateOutcome, CandidateOutcome] | None = None
+    """The incumbent's outcome, then the candidate's; null until finished."""
 
     @classmethod
     def of(cls, backtest: Backtest) -> "BacktestResponse":
@@ -28,6 +29,7 @@ class BacktestList:
     """A page of the tenant's backtests, newest first, as the API shows them."""
 
     backtests: tuple[BacktestResponse, ...]
+    """One page of the tenant's backtests, newest first."""
     next_cursor: str | None = None
 
 

@@ -81,6 +81,7 @@ class CheckoutRequest:
     """
 
     plan: Annotated[str, Text(1, 64)]
+    """The plan to buy, by name."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -88,6 +89,7 @@ class HandOff:
     """Where to send the browser next: the merchant's checkout or customer portal."""
 
     url: Annotated[str, Text(1, 2048)]
+    """Where to send the browser: the merchant's checkout or customer portal."""
 
 
 __all__ = [

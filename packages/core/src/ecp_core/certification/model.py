@@ -58,9 +58,13 @@ class CertificationBlocker:
     """Why a build is not (yet) ready, what to do about it, and whether an override may waive it."""
 
     code: str
+    """What stands in the way, as a code."""
     message: str
+    """The same in words."""
     remediation: str
+    """What to do about it."""
     overridable: bool = False
+    """Whether an override may waive it."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -72,11 +76,18 @@ class CertificationEvaluation:
     """
 
     test_deployable: bool
+    """Whether the build may run for tests: no blocker that no override can waive."""
     production_ready: bool
+    """Whether the build may run in production: no blocker left once the active override waived what
+    it covers.
+    """
     blockers: tuple[CertificationBlocker, ...] = ()
+    """What stands in the way."""
     certification_id: str | None = None
     override_active: bool = False
+    """Whether an override is in force now."""
     state: CertificationState | None = None
+    """The certification's state."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -84,8 +95,11 @@ class CertificationOverride:
     """A time-boxed waiver of some overridable blockers, granted by a named actor."""
 
     scopes: Annotated[tuple[OverrideScope, ...], Items(1, unique=True)]
+    """The overridable blockers it waives."""
     reason: Reason
+    """Why it was granted."""
     actor_id: ActorId
+    """Who granted it."""
     created_at: Annotated[datetime, AwareUtc()]
     expires_at: Annotated[datetime, AwareUtc()]
 
@@ -99,7 +113,9 @@ class CertificationOverrideRequest:
     """Body of ``PUT /v1/certifications/{id}/override``; the actor is the caller."""
 
     scopes: Annotated[tuple[OverrideScope, ...], Items(1, unique=True)]
+    """The overridable blockers to waive."""
     reason: Reason
+    """Why the waiver is granted."""
     expires_at: Annotated[datetime, AwareUtc()]
 
 
@@ -111,14 +127,21 @@ class CertificationEvent:
     certification_id: str
     tenant_id: str
     event_type: str
+    """What changed: created, transitioned, or an override granted or withdrawn."""
     actor_id: str
+    """Who made the change."""
     state: CertificationState
+    """The certification's state after the change."""
     created_at: Annotated[datetime, AwareUtc()]
     override_expires_at: Annotated[datetime, AwareUtc()] | None = None
+    """When the granted override ends (RFC 3339, UTC)."""
     promotion_target_key: str | None = None
+    """Where the build was promoted to, on a promotion."""
     reason: str | None = None
+    """Why, in the actor's words."""
     workspace_id: str | None = None
     scopes: tuple[OverrideScope, ...] = ()
+    """What the granted or withdrawn override covers."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -126,8 +149,11 @@ class CreateCertificationRequest:
     """Body of ``POST /v1/certifications``: the build and the deployment it runs as."""
 
     app_name: Annotated[str, Text(1, 200, trimmed=True)]
+    """The application's name."""
     app_commit: Annotated[str, Text(1, 200, no_whitespace=True)]
+    """The commit the build was made from."""
     image_digest: Annotated[str, Text(1, 512, pattern=OCI_DIGEST)]
+    """The OCI image digest of the build (`sha256:...`)."""
     deployment_ref: DeploymentRef
     workspace_id: Annotated[str, Text(1, 255)] | None = None
 
@@ -140,8 +166,11 @@ class TransitionRequest:
     """
 
     to: CertificationState
+    """The state to move to."""
     reason: Reason | None = None
+    """Why; required to revoke."""
     promotion_target_key: Annotated[str, Text(1, 255, trimmed=True)] | None = None
+    """Where the build is promoted to; required to promote, and only there."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -169,16 +198,24 @@ class CertificationResponse:
     certification_id: str
     tenant_id: str
     app_name: str
+    """The application's name."""
     app_commit: str
+    """The commit the build was made from."""
     image_digest: str
+    """The OCI image digest of the build."""
     state: str
+    """The certification's state."""
     created_at: Annotated[datetime, AwareUtc()]
     updated_at: Annotated[datetime, AwareUtc()]
     evaluation: CertificationEvaluation
+    """Whether the build may run for tests or in production now, and what stands in the way."""
     events: tuple[CertificationEvent, ...]
+    """Every change of the certification, in order."""
     workspace_id: str | None = None
     promotion_target_key: str | None = None
+    """Where the build was promoted to."""
     override: CertificationOverride | None = None
+    """The override granted, if any."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -186,6 +223,7 @@ class CertificationList:
     """A page of the tenant's certifications, by certification id."""
 
     certifications: tuple[CertificationResponse, ...]
+    """One page of the tenant's certifications, by id."""
     next_cursor: str | None = None
 
 

@@ -110,8 +110,11 @@ class ConnectorCreateRequest:
     """Body of ``POST /v1/connectors``: the ref, the backend type and its params (no secrets)."""
 
     ref: ConnectorRef
+    """The connector's name within the tenant."""
     backend_type: BackendType
+    """The kind of backend it connects to."""
     params: dict[str, Any] = attrs.field(factory=dict)
+    """The backend's settings: non-secret values and the names of secrets only."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -119,7 +122,9 @@ class ConnectorUpdateRequest:
     """Body of ``PUT /v1/connectors/{ref}``: the new backend type and params (replaced whole)."""
 
     backend_type: BackendType
+    """The kind of backend it connects to."""
     params: dict[str, Any] = attrs.field(factory=dict)
+    """The backend's settings, replaced whole: non-secret values and secret names only."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -141,14 +146,19 @@ class ConnectorSummaryResponse:
     """A connector as the API shows it: never a secret value, only the names of secrets."""
 
     ref: str
+    """The connector's name."""
     connector_type: str
     """What the connector tests: ``model`` or ``http`` (one connector type per backend type)."""
     scope: ConnectorScope
+    """Who sees it: every tenant (defined in the settings) or the tenant that stored it."""
     backend: str
     """Where a test goes: ``<provider>:<model>`` of the catalog, or the HTTP origin."""
     backend_type: BackendType | None = None
+    """The kind of backend it connects to."""
     params: dict[str, Any] | None = None
+    """The backend's settings: non-secret values and the names of secrets only."""
     source: ConnectorSource = ConnectorSource.ENV
+    """Where it is defined: the server's settings or the API."""
 
 
 @attrs.frozen(kw_only=True)
@@ -156,6 +166,7 @@ class ConnectorList:
     """A page of the connectors a tenant sees, by ref; ``next_cursor`` None on the last page."""
 
     connectors: tuple[ConnectorSummaryResponse, ...]
+    """One page of the connectors the tenant sees, by ref."""
     next_cursor: str | None = None
 
 
@@ -164,6 +175,7 @@ class ConnectorTestRequest:
     """Body of ``POST /v1/connectors/{ref}/test``: the ids, this test's cap and the run's cap."""
 
     campaign_id: TestId
+    """The campaign the test belongs to; with `operation_id`, the idempotency key."""
     operation_id: TestId
     """With the campaign, the idempotency key: a repeat returns the stored answer."""
     max_cost_usd: UsdInput
@@ -178,18 +190,27 @@ class ConnectorTestResponse:
     """A test's answer: always 200; ``ok`` false with ``detail`` saying why."""
 
     ok: bool
+    """Whether the test succeeded; `detail` says why not."""
     latency_ms: float
+    """How long the call took, in milliseconds."""
     audit_event_id: str | None = None
+    """The audit event recording the test."""
     campaign_id: str | None = None
+    """The campaign the test belongs to."""
     cleanup_status: CleanupStatus | None = None
+    """What became of the test's reservation."""
     cost_event_id: str | None = None
     """The committed ledger entry (``GET /v1/connector-costs``); None when nothing was called."""
     cost_measurement: CostMeasurement | None = None
+    """How the cost is known: measured, estimated or not at all."""
     detail: str | None = None
+    """Why the test failed, in words."""
     estimated_cost_usd: Decimal | None = None
     """The worst case reserved before the call (a refusal: the smallest test's worst case)."""
     operation_id: str | None = None
+    """The test's operation id within the campaign."""
     provider_request_id: str | None = None
+    """The provider's id of the request, to trace it on their side."""
 
 
 class TrialState(enum.StrEnum):
@@ -232,12 +253,17 @@ class ConnectorCostEntry:
     """One committed cost of the ledger: the test that spent it and how it is known."""
 
     cost_event_id: str
+    """The ledger entry's id."""
     campaign_id: str
+    """The campaign the test belongs to."""
     run_id: str | None
     operation_id: str
+    """The test's operation id within the campaign."""
     connector_ref: str
+    """The connector tested."""
     amount_usd: Decimal
     cost_measurement: CostMeasurement
+    """How the cost is known: measured, estimated or not at all."""
     created_at: Annotated[datetime, AwareUtc()]
 
 
@@ -246,10 +272,12 @@ class ConnectorCostReport:
     """A scope's totals and a page of its ledger, oldest entry first."""
 
     campaign_id: str
+    """The campaign the totals are of."""
     run_id: str | None
     committed_usd: Decimal
     reserved_usd: Decimal
     entries: tuple[ConnectorCostEntry, ...]
+    """One page of the ledger, oldest entry first."""
     next_cursor: str | None = None
 
 

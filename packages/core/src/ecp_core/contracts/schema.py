@@ -5,18 +5,20 @@ alone: nothing is ever fetched, so every ``$ref`` must point into the schema its
 ``pattern`` must be a regular expression. A valid schema that still cannot be applied to a
 payload (a reference loop that consumes nothing, such as ``{"$ref": "#"}``) is refused with
 :class:`SchemaNotApplicable`, never a crash.
+
+``jsonschema`` is imported on the first check, not with this module: it and its reference
+resolver weigh more than the rest of the core's imports put together (ADR 0052).
 """
 
 import re
 import urllib.parse
 from collections.abc import Iterator
-from typing import Any
-
-import jsonschema
-from jsonschema import validators
-from referencing.exceptions import Unresolvable
+from typing import TYPE_CHECKING, Any
 
 from ecp_core.errors import FieldError, SchemaNotApplicable
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 Loc = tuple[str | int, ...]
 
@@ -57,9 +59,18 @@ def _reference_errors(schema: Any, root: Any, loc: Loc) -> Iterator[FieldError]:
             yield from _reference_errors(value, root, (*loc, key))
 
 
+def _validator_class(schema: dict[str, Any]) -> "type[Validator]":
+    """The validator of the dialect ``schema`` declares, Draft 2020-12 when it declares none."""
+    import jsonschema  # noqa: PLC0415 - deferred to the first check (ADR 0052)
+
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+
+
 def _regex_errors(schema: dict[str, Any]) -> list[FieldError]:
     """Each ``pattern`` (or ``patternProperties`` key) that is not a regular expression."""
-    cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    import jsonschema  # noqa: PLC0415 - deferred to the first check (ADR 0052)
+
+    cls = _validator_class(schema)
     checker = jsonschema.FormatChecker(formats=["regex"])
     return [
         FieldError(loc=tuple(error.absolute_path), msg=error.message)
@@ -69,7 +80,7 @@ def _regex_errors(schema: dict[str, Any]) -> list[FieldError]:
 
 def schema_errors(schema: dict[str, Any]) -> list[FieldError]:
     """Why ``schema`` is not a valid, self-contained JSON Schema (empty when it is)."""
-    cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls = _validator_class(schema)
     errors = [
         FieldError(loc=tuple(error.absolute_path), msg=error.message)
         for error in cls(cls.META_SCHEMA).iter_errors(schema)
@@ -85,7 +96,9 @@ def payload_errors(schema: dict[str, Any], payload: Any) -> list[FieldError]:  #
     followed or loops, a pattern that is no regular expression: possible for schemas stored
     before these were refused).
     """
-    cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    from referencing.exceptions import Unresolvable  # noqa: PLC0415 - deferred with jsonschema
+
+    cls = _validator_class(schema)
     try:
         found = sorted(
             cls(schema).iter_errors(payload), key=lambda error: list(map(str, error.absolute_path))

@@ -53,11 +53,17 @@ class Incompleteness:
     """
 
     complete: bool
+    """False when a charge has an unknown cost, a run no resolvable outcome, or an event no run."""
     unknown_cost_events: int
+    """Charges whose cost is unknown."""
     unresolved_runs: int
+    """Runs without a resolvable outcome."""
     unattributed_events: int
+    """Events that name no run."""
     inferred_outcome_runs: int
+    """Runs whose outcome was inferred, not observed."""
     provisional_outcome_runs: int
+    """Runs whose outcome may still change."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -71,19 +77,26 @@ class Accounting:
     """
 
     events: int
+    """Execution events of the group."""
     summary_events: int
+    """Structural events, which carry no money."""
     runs: int
+    """Runs of the group."""
     successful_runs: int
+    """Runs whose outcome counts as success."""
     failed_runs: int
+    """Runs whose outcome does not."""
     known_cost_usd: Decimal
     measured_cost_usd: Decimal
     estimated_cost_usd: Decimal
     failure_tax_usd: Decimal
     repeated_attempt_events: int
+    """Events of an attempt after the first."""
     repeated_attempt_usd: Decimal
     cost_per_successful_outcome_usd: Decimal | None
     failure_rate: Decimal | None
     incomplete: Incompleteness
+    """The evidence that is missing, counted."""
 
     @classmethod
     def of(cls, tally: Tally) -> "Accounting":
@@ -127,8 +140,11 @@ class Scope:
     workflow_id: str
     workflow_version: str | None
     start: Annotated[datetime, AwareUtc()]
+    """The start of the window, included (RFC 3339, UTC)."""
     end: Annotated[datetime, AwareUtc()]
+    """The end of the window, excluded (RFC 3339, UTC)."""
     as_of: Annotated[datetime, AwareUtc()]
+    """The time the evidence was read at (RFC 3339, UTC)."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -137,7 +153,9 @@ class VersionRow:
 
     workflow_version: str
     outcome_definition: bool
+    """Whether the version has an outcome definition."""
     accounting: Accounting
+    """The version's figures."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -146,8 +164,11 @@ class TimelineRow:
 
     workflow_version: str
     window_start: Annotated[datetime, AwareUtc()]
+    """The start of the time window, included (RFC 3339, UTC)."""
     window_end: Annotated[datetime, AwareUtc()]
+    """The end of the time window, excluded (RFC 3339, UTC)."""
     accounting: Accounting
+    """The figures of the version in the window."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -156,7 +177,9 @@ class CohortRow:
 
     workflow_version: str
     cohort: Any
+    """The cohort value (a subject id or a dimension's value); null: events without it."""
     accounting: Accounting
+    """The figures of the version and cohort."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -165,7 +188,9 @@ class StepRow:
 
     workflow_version: str
     step_id: str | None
+    """The step; null: events without a step."""
     accounting: Accounting
+    """The figures of the version and step."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -173,11 +198,17 @@ class TimelineResponse:
     """Cost, successful outcomes and failure tax by version and time window."""
 
     method_version: str
+    """The version of the debugger's method."""
     scope: Scope
+    """What was asked: the workflow, the version filter and the window."""
     granularity: Granularity
+    """The width of each time window: an hour or a day."""
     totals: Accounting
+    """The figures over every version in the window."""
     versions: tuple[VersionRow, ...]
+    """Each workflow version's figures."""
     rows: tuple[TimelineRow, ...]
+    """Each version in each time window."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -185,11 +216,17 @@ class CohortsResponse:
     """Cost per successful outcome and failure rate by subject or typed dimension."""
 
     method_version: str
+    """The version of the debugger's method."""
     scope: Scope
+    """What was asked: the workflow, the version filter and the window."""
     cohort: str
+    """What cohorts group by: `subject_id` or `dimension:<key>`."""
     totals: Accounting
+    """The figures over every version in the window."""
     versions: tuple[VersionRow, ...]
+    """Each workflow version's figures."""
     rows: tuple[CohortRow, ...]
+    """Each version and cohort value."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -197,10 +234,15 @@ class BreakageResponse:
     """Versions and steps ordered by failed-run exposure, then repeated-attempt spend."""
 
     method_version: str
+    """The version of the debugger's method."""
     scope: Scope
+    """What was asked: the workflow, the version filter and the window."""
     totals: Accounting
+    """The figures over every version in the window."""
     versions: tuple[VersionRow, ...]
+    """Each workflow version's figures."""
     steps: tuple[StepRow, ...]
+    """Each version and step, by failed-run exposure, then repeated-attempt spend."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -208,11 +250,20 @@ class DebuggerReport:
     """Timeline, cohorts and breakage of one window, with one set of totals."""
 
     method_version: str
+    """The version of the debugger's method."""
     scope: Scope
+    """What was asked: the workflow, the version filter and the window."""
     granularity: Granularity
+    """The width of each time window: an hour or a day."""
     cohort: str
+    """What cohorts group by: `subject_id` or `dimension:<key>`."""
     totals: Accounting
+    """The figures over every version in the window."""
     versions: tuple[VersionRow, ...]
+    """Each workflow version's figures."""
     timeline: tuple[TimelineRow, ...]
+    """Each version in each time window."""
     cohorts: tuple[CohortRow, ...]
+    """Each version and cohort value."""
     steps: tuple[StepRow, ...]
+    """Each version and step, by failed-run exposure, then repeated-attempt spend."""

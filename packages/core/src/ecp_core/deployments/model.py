@@ -18,6 +18,7 @@ class CreateDeploymentRequest:
     deployment_ref: DeploymentRef
     graph_id: Annotated[str, Text(1, 200)]
     graph_version: Annotated[int, Range(1)] | None = None
+    """The graph version to bind; the latest when left out."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -28,6 +29,7 @@ class Deployment:
     deployment_ref: str
     graph_id: str
     graph_version: int
+    """The graph version the deployment runs."""
     graph_version_ref: str
     created_at: Annotated[datetime, AwareUtc()]
 

@@ -138,16 +138,26 @@ class ExecutionEvent:
     occurred_at: Annotated[datetime, AwareUtc()]
     run_id: Id | None = None
     step_id: Id | None = None
+    """The step the work belongs to."""
     attempt: Annotated[int, Range(1, 10_000)] = 1
+    """The step's attempt (1 by default; spend on a later one is repeated-attempt spend)."""
     subject_id: Id | None = None
+    """The entity analysed (a customer, a document), for cohorts."""
     dimensions: Dimensions = attrs.field(factory=dict)
+    """Typed attributes for cohorts (`cohort=dimension:<key>`)."""
     cost_usd: Money | None = None
     cost_measurement: CostMeasurement = CostMeasurement.UNMEASURED
+    """How the cost is known: `unmeasured` exactly when `cost_usd` is null."""
     cost_role: CostRole = CostRole.CHARGE
+    """`charge` carries money under `charge_id`; `summary` is structural and carries none."""
     charge_id: Id | None = None
+    """The tenant-wide id of the charge; required for a charge, owned by one event."""
     source_window_id: Id | None = None
+    """The capture window that delivered the event."""
     join_key: Id | None = None
+    """The key erasure matches with the audit record's `execution_metadata.join_key`."""
     metadata: Dimensions = attrs.field(factory=dict)
+    """The provider, the model and provider scope ids such as `project_id`."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -159,12 +169,19 @@ class OutcomeEvent:
     workflow_version: Id
     run_id: Id
     outcome_type: Annotated[str, Text(1, 128, trimmed=True)]
+    """The kind of outcome asserted."""
     asserted_at: Annotated[datetime, AwareUtc()]
+    """When it was asserted; the latest assertion not in the future counts."""
     value: Annotated[Any, Scalar()] = True
+    """A string, number or boolean, judged by the version's success predicate."""
     outcome_measurement: OutcomeMeasurement = OutcomeMeasurement.MEASURED
+    """Whether the outcome was observed or inferred."""
     maturity: OutcomeMaturity = OutcomeMaturity.FINAL
+    """Whether the source declares the outcome settled or still able to change."""
     subject_id: Id | None = None
+    """The entity analysed (a customer, a document), for cohorts."""
     join_key: Id | None = None
+    """The key erasure matches with the audit record's `execution_metadata.join_key`."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -173,9 +190,12 @@ class ChargeRevision:
 
     event_id: Id
     charge_id: Id
+    """The charge revised."""
     revised_at: Annotated[datetime, AwareUtc()]
+    """When the price was revised; the latest revision prices the charge."""
     cost_usd: Money | None = None
     cost_measurement: CostMeasurement = CostMeasurement.MEASURED
+    """How the cost is known: `unmeasured` exactly when `cost_usd` is null."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -183,8 +203,11 @@ class SourceWindow:
     """What one capture window (``source_window_id``) is expected to have delivered."""
 
     source_window_id: Id
+    """The capture window."""
     expected_events: Annotated[int, Range(0, 10_000_000)]
+    """How many events the window delivered."""
     event_ids_digest: Annotated[str, Text(pattern=DIGEST_PATTERN)]
+    """`sha256:` over the RFC 8785 JSON array of the window's event ids, sorted."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -199,9 +222,13 @@ class SourceInventory:
     workflow_id: Id
     workflow_version: Id
     capture_start: Annotated[datetime, AwareUtc()]
+    """The start of the capture, included (RFC 3339)."""
     capture_end: Annotated[datetime, AwareUtc()]
+    """The end of the capture, included (RFC 3339)."""
     terminal_run_ids: Annotated[tuple[Id, ...], Items(0, 10_000, unique=True)]
+    """The runs that ended within the capture."""
     windows: Annotated[tuple[SourceWindow, ...], Items(0, 1000)]
+    """What each capture window delivered."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -209,6 +236,7 @@ class ExecutionBatch:
     """Body of ``POST /v1/evidence/executions``."""
 
     events: Annotated[tuple[ExecutionEvent, ...], Items(1, MAX_BATCH)]
+    """The execution events to store."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -216,6 +244,7 @@ class OutcomeBatch:
     """Body of ``POST /v1/evidence/outcomes``."""
 
     events: Annotated[tuple[OutcomeEvent, ...], Items(1, MAX_BATCH)]
+    """The outcome events to store."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -223,6 +252,7 @@ class ChargeRevisionBatch:
     """Body of ``POST /v1/evidence/charge-revisions``."""
 
     events: Annotated[tuple[ChargeRevision, ...], Items(1, MAX_BATCH)]
+    """The charge revisions to store."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -230,6 +260,7 @@ class SourceInventoryBatch:
     """Body of ``POST /v1/evidence/source-inventories``."""
 
     events: Annotated[tuple[SourceInventory, ...], Items(1, MAX_BATCH)]
+    """The source inventories to store."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -237,8 +268,11 @@ class IngestResult:
     """What a batch did: events newly stored and exact replays left as they were."""
 
     received: int
+    """Events in the batch."""
     stored: int
+    """Events newly stored."""
     replayed: int
+    """Exact repeats of stored events, left as they were."""
 
 
 class PredicateKind(enum.StrEnum):
@@ -260,7 +294,9 @@ class SuccessPredicate:
     """
 
     kind: PredicateKind
+    """How an outcome value is judged a success."""
     value: Annotated[Any, Scalar()] | None = None
+    """The value `equals` compares with (type included)."""
     threshold: Decimal | None = None
 
 
@@ -271,7 +307,9 @@ class OutcomeDefinitionRequest:
     workflow_id: Id
     workflow_version: Id
     outcome_type: Annotated[str, Text(1, 128, trimmed=True)]
+    """The outcome type that ends a run of the version."""
     predicate: SuccessPredicate
+    """When that outcome's value counts as success."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -282,8 +320,11 @@ class OutcomeDefinition:
     workflow_id: str
     workflow_version: str
     outcome_type: str
+    """The outcome type that ends a run of the version."""
     predicate: SuccessPredicate
+    """When that outcome's value counts as success."""
     digest: str
+    """The digest of the definition."""
     created_at: Annotated[datetime, AwareUtc()]
     created_by: str
 

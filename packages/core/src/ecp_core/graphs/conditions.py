@@ -5,13 +5,15 @@ state. ``all`` and ``any`` evaluate it once per entry of ``operand_refs``, each 
 ``operand`` bound to the value at that dotted path of the state (``null`` when absent) and
 ``state`` as well; the edge is taken when all (or any) of those evaluations are true. ``all`` over
 no operands is true and ``any`` over none is false. Every evaluation must yield a boolean.
+
+The CEL binding is imported when the first expression is compiled, not with this module: its
+package also loads its own command line (typer, rich, prompt_toolkit, pydantic), which a process
+that never compiles a condition should not pay for (ADR 0052).
 """
 
 import functools
 from collections.abc import Mapping
 from typing import Any
-
-import cel
 
 from ecp_core.errors import EcpError
 from ecp_core.graphs.definition import Condition
@@ -27,6 +29,8 @@ class ConditionError(EcpError):
 @functools.lru_cache(maxsize=4096)
 def compile_expression(expression: str) -> Any:  # noqa: ANN401 - the CEL program type is untyped
     """Parse and check ``expression`` once; raise ConditionError on a syntax error."""
+    import cel  # noqa: PLC0415 - deferred to the first condition (ADR 0052)
+
     try:
         return cel.compile(expression)
     except (ValueError, RuntimeError) as exc:

@@ -28,14 +28,27 @@ class ActionDescriptorV1:
     """What an action node runs: a registered handler by name, with its arguments."""
 
     name: Annotated[str, Text(1)]
+    """The registered action to run (`GET /v1/actions` lists them); for a task node, the topic
+    workers claim."""
     fingerprint: Annotated[str, Text(1)]
+    """The action's version as the graph author pins it, such as `set/1`; it is written into the
+    audit record."""
     arguments: dict[str, Any] = attrs.field(factory=dict)
+    """The action's arguments, as the action defines them."""
     capability_refs: tuple[Capability, ...] = ()
+    """What the action may do (network, files, processes ...); a deployment policy can deny any of
+    them."""
     contract_ref: str | None = None
+    """The name of a registered contract whose JSON Schema an approver's edited arguments must
+    satisfy."""
     identity_configuration: tuple[str, ...] = ()
+    """Names of the identity settings the action declares it uses."""
     requires_approval: bool = False
+    """Whether a person must approve the action's arguments before it runs."""
     side_effect: SideEffectClass = SideEffectClass.UNKNOWN
+    """How the action changes the world, as the author declares it."""
     tool_call_id: Annotated[str, Text(1, 256, trimmed=True)] | None = None
+    """The id of the model's tool call this action answers, when it answers one."""
 
 
 @allow_extras
@@ -44,10 +57,16 @@ class Condition:
     """An edge rule in CEL over ``state`` (docs/decisions/0003-conditions-in-cel.md)."""
 
     expression: Annotated[str, Text(1, 4096)]
+    """A CEL expression over `state`, the run state; the edge is taken when it is true."""
     branch_rule: Literal["all", "any", "expression"] = "expression"
+    """`expression`: evaluate the expression once over `state`; `all` or `any`: once per entry of
+    `operand_refs` with `operand` bound to its value, and take the edge when all (any) hold."""
     allow_cycle_traversal: bool = False
+    """Whether the edge may close a cycle in the graph."""
     operand_refs: tuple[DottedPath, ...] = ()
+    """Dotted paths into the run state whose values `all` and `any` bind to `operand` in turn."""
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    """Free-form notes kept with the condition."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -55,8 +74,11 @@ class ConstantMappingOperation:
     """Set ``target_path`` to a fixed ``value``, ignoring the input."""
 
     target_path: DottedPath
+    """The dotted path in the run state to write."""
     value: Any
+    """The value to write there."""
     operation: Literal["constant"] = "constant"
+    """Always `constant`."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -64,8 +86,11 @@ class CopyMappingOperation:
     """Copy the value at ``source_path`` to ``target_path`` (a missing source is an error)."""
 
     source_path: DottedPath
+    """The dotted path in the run state to read."""
     target_path: DottedPath
+    """The dotted path in the run state to write."""
     operation: Literal["copy"] = "copy"
+    """Always `copy`."""
 
 
 MappingOperation = ConstantMappingOperation | CopyMappingOperation
@@ -83,9 +108,14 @@ class SubgraphCall:
     """
 
     deployment_ref: Annotated[str, Text(1, 512)]
+    """The deployment the child run starts on."""
     input: tuple[MappingOperation, ...] | None = None
+    """Mapping operations that build the child's input from the parent's state; left out, the child
+    gets a copy of the whole state."""
     capability_refs: tuple[Capability, ...] = ()
+    """What the child run may do; a deployment policy can deny any of them before it starts."""
     requires_approval: bool = False
+    """Whether a person must approve before the child run starts."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -93,19 +123,34 @@ class NodeDefinition:
     """One node. Which optional fields apply depends on ``kind`` (checked by validation)."""
 
     id: Identifier
+    """The node's id, unique within the graph."""
     kind: NodeKind
+    """What the node does; it decides which of the other fields apply."""
     action: ActionDescriptorV1 | None = None
+    """What an action or task node runs."""
     summary: Annotated[str, Text(1, 1000)] | None = None
+    """What the approver is asked, in a line (approval nodes)."""
     rationale: Annotated[str, Text(1, 4000)] | None = None
+    """Why a person decides here (approval nodes)."""
     allowed_actions: tuple[ApprovalDecision, ...] | None = None
+    """The decisions the approver may take; all of them when left out."""
     resolution_schema_ref: str | None = None
+    """A contract the edited payload of an `edit_and_approve` decision must satisfy."""
     sla_seconds: Annotated[int, Range(1, 31_536_000)] | None = None
+    """How long the approval may stay pending before it is escalated."""
     operations: tuple[MappingOperation, ...] = ()
+    """The constant and copy operations a mapping node applies, in order."""
     target_path: DottedPath | None = None
+    """Where in the run state the value an interrupt is resumed with (or a child run's output) is
+    written."""
     prompt: Annotated[str, Text(1, 4000)] | None = None
+    """What the person resuming an interrupt is asked."""
     lock_seconds: Annotated[int, Range(1, 3600)] | None = None
+    """How long a worker holds a claimed task before another may claim it (task nodes)."""
     max_attempts: Annotated[int, Range(1, 100)] | None = None
+    """How many times a task is handed out before the run fails (task nodes)."""
     subgraph: SubgraphCall | None = None
+    """The child run a subgraph node starts."""
 
     @property
     def capabilities(self) -> tuple[Capability, ...]:
@@ -127,8 +172,11 @@ class EdgeDefinition:
     """A directed edge, taken when its condition holds (no condition: always)."""
 
     source: Identifier
+    """The id of the node the edge leaves."""
     target: Identifier
+    """The id of the node the edge enters."""
     condition: Condition | None = None
+    """When the edge is taken; always when left out."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -136,10 +184,16 @@ class GraphDefinition:
     """A workflow graph as registered: ``POST /v1/graphs`` body or the Python builder's result."""
 
     graph_id: Annotated[str, Text(1, 200, pattern=IDENTIFIER)]
+    """The graph's id within the tenant; registering a changed definition under it makes a new
+    version."""
     entry: Identifier
+    """The id of the node a run starts at."""
     nodes: Annotated[tuple[NodeDefinition, ...], Items(1, 1000)]
+    """The graph's nodes."""
     edges: Annotated[tuple[EdgeDefinition, ...], Items(0, 5000)] = ()
+    """The directed edges between the nodes."""
     max_steps: Annotated[int, Range(1, MAX_STEPS_LIMIT)] = DEFAULT_MAX_STEPS
+    """How many node attempts a run may make before it fails."""
 
     def node(self, node_id: str) -> NodeDefinition:
         """Return the node named ``node_id`` (KeyError when absent)."""
@@ -160,9 +214,13 @@ class GraphVersion:
     tenant_id: str
     graph_id: str
     version: Annotated[int, Range(1)]
+    """The version number, from 1."""
     digest: str
+    """SHA-256 of the definition's canonical JSON, as 64 hex digits."""
     definition: GraphDefinition
+    """The definition as registered."""
     created_at: Annotated[datetime, AwareUtc()]
+    """When the version was registered."""
 
     @property
     def ref(self) -> str:
@@ -181,8 +239,12 @@ class GraphRegistration:
 
     graph_id: str
     version: int
+    """The version the definition is: a new one, or the existing one it repeats."""
     digest: str
+    """SHA-256 of the definition's canonical JSON, as 64 hex digits."""
     created: bool
+    """Whether this registration made a new version (false: the same definition was registered
+    before)."""
 
 
 LATER_NODE_FIELDS = ("lock_seconds", "max_attempts", "subgraph")

@@ -2,6 +2,8 @@
 
 from datetime import datetime
 
+import attrs
+
 from ecp_core.errors import exists, missing
 from ecp_core.memory.tables import Repository, detached
 from ecp_core.webhooks.health import AttemptOutcome, DeliveryCounts, attempt_outcome
@@ -53,6 +55,38 @@ class MemoryWebhooks(Repository):
             return False
         self._t.remove("webhook_subscriptions", subscription_id)
         return True
+
+    @detached
+    def rotate_secret(
+        self, tenant_id: str, subscription_id: str, secret: str, previous_expires_at: datetime
+    ) -> Subscription | None:
+        """Make ``secret`` current; the current one signs beside it until ``previous_expires_at``."""
+        current = self.subscription(tenant_id, subscription_id)
+        if current is None:
+            return None
+        rotated = attrs.evolve(
+            current,
+            secret=secret,
+            previous_secret=current.secret,
+            previous_secret_expires_at=previous_expires_at,
+        )
+        self._t.put("webhook_subscriptions", subscription_id, rotated)
+        return rotated
+
+    def drop_expired_secrets(self, now: datetime) -> int:
+        """Forget previous secrets whose overlap ended by ``now``."""
+        expired = [
+            s
+            for s in self._t.table("webhook_subscriptions").values()
+            if s.previous_secret_expires_at is not None and s.previous_secret_expires_at <= now
+        ]
+        for subscription in expired:
+            self._t.put(
+                "webhook_subscriptions",
+                subscription.subscription_id,
+                attrs.evolve(subscription, previous_secret=None, previous_secret_expires_at=None),
+            )
+        return len(expired)
 
     def add_delivery(self, delivery: Delivery) -> None:
         """Queue a delivery."""
@@ -114,10 +148,14 @@ class MemoryWebhooks(Repository):
     def delivery_counts(self, tenant_id: str, since: datetime) -> DeliveryCounts:
         """The tenant's outbox figures: pending now, and attempts and deliveries since ``since``.
 
-        Like the SQL, attempts are looked for only in deliveries updated since ``since`` (an
+        Test events are not counted (ADR 0054). Like the SQL, attempts are looked for only in deliveries updated since ``since`` (an
         attempt updates its delivery at the attempt's time, so none is missed).
         """
-        mine = [d for d in self._t.table("webhook_deliveries").values() if d.tenant_id == tenant_id]
+        mine = [
+            d
+            for d in self._t.table("webhook_deliveries").values()
+            if d.tenant_id == tenant_id and d.event_type is not WebhookEventType.WEBHOOK_TEST
+        ]
         attempts = [
             attempt
             for d in mine

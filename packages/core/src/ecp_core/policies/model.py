@@ -14,6 +14,7 @@ class DeploymentPolicyRequest:
     """Body of ``PUT /v1/deployments/{ref}/policy``."""
 
     deny_capabilities: Annotated[tuple[Capability, ...], Items(0, 64, unique=True)] = ()
+    """The capabilities no action of the deployment may use."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -23,6 +24,9 @@ class DeploymentPolicy:
     tenant_id: str
     deployment_ref: str
     policy_id: str
+    """The policy's id."""
     policy_version: Annotated[int, Range(1)]
+    """The policy's version; each change adds one."""
     deny_capabilities: tuple[Capability, ...]
+    """The capabilities no action of the deployment may use."""
     updated_at: Annotated[datetime, AwareUtc()]

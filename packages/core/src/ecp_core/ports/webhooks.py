@@ -39,6 +39,20 @@ class WebhookRepository(Protocol):
         """Stop a subscription (its deliveries stay); False when there was none."""
         ...
 
+    def rotate_secret(
+        self, tenant_id: str, subscription_id: str, secret: str, previous_expires_at: datetime
+    ) -> Subscription | None:
+        """Make ``secret`` current; the current one signs beside it until ``previous_expires_at``.
+
+        An older previous secret is dropped (at most two sign). Atomic against concurrent
+        rotations; None when the tenant has no such live subscription.
+        """
+        ...
+
+    def drop_expired_secrets(self, now: datetime) -> int:
+        """Forget previous secrets whose overlap ended by ``now``; return how many were dropped."""
+        ...
+
     def add_delivery(self, delivery: Delivery) -> None:
         """Queue a delivery."""
         ...

@@ -71,11 +71,16 @@ class ProviderBucket:
     """A billed amount for a half-open period, optionally narrowed to a model and scope ids."""
 
     bucket_id: Annotated[str, Text(1, 192, trimmed=True)]
+    """The bucket's id within the statement."""
     period_start: Annotated[datetime, AwareUtc()]
+    """The start of the billed period, included (RFC 3339)."""
     period_end: Annotated[datetime, AwareUtc()]
+    """The end of the billed period, excluded (RFC 3339)."""
     amount_usd: PositiveUsd
     model: Annotated[str, Text(1, 256, trimmed=True)] | None = None
+    """The model the amount is for, when the provider narrows it to one."""
     provider_dimensions: Annotated[dict[str, str], ScopeIdentifiers()] = attrs.field(factory=dict)
+    """Provider scope ids the amount is narrowed to (such as `project_id`)."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -83,13 +88,20 @@ class ProviderStatement:
     """Body of ``POST /v1/reconciliation/provider-bills``: one provider's bill for a period."""
 
     statement_id: Annotated[str, Text(1, 192, pattern=STATEMENT_ID)]
+    """The provider's id of the statement; with the provider, it names it."""
     provider: Annotated[str, Text(1, 64, pattern=PROVIDER)]
+    """The provider that billed."""
     period_start: Annotated[datetime, AwareUtc()]
+    """The start of the billed period, included (RFC 3339)."""
     period_end: Annotated[datetime, AwareUtc()]
+    """The end of the billed period, excluded (RFC 3339)."""
     currency: Currency
+    """The currency of the amounts."""
     billed_total_usd: PositiveUsd
     source_kind: SourceKind
+    """Where the figures came from: entered by hand, or read from the provider's cost API."""
     buckets: Annotated[tuple[ProviderBucket, ...], Items(1, MAX_BUCKETS)]
+    """The billed amounts the statement is split into."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -108,10 +120,15 @@ class StatementImported:
     """The answer to an import: the stored statement's identity and digest."""
 
     provider: str
+    """The provider that billed."""
     statement_id: str
+    """The provider's id of the statement."""
     digest: str
+    """The digest of the stored statement."""
     imported_at: Annotated[datetime, AwareUtc()]
+    """When it was imported (RFC 3339, UTC)."""
     buckets: int
+    """How many buckets it has."""
     billed_total_usd: Decimal
 
 
@@ -139,6 +156,7 @@ class AllocationGroup:
     workflow_id: str
     workflow_version: str
     outcome_status: OutcomeStatus
+    """How the runs ended: success, failure or unresolved."""
     billed_usd: Decimal
     telemetry_usd: Decimal
 
@@ -148,8 +166,11 @@ class MatchedEvidence:
     """Execution events a bucket's scope matched, by how their cost is known."""
 
     measured_events: int
+    """Matched events with a measured cost."""
     estimated_events: int
+    """Matched events with an estimated cost."""
     unmeasured_events: int
+    """Matched events whose cost is unknown."""
     measured_usd: Decimal
     estimated_usd: Decimal
 
@@ -159,15 +180,24 @@ class BucketAllocation:
     """One bucket: its scope, its status, what it matched and where its dollars went."""
 
     bucket_id: str
+    """The bucket's id within the statement."""
     period_start: Annotated[datetime, AwareUtc()]
+    """The start of the billed period, included (RFC 3339)."""
     period_end: Annotated[datetime, AwareUtc()]
+    """The end of the billed period, excluded (RFC 3339)."""
     model: str | None
+    """The model the amount is for, when narrowed to one."""
     provider_dimensions: dict[str, str]
+    """Provider scope ids the amount is narrowed to."""
     amount_usd: Decimal
     status: BucketStatus
+    """Whether the bucket's dollars were allocated, and if not, why."""
     overlaps_with: tuple[str, ...]
+    """The buckets whose scope overlaps this one's."""
     matched: MatchedEvidence
+    """The execution events the bucket's scope matched."""
     groups: tuple[AllocationGroup, ...]
+    """Where the bucket's dollars went, by workflow version and outcome."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -188,15 +218,25 @@ class ReconciliationReport:
     """A statement set against the tenant's measured execution evidence."""
 
     method_version: str
+    """The version of the reconciliation method."""
     provider: str
+    """The provider that billed."""
     statement_id: str
+    """The provider's id of the statement."""
     statement_digest: str
+    """The digest of the stored statement."""
     period_start: Annotated[datetime, AwareUtc()]
+    """The start of the billed period, included (RFC 3339)."""
     period_end: Annotated[datetime, AwareUtc()]
+    """The end of the billed period, excluded (RFC 3339)."""
     as_of: Annotated[datetime, AwareUtc()]
+    """The time the evidence was read at (RFC 3339, UTC)."""
     closure_state: ClosureState
+    """How far the report closes the bill."""
     totals: ReconciliationTotals
+    """The report's totals."""
     allocations: tuple[BucketAllocation, ...]
+    """Each bucket and where its dollars went."""
 
 
 def report_method_version(payload: dict[str, object]) -> str:

@@ -49,9 +49,13 @@ class ErasureStepResult:
     """One step of one erasure."""
 
     step: str
+    """The erasure step."""
     status: ErasureStepStatus
+    """How the step ended."""
     newly_erased: int
+    """How many items the step erased."""
     detail: dict[str, Any] = attrs.field(factory=dict)
+    """What the step did, step by step."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -63,8 +67,11 @@ class RunErasure:
 
     run_id: str
     erased: bool
+    """Whether the run is erased now."""
     newly_erased: int = 0
+    """How many items were erased now."""
     steps: tuple[ErasureStepResult, ...] = ()
+    """The erasure steps and how each ended."""
 
     @classmethod
     def of(cls, run_id: str, steps: Sequence[ErasureStepResult]) -> "RunErasure":

@@ -31,8 +31,11 @@ class RetentionPolicyRequest:
     """Body of ``PUT /v1/retention/policy``: both TTLs are stated, ``null`` keeps forever."""
 
     audit_ttl_seconds: Ttl | None
+    """How long audit records are kept, in seconds; null keeps them."""
     run_ttl_seconds: Ttl | None
+    """How long finished runs are kept, in seconds; null keeps them."""
     enabled: bool = True
+    """Whether expired data is erased."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -62,9 +65,13 @@ class ResolvedRetentionPolicy:
 
     tenant_id: str
     audit_ttl_seconds: int | None
+    """How long audit records are kept, in seconds; null keeps them."""
     run_ttl_seconds: int | None
+    """How long finished runs are kept, in seconds; null keeps them."""
     enabled: bool
+    """Whether expired data is erased."""
     source: RetentionPolicySource
+    """Which rule produced the policy: the tenant's own, or a default."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -85,6 +92,7 @@ class CreateLegalHoldRequest:
     """Body of ``POST /v1/retention/legal-holds``; without ``run_id`` the hold is tenant-wide."""
 
     reason: Annotated[str, Text(1, 1000)]
+    """Why the data must be kept."""
     run_id: Annotated[str, Text(1, 256)] | None = None
 
 
@@ -95,11 +103,14 @@ class LegalHold:
     hold_id: str
     tenant_id: str
     reason: str
+    """Why the data must be kept."""
     created_at: Annotated[datetime, AwareUtc()]
     created_by: str
     run_id: str | None = None
     released_at: Annotated[datetime, AwareUtc()] | None = None
+    """When the hold was released (RFC 3339, UTC); null while it holds."""
     released_by: str | None = None
+    """Who released it."""
 
     @property
     def active(self) -> bool:
@@ -122,6 +133,7 @@ class ErasureRequest:
     """Body of ``POST /v1/retention/erasure-requests``: exactly one of run_id or tenant_id."""
 
     reason: Annotated[str, Text(1, 1000)]
+    """Why the data is erased; kept in the retention audit log."""
     run_id: Annotated[str, Text(1, 256)] | None = None
     tenant_id: Annotated[str, Text(1, 512)] | None = None
 
@@ -139,12 +151,19 @@ class RetentionAuditEntry:
     """One append-only line of the retention audit log: one erasure step."""
 
     entry_id: str
+    """The entry's id."""
     tenant_id: str
     step: str
+    """The erasure step."""
     status: ErasureStepStatus
+    """How the step ended."""
     newly_erased: Annotated[int, Range(0)]
+    """How many items the step erased."""
     reason: str
+    """Why the data was erased."""
     trigger: str
+    """What started the erasure: an expiry or a request."""
     occurred_at: Annotated[datetime, AwareUtc()]
     run_id: str | None = None
     detail: dict[str, Any] = attrs.field(factory=dict)
+    """What the step did."""

@@ -39,8 +39,11 @@ class ErasureReport:
     """The result of an erasure request: one entry per run, and the total newly erased."""
 
     target: str
+    """What was erased."""
     newly_erased: int
+    """How many items this request erased (already erased ones are not counted)."""
     runs: tuple[RunErasure, ...]
+    """What was done for each run."""
 
     @classmethod
     def of(cls, target: str, runs: Sequence[RunErasure]) -> "ErasureReport":

@@ -74,12 +74,17 @@ class RegisteredAction:
     """What the service can run under one name: its descriptor metadata and where it came from."""
 
     name: str
+    """The name a graph's action node calls it by."""
     fingerprint: str
+    """The version of its behaviour, as `<name>/<version>`; a node pins it."""
     capability_refs: tuple[Capability, ...] = ()
+    """What the action may do (network, files, processes); a deployment policy can deny these."""
     side_effect: SideEffectClass = SideEffectClass.UNKNOWN
+    """Whether calling it changes anything outside the run."""
     arguments_schema: dict[str, Any] | None = None
     """A JSON Schema of the arguments, for people and tools; None when the action states none."""
     source: ActionSource = ActionSource.PLUGIN
+    """Where it comes from: shipped with the service, or registered by an application."""
 
 
 @attrs.frozen(kw_only=True)
@@ -87,6 +92,7 @@ class ActionList:
     """The body of ``GET /v1/actions``: every registered action, by name."""
 
     actions: list[RegisteredAction]
+    """Every action a graph may call, as registered on this server."""
 
 
 class ActionAlreadyRegistered(ValueError):

@@ -47,12 +47,19 @@ class AuditReadinessResponse:
     """``GET /v1/audit/readiness`` (no extras, all required)."""
 
     ready: bool
+    """False only when signatures are needed and no signer is available (`not_ready`)."""
     state: str
+    """`ready` (signed), `degraded` (unsigned, none needed) or `not_ready`."""
     deployment_mode: str
+    """How the service runs: self-hosted, hosted or embedded."""
     signing_required: bool
+    """Whether signatures are needed, by setting or by consequential actions."""
     signer_available: bool
+    """Whether a signing key is configured."""
     consequential_actions: bool
+    """Whether a deployment has a node that may act in a way running again cannot undo."""
     message: str
+    """What the state means and what to do, in words."""
 
 
 def consequential(node: NodeDefinition) -> bool:

@@ -51,8 +51,10 @@ class FailureState:
     """Why a run failed: a stable ``reason`` code, the node, and a message."""
 
     reason: str
+    """A stable code of why the run failed (docs/api/errors.md lists them)."""
     node_id: str | None = None
     message: str | None = None
+    """What happened, for a person."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -62,6 +64,7 @@ class ApprovalPausedState:
     node_id: str
     approval_id: str | None = None
     input_payload: dict[str, Any] = attrs.field(factory=dict)
+    """The payload under review."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -91,8 +94,11 @@ class StartRunRequest:
 
     deployment_ref: Annotated[str, Text(1, 512)]
     input: dict[str, Any] = attrs.field(factory=dict)
+    """The run's initial state."""
     thread_id: Annotated[str, Text(1, 256, trimmed=True)] | None = None
     idempotency_key: Annotated[str, Text(1, 256, trimmed=True)] | None = None
+    """A key that makes the start idempotent: the same key and body answer with the same run (also
+    the `Idempotency-Key` header)."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -150,11 +156,17 @@ class RunStatusResponse:
     graph_version_ref: str
     thread_id: str
     status: RunPublicStatus
+    """Where the run is."""
     failure_state: FailureState | None
+    """Why the run failed; null unless it did."""
     pending_approval_ids: tuple[str, ...]
+    """The approvals the run waits for."""
     output: dict[str, Any] | None
+    """The run's final state once it completed; null before."""
     parent_run_id: str | None
+    """For a child run: the run whose subgraph node started it."""
     campaign_id: str | None
+    """The campaign the run counts toward, which its child runs inherit; null when none."""
     created_at: datetime
     updated_at: datetime
     paused: ApprovalPausedState | None = None
@@ -187,11 +199,14 @@ class ChildRunSummaryResponse:
 
     run_id: str
     status: RunPublicStatus
+    """The child run's status."""
     deployment_ref: str
     graph_version_ref: str
     thread_id: str
     parent_run_id: str
+    """The run that started it."""
     campaign_id: str | None = None
+    """The campaign it belongs to, when there is one."""
 
     @classmethod
     def of(cls, run: Run) -> "ChildRunSummaryResponse":
@@ -213,6 +228,7 @@ class ChildRunListResponse:
     """``GET /runs/{run_id}/children``: a page of a run's child runs, oldest first."""
 
     children: tuple[ChildRunSummaryResponse, ...]
+    """The runs this run started."""
     next_cursor: str | None = None
 
 
@@ -221,7 +237,9 @@ class AdminRunListResponse:
     """``GET /admin/runs``: a page of runs and the total."""
 
     runs: tuple[RunStatusResponse, ...]
+    """The page of runs, newest first."""
     total: int
+    """How many runs the tenant has."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -229,4 +247,6 @@ class ApprovalResolutionResponse:
     """The resolved approval and the run after it continued."""
 
     approval: ApprovalRecord
+    """The approval as resolved."""
     run: RunStatusResponse
+    """The run after it continued."""

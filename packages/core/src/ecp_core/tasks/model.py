@@ -70,10 +70,15 @@ class TaskClaimRequest:
     """Body of ``POST /v1/tasks/claim``; ``lock_seconds`` None locks for each task's own time."""
 
     worker_id: WorkerId
+    """The worker's id; the task is held in its name."""
     topics: Annotated[tuple[Topic, ...], Items(1, 100)]
+    """The topics the worker takes tasks of."""
     max_tasks: Annotated[int, Range(1, 100)] = 1
+    """How many tasks to take at most."""
     lock_seconds: Annotated[int, Range(1, 3600)] | None = None
+    """Seconds the worker holds the tasks; null takes each task's own lock time."""
     wait_seconds: Annotated[int, Range(0, 30)] = 0
+    """How long to wait for a task when none is ready (long polling)."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -82,6 +87,7 @@ class TaskHeartbeatRequest:
 
     lock_token: LockToken
     lock_seconds: Annotated[int, Range(1, 3600)] | None = None
+    """Seconds more the worker holds the task; null takes the task's own lock time."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -90,6 +96,7 @@ class TaskCompleteRequest:
 
     lock_token: LockToken
     output: dict[str, Any] = attrs.field(factory=dict)
+    """The task's result, handed back to the run."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -98,7 +105,9 @@ class TaskFailRequest:
 
     lock_token: LockToken
     error: Annotated[str, Text(1, 4000)]
+    """What went wrong."""
     retry_after_seconds: Annotated[int, Range(0, 86_400)] = 0
+    """Seconds before the task may be claimed again, when attempts remain."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -110,9 +119,13 @@ class ClaimedTask:
     run_id: str
     node_id: str
     attempt: int
+    """Which attempt this is (1 on the first)."""
     topic: str
+    """The topic the task was queued on."""
     arguments: dict[str, Any]
+    """The task's arguments, from the node."""
     state: dict[str, Any]
+    """The run's state when the task was queued."""
     locked_until: datetime
 
     @classmethod
@@ -138,6 +151,7 @@ class TaskClaimResponse:
     """Answer to a claim: the tasks now locked for the worker (none when nothing was claimable)."""
 
     tasks: tuple[ClaimedTask, ...]
+    """The tasks claimed; empty when none was ready."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -156,13 +170,20 @@ class TaskSummary:
     run_id: str
     node_id: str
     topic: str
+    """The topic the task was queued on."""
     status: TaskStatus
+    """Where the task is in its life."""
     attempt: int
+    """How many attempts were made."""
     max_attempts: int
+    """How many attempts are allowed."""
     worker_id: str | None
+    """The worker holding it, if one does."""
     locked_until: datetime | None
     not_before: datetime | None
+    """When it may be claimed next (RFC 3339, UTC)."""
     error: str | None
+    """The last attempt's error."""
     created_at: datetime
     updated_at: datetime
 
@@ -191,4 +212,5 @@ class TaskListResponse:
     """Answer to ``GET /v1/tasks``: a page of the tenant's tasks by id, and the next cursor."""
 
     tasks: tuple[TaskSummary, ...]
+    """The tenant's tasks."""
     next_cursor: str | None

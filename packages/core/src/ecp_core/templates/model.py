@@ -23,9 +23,14 @@ class CreateTemplateRequest:
     """
 
     name: TemplateName
+    """The template's name within the tenant."""
     description: Annotated[str, Text(1, 4000)] | None = None
+    """What the template is for, in words."""
     parameters: dict[str, Any]
+    """A JSON Schema of `type: object` whose `properties` declare the parameters."""
     graph: dict[str, Any]
+    """A graph definition without `graph_id`, where `{"$param": "<name>"}` stands for an argument.
+    """
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -34,11 +39,17 @@ class TemplateVersion:
 
     tenant_id: str
     name: str
+    """The template's name within the tenant."""
     version: Annotated[int, Range(1)]
+    """The version number, from 1; each new content adds one."""
     digest: str
+    """The digest of the version's content."""
     description: str | None
+    """What the template is for, in words."""
     parameters: dict[str, Any]
+    """The JSON Schema of the parameters."""
     graph: dict[str, Any]
+    """The graph definition with its `{"$param": ...}` holes."""
     created_at: Annotated[datetime, AwareUtc()]
 
 
@@ -47,6 +58,7 @@ class TemplateList:
     """The latest version of each template, by name; ``next_cursor`` when more remain."""
 
     templates: tuple[TemplateVersion, ...]
+    """The latest version of each template, by name."""
     next_cursor: str | None = None
 
 
@@ -60,7 +72,9 @@ class InstantiateTemplateRequest:
 
     graph_id: Annotated[str, Text(1, 200, pattern=IDENTIFIER)]
     version: Annotated[int, Range(1)] | None = None
+    """The template version to build from; null takes the latest."""
     arguments: dict[str, Any] = attrs.field(factory=dict)
+    """The value of each parameter; one left out takes its schema `default`."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -72,9 +86,13 @@ class TemplateSource:
     """
 
     name: str
+    """The template's name."""
     version: int
+    """The template version the graph was built from."""
     digest: str
+    """That version's content digest."""
     arguments_digest: str
+    """The `sha256:` digest of the canonical JSON of the arguments, defaults applied."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -83,6 +101,10 @@ class TemplateInstantiation:
 
     graph_id: str
     version: int
+    """The version of the registered graph."""
     digest: str
+    """The digest of the registered graph."""
     created: bool
+    """Whether a new graph version was registered (false: the same one existed)."""
     template: TemplateSource
+    """The template version and arguments the graph was built from."""

@@ -70,13 +70,21 @@ class AuditDeliveryHealth:
     """``GET /v1/audit/delivery-health``: the counters and whether events are being lost."""
 
     queue_depth: int
+    """Deliveries pending now."""
     queued: int
+    """Deliveries enqueued within the window, replays included."""
     delivered: int
+    """Attempts within the window the receiver accepted."""
     retried: int
+    """Attempts within the window after a delivery's first."""
     rejected: int
+    """Attempts within the window the receiver refused (a lasting 4xx)."""
     failed: int
+    """Attempts within the window that failed (no answer, 5xx, a transient 4xx)."""
     abandoned: int
+    """Deliveries dead-lettered within the window."""
     losing_events: bool
+    """Whether any attempt was rejected or failed, or any delivery dead-lettered."""
 
     @classmethod
     def of(cls, counts: DeliveryCounts) -> "AuditDeliveryHealth":

@@ -1,7 +1,7 @@
 """Webhook subscriptions and event payloads (CONTRACT.md "Webhooks")."""
 
 import enum
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 import attrs
@@ -9,6 +9,8 @@ import attrs
 from ecp_core.constraints import AwareUtc, Items, Text, checked
 
 TARGET_URL = r"https?://[^\s]+"
+ROTATION_OVERLAP = timedelta(hours=24)
+"""How long a rotated-out secret keeps signing beside the new one."""
 
 
 class WebhookEventType(enum.StrEnum):
@@ -21,6 +23,8 @@ class WebhookEventType(enum.StrEnum):
     RUN_TERMINATED_BY_POLICY = "run.terminated_by_policy"
     APPROVAL_REQUESTED = "approval.requested"
     APPROVAL_RESOLVED = "approval.resolved"
+    WEBHOOK_TEST = "webhook.test"
+    """Sent to one subscription on request (``POST …/test``), whatever it subscribed to."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -56,7 +60,11 @@ class DeliveryStatus(enum.StrEnum):
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class Subscription:
-    """A stored subscription; the secret never leaves the server after creation."""
+    """A stored subscription; a secret never leaves the server after it is made.
+
+    ``secret`` is the current one; after a rotation the one before it signs too, until
+    ``previous_secret_expires_at``.
+    """
 
     subscription_id: str
     tenant_id: str
@@ -65,6 +73,15 @@ class Subscription:
     event_types: tuple[WebhookEventType, ...]
     secret: str
     created_at: Annotated[datetime, AwareUtc()]
+    previous_secret: str | None = None
+    previous_secret_expires_at: Annotated[datetime, AwareUtc()] | None = None
+
+    def signing_secrets(self, now: datetime) -> tuple[str, ...]:
+        """The secrets that sign at ``now``: the current one, then the previous one if live."""
+        expires = self.previous_secret_expires_at
+        if self.previous_secret is None or expires is None or expires <= now:
+            return (self.secret,)
+        return (self.secret, self.previous_secret)
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -97,6 +114,18 @@ class SubscriptionCreated:
 
     subscription: SubscriptionView
     secret: str
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class SecretRotated:
+    """The answer to a rotation: the new secret, this once, and when the old one stops signing."""
+
+    subscription: SubscriptionView
+    """The subscription (without secrets)."""
+    secret: str
+    """The new signing secret, in the ``whsec_`` form; shown this once."""
+    previous_secret_expires_at: datetime
+    """Until when the secret before it keeps signing beside it (24 hours from the rotation)."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

@@ -1,10 +1,8 @@
 """Use cases for webhooks: subscriptions, emitting events into the outbox, delivery, dead letters."""
 
-import json
 import logging
-import secrets
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import attrs
@@ -12,35 +10,27 @@ import attrs
 from ecp_core.catalog.service import require_deployment
 from ecp_core.errors import FieldError, NotFound, ValidationFailed
 from ecp_core.identity import DEFAULT_TENANT, ActorIdentity
-from ecp_core.ports.system import Clock, HttpAnswer, HttpSender, IdFactory
+from ecp_core.ports.system import Clock, HttpSender, IdFactory
 from ecp_core.ports.webhooks import WebhooksUnit
+from ecp_core.webhooks.delivery import attempt_delivery
 from ecp_core.webhooks.health import DEFAULT_WINDOW, AuditDeliveryHealth
 from ecp_core.webhooks.model import (
+    ROTATION_OVERLAP,
     CreateSubscriptionRequest,
     Delivery,
     DeliveryAttempt,
     DeliveryStatus,
+    SecretRotated,
     Subscription,
     SubscriptionCreated,
     SubscriptionView,
     WebhookEventPayload,
     WebhookEventType,
 )
-from ecp_core.webhooks.schedule import RetrySchedule, next_delay
-from ecp_core.webhooks.signing import (
-    EVENT_ID_HEADER,
-    EVENT_TYPE_HEADER,
-    SIGNATURE_HEADER,
-    sign_body,
-)
-from ecp_core.wire import unstructure
+from ecp_core.webhooks.schedule import RetrySchedule
+from ecp_core.webhooks.signing import new_secret, secret_problem
 
 log = logging.getLogger("ecp_core.webhooks")
-
-
-def encode(payload: WebhookEventPayload) -> bytes:
-    """The exact bytes sent and signed (compact JSON, keys in a stable order)."""
-    return json.dumps(unstructure(payload), separators=(",", ":"), sort_keys=True).encode("utf-8")
 
 
 class WebhookService:
@@ -52,9 +42,9 @@ class WebhookService:
         clock: Clock,
         ids: IdFactory,
         policy: RetrySchedule,
-        new_secret: Callable[[], str] = lambda: secrets.token_urlsafe(32),
+        new_secret: Callable[[], str] = new_secret,
     ) -> None:
-        """Wire the service; ``policy`` sets attempts and backoff."""
+        """Wire the service; ``policy`` sets attempts and backoff; ``new_secret`` makes secrets."""
         self._uow = uow
         self._clock = clock
         self._ids = ids
@@ -72,6 +62,11 @@ class WebhookService:
             raise ValidationFailed(
                 "subscriptions belong to the caller's tenant",
                 errors=[FieldError(loc=("tenant_id",), msg="must be the caller's tenant")],
+            )
+        problem = None if request.secret is None else secret_problem(request.secret)
+        if problem is not None:
+            raise ValidationFailed(
+                "the secret cannot sign", errors=[FieldError(loc=("secret",), msg=problem)]
             )
         with self._uow() as uow:
             require_deployment(uow, tenant_id, request.deployment_ref)
@@ -102,6 +97,49 @@ class WebhookService:
                 raise NotFound(f"subscription {subscription_id} not found")
             uow.commit()
 
+    def rotate_secret(self, tenant_id: str, subscription_id: str) -> SecretRotated:
+        """Make a new secret, shown this once; the current one keeps signing for 24 hours.
+
+        A rotation during the overlap drops the oldest secret: at most two sign (ADR 0054).
+        """
+        secret = self._new_secret()
+        expires_at = self._clock.now() + ROTATION_OVERLAP
+        with self._uow() as uow:
+            rotated = uow.webhooks.rotate_secret(tenant_id, subscription_id, secret, expires_at)
+            if rotated is None:
+                raise NotFound(f"subscription {subscription_id} not found")
+            uow.commit()
+        return SecretRotated(
+            subscription=SubscriptionView.of(rotated),
+            secret=secret,
+            previous_secret_expires_at=expires_at,
+        )
+
+    def drop_expired_secrets(self) -> int:
+        """Forget the previous secrets whose overlap has ended; return how many."""
+        with self._uow() as uow:
+            dropped = uow.webhooks.drop_expired_secrets(self._clock.now())
+            uow.commit()
+        if dropped:
+            log.info("webhook secrets expired", extra={"count": dropped})
+        return dropped
+
+    def send_test(self, tenant_id: str, subscription_id: str) -> Delivery:
+        """Queue a ``webhook.test`` event for one subscription, due now, through the outbox."""
+        with self._uow() as uow:
+            subscription = uow.webhooks.subscription(tenant_id, subscription_id)
+            if subscription is None:
+                raise NotFound(f"subscription {subscription_id} not found")
+            payload = self._payload(
+                WebhookEventType.WEBHOOK_TEST,
+                subscription.deployment_ref,
+                tenant_id,
+                {"subscription_id": subscription_id},
+            )
+            delivery = self._queue(uow, subscription, payload)
+            uow.commit()
+        return delivery
+
     # -- emitting ------------------------------------------------------------------------------
 
     def emit_in(
@@ -113,32 +151,46 @@ class WebhookService:
         data: dict[str, Any],
     ) -> WebhookEventPayload:
         """Queue the event for every matching subscription inside the caller's transaction."""
-        now = self._clock.now()
-        payload = WebhookEventPayload(
+        payload = self._payload(event_type, deployment_ref, tenant_id, data)
+        for subscription in uow.webhooks.matching(tenant_id, deployment_ref, event_type):
+            self._queue(uow, subscription, payload)
+        return payload
+
+    def _payload(
+        self,
+        event_type: WebhookEventType,
+        deployment_ref: str,
+        tenant_id: str,
+        data: dict[str, Any],
+    ) -> WebhookEventPayload:
+        return WebhookEventPayload(
             event_id=self._ids.new_id(),
             event_type=event_type,
             tenant_id=tenant_id,
             deployment_ref=deployment_ref,
-            occurred_at=now,
+            occurred_at=self._clock.now(),
             data=data,
         )
-        for subscription in uow.webhooks.matching(tenant_id, deployment_ref, event_type):
-            uow.webhooks.add_delivery(
-                Delivery(
-                    delivery_id=self._ids.new_id(),
-                    tenant_id=tenant_id,
-                    subscription_id=subscription.subscription_id,
-                    event_id=payload.event_id,
-                    event_type=event_type,
-                    payload=payload,
-                    status=DeliveryStatus.PENDING,
-                    attempts=0,
-                    next_attempt_at=now,
-                    created_at=now,
-                    updated_at=now,
-                )
-            )
-        return payload
+
+    def _queue(
+        self, uow: WebhooksUnit, subscription: Subscription, payload: WebhookEventPayload
+    ) -> Delivery:
+        now = payload.occurred_at
+        delivery = Delivery(
+            delivery_id=self._ids.new_id(),
+            tenant_id=payload.tenant_id,
+            subscription_id=subscription.subscription_id,
+            event_id=payload.event_id,
+            event_type=payload.event_type,
+            payload=payload,
+            status=DeliveryStatus.PENDING,
+            attempts=0,
+            next_attempt_at=now,
+            created_at=now,
+            updated_at=now,
+        )
+        uow.webhooks.add_delivery(delivery)
+        return delivery
 
     def emit(
         self,
@@ -164,63 +216,9 @@ class WebhookService:
         with self._uow() as uow:
             due = uow.webhooks.claim_due(self._clock.now(), limit)
             for delivery in due:
-                self._attempt(uow, sender, delivery)
+                attempt_delivery(uow, sender, delivery, clock=self._clock, policy=self._policy)
             uow.commit()
         return len(due)
-
-    def _attempt(self, uow: WebhooksUnit, sender: HttpSender, delivery: Delivery) -> None:
-        subscription = uow.webhooks.subscription(delivery.tenant_id, delivery.subscription_id)
-        number = delivery.attempts + 1
-        if subscription is None:
-            answer = HttpAnswer(error="the subscription was deleted")
-        else:
-            body = encode(delivery.payload)
-            headers = {
-                "Content-Type": "application/json",
-                SIGNATURE_HEADER: sign_body(subscription.secret, body),
-                EVENT_ID_HEADER: delivery.event_id,
-                EVENT_TYPE_HEADER: str(delivery.event_type),
-            }
-            answer = sender.post(subscription.target_url, body, headers)
-        now = self._clock.now()
-        uow.webhooks.add_attempt(
-            DeliveryAttempt(
-                delivery_id=delivery.delivery_id,
-                attempt=number,
-                occurred_at=now,
-                status_code=answer.status_code,
-                error=answer.error,
-            )
-        )
-        facts: dict[str, Any] = {
-            "tenant_id": delivery.tenant_id,
-            "delivery_id": delivery.delivery_id,
-            "event_type": str(delivery.event_type),
-            "attempt": number,
-            "status_code": answer.status_code,
-            "error": answer.error,
-        }
-        if answer.delivered:
-            status, next_at = DeliveryStatus.DELIVERED, delivery.next_attempt_at
-            log.info("webhook delivered", extra=facts)
-        elif subscription is None or number >= self._policy.max_attempts:
-            status, next_at = DeliveryStatus.DEAD, delivery.next_attempt_at
-            log.warning("webhook dead letter", extra=facts)
-        else:
-            wait = next_delay(self._policy, number, retry_after=answer.retry_after)
-            status, next_at = DeliveryStatus.PENDING, now + timedelta(seconds=wait)
-            log.info("webhook retry", extra={**facts, "retry_in_seconds": wait})
-        uow.webhooks.save_delivery(
-            attrs.evolve(
-                delivery,
-                status=status,
-                attempts=number,
-                next_attempt_at=next_at,
-                updated_at=now,
-                last_status_code=answer.status_code,
-                last_error=answer.error,
-            )
-        )
 
     # -- dead letters --------------------------------------------------------------------------
 

@@ -6,19 +6,24 @@ The samples (:mod:`.samples`) are re-exported: integration tests build the same 
 from ecp_core.testing.conformance.webhooks.deliveries import WebhookDeliveryConformance
 from ecp_core.testing.conformance.webhooks.health import WebhookDeliveryHealthConformance
 from ecp_core.testing.conformance.webhooks.samples import attempt, delivery, ids, subscription
+from ecp_core.testing.conformance.webhooks.secrets import WebhookSecretConformance
 from ecp_core.testing.conformance.webhooks.subscriptions import WebhookSubscriptionConformance
 
 
 class WebhookRepositoryConformance(
-    WebhookSubscriptionConformance, WebhookDeliveryConformance, WebhookDeliveryHealthConformance
+    WebhookSubscriptionConformance,
+    WebhookSecretConformance,
+    WebhookDeliveryConformance,
+    WebhookDeliveryHealthConformance,
 ):
-    """Webhooks: subscriptions, the delivery outbox, its attempts and its delivery counts."""
+    """Webhooks: subscriptions and their secrets, the delivery outbox, its attempts and counts."""
 
 
 __all__ = [
     "WebhookDeliveryConformance",
     "WebhookDeliveryHealthConformance",
     "WebhookRepositoryConformance",
+    "WebhookSecretConformance",
     "WebhookSubscriptionConformance",
     "attempt",
     "delivery",

@@ -3,13 +3,14 @@
 from datetime import timedelta
 
 import attrs
+import pytest
 
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.testing.conformance._base import StoreSuite
 from ecp_core.testing.conformance.webhooks.samples import attempt, delivery
 from ecp_core.testing.samples import NOW
 from ecp_core.webhooks.health import AttemptOutcome, DeliveryCounts, attempt_outcome
-from ecp_core.webhooks.model import Delivery, DeliveryAttempt, DeliveryStatus
+from ecp_core.webhooks.model import Delivery, DeliveryAttempt, DeliveryStatus, WebhookEventType
 
 WINDOW_START = NOW - timedelta(hours=1)
 
@@ -24,9 +25,10 @@ def _attempted(
     *,
     tenant: str = "t1",
     at: timedelta = timedelta(0),
+    event_type: WebhookEventType = WebhookEventType.RUN_COMPLETED,
 ) -> tuple[Delivery, list[DeliveryAttempt]]:
     """A delivery created ``at`` after NOW whose attempts answered ``codes``, ending ``status``."""
-    made = delivery(delivery_id, tenant=tenant)
+    made = delivery(delivery_id, tenant=tenant, event_type=event_type)
     attempts = [
         attrs.evolve(
             attempt(delivery_id, number, code), occurred_at=NOW + at + timedelta(seconds=number)
@@ -113,6 +115,21 @@ class WebhookDeliveryHealthConformance(StoreSuite):
         assert at == DeliveryCounts(delivered=1)
         assert after == DeliveryCounts()
         assert at_creation == DeliveryCounts(queued=1, delivered=1)
+
+    @pytest.mark.spec("C11 test-event")
+    def test_test_events_are_not_counted(self, uow: UnitOfWorkFactory) -> None:
+        """``webhook.test`` deliveries are left out of every figure (ADR 0054)."""
+        test = WebhookEventType.WEBHOOK_TEST
+        _store(
+            uow,
+            _attempted("d-run", (500, 200), DeliveryStatus.DELIVERED),
+            _attempted("d-test-dead", (404, 500), DeliveryStatus.DEAD, event_type=test),
+            _attempted("d-test-pending", (503,), DeliveryStatus.PENDING, event_type=test),
+            _attempted("d-test-ok", (200,), DeliveryStatus.DELIVERED, event_type=test),
+        )
+        with uow() as tx:
+            counts = tx.webhooks.delivery_counts("t1", WINDOW_START)
+        assert counts == DeliveryCounts(queued=1, delivered=1, retried=1, failed=1)
 
 
 __all__ = ["EDGE_CODES", "WebhookDeliveryHealthConformance"]

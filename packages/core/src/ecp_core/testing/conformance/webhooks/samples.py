@@ -49,11 +49,12 @@ def delivery(
     due: int = 0,
     attempts: int = 0,
     data: dict[str, Any] | None = None,
+    event_type: WebhookEventType = COMPLETED,
 ) -> Delivery:
-    """A delivery of a run.completed event, due ``due`` seconds after :data:`NOW`."""
+    """A delivery of a run.completed event (or ``event_type``), due ``due`` seconds after :data:`NOW`."""
     payload = WebhookEventPayload(
         event_id=f"evt-{delivery_id}",
-        event_type=COMPLETED,
+        event_type=event_type,
         tenant_id=tenant,
         deployment_ref="dep",
         occurred_at=NOW,

@@ -1,0 +1,140 @@
+"""The quickstart part of the scenario the OpenAPI examples are recorded from (ADR 0055)."""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+GRAPH = {
+    "graph_id": "refund-triage",
+    "entry": "classify",
+    "nodes": [
+        {
+            "id": "classify",
+            "kind": "action",
+            "action": {
+                "name": "set",
+                "fingerprint": "set/1",
+                "arguments": {"values": {"category": "refund"}},
+            },
+        },
+        {
+            "id": "review",
+            "kind": "approval",
+            "summary": "Approve the refund",
+            "rationale": "Refunds need a person",
+        },
+        {"id": "done", "kind": "end"},
+    ],
+    "edges": [
+        {"source": "classify", "target": "review"},
+        {
+            "source": "review",
+            "target": "done",
+            "condition": {"expression": "state.category == 'refund'"},
+        },
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One call of the scenario: the operation, who calls, and what it sends."""
+
+    operation_id: str
+    body: Any = None
+    path: Callable[[Mapping[str, Any]], Mapping[str, str]] = lambda _: {}
+    query: Mapping[str, str] = field(default_factory=dict)
+    role: str = "admin"
+    headers: Mapping[str, str] = field(default_factory=dict)
+    keep: Callable[[Any], Mapping[str, Any]] = lambda _: {}
+    """What later steps need of the answer (ids), by name."""
+    record: bool = True
+    """Whether the call is an example (set up calls of an operation already shown are not)."""
+
+    def sent(self, ids: Mapping[str, Any]) -> Any:
+        """The body, built from the ids kept so far when it depends on them."""
+        return self.body(ids) if callable(self.body) else self.body
+
+
+QUICKSTART = [
+    Step("health_live"),
+    Step("graphs_register", GRAPH),
+    Step("graphs_list"),
+    Step("graphs_list_versions", path=lambda _: {"graph_id": "refund-triage"}),
+    Step("graphs_get", path=lambda _: {"graph_id": "refund-triage"}, query={"version": "1"}),
+    Step("graphs_create_contract", {"name": "refund", "json_schema": {"type": "object"}}),
+    Step("graphs_get_contract", path=lambda _: {"name": "refund"}),
+    Step("graphs_create_deployment", {"deployment_ref": "refunds", "graph_id": "refund-triage"}),
+    Step("graphs_list_deployments"),
+    Step("graphs_get_deployment", path=lambda _: {"ref": "refunds"}),
+    Step(
+        "graphs_put_policy",
+        {"deny_capabilities": ["process_spawn"]},
+        path=lambda _: {"ref": "refunds"},
+    ),
+    Step("graphs_get_policy", path=lambda _: {"ref": "refunds"}),
+    Step("actions_list"),
+    Step(
+        "runs_start",
+        {"deployment_ref": "refunds", "input": {"order_id": "A-1001", "amount": "42.50"}},
+        headers={"Prefer": "wait=10"},
+        keep=lambda run: {"run_id": run["run_id"]},
+    ),
+    Step("runs_get", path=lambda ids: {"run_id": ids["run_id"]}),
+    Step(
+        "approvals_list",
+        role="approver",
+        query={"status": "pending"},
+        keep=lambda page: {"approval_id": page["approvals"][0]["approval_id"]},
+    ),
+    Step(
+        "approvals_list_for_run",
+        path=lambda ids: {"run_id": ids["run_id"]},
+        query={"status": "pending"},
+    ),
+    Step("approvals_get", role="approver", path=lambda ids: {"approval_id": ids["approval_id"]}),
+    Step(
+        "approvals_resolve",
+        {"decision": "approve", "reason": "Within policy"},
+        role="approver",
+        path=lambda ids: {"ref": "refunds", "approval_id": ids["approval_id"]},
+    ),
+    Step(
+        "approvals_list_actions",
+        role="approver",
+        path=lambda ids: {"approval_id": ids["approval_id"]},
+    ),
+    Step("runs_list_children", path=lambda ids: {"run_id": ids["run_id"]}),
+    Step("admin_list_runs", query={"limit": "1"}),
+    Step("audit_timeline", path=lambda ids: {"run_id": ids["run_id"]}),
+    Step("audit_verify_run", path=lambda ids: {"run_id": ids["run_id"]}),
+    Step(
+        "audit_list_deployment_records",
+        path=lambda _: {"ref": "refunds"},
+        query={"limit": "1"},
+    ),
+    Step("audit_verify_deployment", path=lambda _: {"ref": "refunds"}),
+    Step("audit_signing_keys"),
+    Step("audit_get_settings"),
+    Step("audit_put_settings", {"digest_version": 3}),
+    Step("audit_readiness"),
+    Step("audit_delivery_health"),
+    Step(
+        "api_keys_create",
+        {"name": "ci", "role": "operator"},
+        keep=lambda key: {"key_id": key["key_id"]},
+    ),
+    Step("api_keys_list"),
+    Step("api_keys_revoke", path=lambda ids: {"key_id": ids["key_id"]}),
+    Step("retention_put_policy", {"audit_ttl_seconds": 31_536_000, "run_ttl_seconds": 2_592_000}),
+    Step("retention_get_policy"),
+    Step(
+        "retention_place_legal_hold",
+        {"reason": "Dispute 42", "run_id": None},
+        keep=lambda hold: {"hold_id": hold["hold_id"]},
+    ),
+    Step("retention_list_legal_holds"),
+    Step("retention_release_legal_hold", path=lambda ids: {"hold_id": ids["hold_id"]}),
+    Step("retention_audit_log"),
+]
+"""The quickstart and the reads and writes around it, in an order that works."""
