@@ -50,6 +50,8 @@ class Step:
     """What later steps need of the answer (ids), by name."""
     record: bool = True
     """Whether the call is an example (set up calls of an operation already shown are not)."""
+    until: Callable[[Any], bool] | None = None
+    """When set, the call is made again until its answer satisfies it (a worker's result)."""
 
     def sent(self, ids: Mapping[str, Any]) -> Any:
         """The body, built from the ids kept so far when it depends on them."""

@@ -27,6 +27,7 @@ class SubscriptionListResponse:
     """The tenant's live subscriptions (secrets are never shown again)."""
 
     subscriptions: tuple[SubscriptionView, ...]
+    """Every live subscription of the tenant."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -34,6 +35,7 @@ class DeadLetterListResponse:
     """A page of dead deliveries, newest first."""
 
     dead_letters: tuple[Delivery, ...]
+    """The dead deliveries of this page, newest first."""
     next_cursor: str | None = None
 
 
@@ -42,7 +44,9 @@ class DeadLetterResponse:
     """One dead delivery and every attempt with its status code and error."""
 
     delivery: Delivery
+    """The dead delivery."""
     attempts: tuple[DeliveryAttempt, ...]
+    """Every attempt made, first to last."""
 
 
 def create_subscription(call: Call, services: Services) -> Reply:

@@ -84,6 +84,7 @@ class WebhookReceipt:
     """The answer to a merchant webhook: what the event did (``event_id`` None when ignored)."""
 
     outcome: EventOutcome
+    """What the event did: applied, retained, a duplicate, or ignored."""
     event_id: str | None = None
 
 

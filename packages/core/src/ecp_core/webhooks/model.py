@@ -33,9 +33,12 @@ class CreateSubscriptionRequest:
 
     deployment_ref: Annotated[str, Text(1, 512)]
     target_url: Annotated[str, Text(1, 2048, pattern=TARGET_URL)]
+    """The http(s) URL each delivery is POSTed to; a private or loopback one only if allowed."""
     event_types: Annotated[tuple[WebhookEventType, ...], Items(1, 5, unique=True)]
+    """The events to deliver (one to five, no repeats)."""
     tenant_id: Annotated[str, Text(1, 512)] = "default"
     secret: Annotated[str, Text(16, 512)] | None = None
+    """The signing secret, plain or ``whsec_<base64>``; left out, the server makes one."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -44,10 +47,12 @@ class WebhookEventPayload:
 
     event_id: str
     event_type: WebhookEventType
+    """What happened."""
     tenant_id: str
     deployment_ref: str
     occurred_at: Annotated[datetime, AwareUtc()]
     data: dict[str, Any] = attrs.field(factory=dict)
+    """The event's details (such as the run's id); their keys depend on the event type."""
 
 
 class DeliveryStatus(enum.StrEnum):
@@ -92,7 +97,9 @@ class SubscriptionView:
     tenant_id: str
     deployment_ref: str
     target_url: str
+    """The URL each delivery is POSTed to."""
     event_types: tuple[WebhookEventType, ...]
+    """The events delivered to it."""
     created_at: datetime
 
     @classmethod
@@ -113,7 +120,9 @@ class SubscriptionCreated:
     """The answer to a subscription: its view and, this once, the signing secret."""
 
     subscription: SubscriptionView
+    """The subscription made (without its secret)."""
     secret: str
+    """The signing secret: the one given, or a ``whsec_`` one the server made; shown this once."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -137,15 +146,23 @@ class Delivery:
     subscription_id: str
     event_id: str
     event_type: WebhookEventType
+    """What happened."""
     payload: WebhookEventPayload
+    """The body every attempt POSTs, the same on each."""
     status: DeliveryStatus
+    """``pending`` until it is delivered (a 2xx answer) or runs out of attempts (``dead``)."""
     attempts: int
+    """How many times it has been POSTed so far."""
     next_attempt_at: Annotated[datetime, AwareUtc()]
+    """When a pending delivery is next POSTed (RFC 3339, UTC)."""
     created_at: Annotated[datetime, AwareUtc()]
     updated_at: Annotated[datetime, AwareUtc()]
     last_status_code: int | None = None
+    """The HTTP status of the last answer; null before the first attempt or without an answer."""
     last_error: str | None = None
+    """Why the last attempt got no answer (a refused address, a network error); else null."""
     replay_of: str | None = None
+    """The id of the dead letter this delivery replays; null for a first delivery."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -154,6 +171,9 @@ class DeliveryAttempt:
 
     delivery_id: str
     attempt: int
+    """The attempt's number, counting from 1."""
     occurred_at: Annotated[datetime, AwareUtc()]
     status_code: int | None = None
+    """The HTTP status the receiver answered; null when no answer came."""
     error: str | None = None
+    """Why no answer came (a refused address, a network error); null when one did."""
