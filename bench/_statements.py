@@ -1,15 +1,23 @@
 """SQL statements a piece of code sends, by kind: for the benchmarks' diagnostics. Not run."""
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 
 
-def statements_seen() -> contextlib.AbstractContextManager[list[str]]:
-    """Every SQL statement (and COMMIT) sent meanwhile through psycopg.Connection."""
-    return spying(psycopg.Connection, execute=None, commit="COMMIT")
+@contextlib.contextmanager
+def statements_seen() -> Iterator[list[str]]:
+    """Every SQL statement sent meanwhile through any psycopg cursor (``Connection.execute``
+    and the adapter's batched writes alike) and each COMMIT, in order."""
+    seen: list[str] = []
+    with (
+        spying(psycopg.Cursor, into=seen, execute=None, executemany=None),
+        spying(psycopg.Connection, into=seen, commit="COMMIT"),
+    ):
+        yield seen
 
 
 def cursor_statements_seen() -> contextlib.AbstractContextManager[list[str]]:
@@ -18,10 +26,11 @@ def cursor_statements_seen() -> contextlib.AbstractContextManager[list[str]]:
 
 
 @contextlib.contextmanager
-def spying(cls: type, **methods: str | None) -> Iterator[list[str]]:
+def spying(cls: type, into: list[str] | None = None, **methods: str | None) -> Iterator[list[str]]:
     """Meanwhile each call of ``cls``'s ``methods`` notes, before it runs, its query (its
-    ``query`` argument) or, where a method names a note (``commit="COMMIT"``), that note."""
-    seen: list[str] = []
+    ``query`` argument) or, where a method names a note (``commit="COMMIT"``), that note;
+    in ``into`` when given."""
+    seen: list[str] = [] if into is None else into
     originals = {name: getattr(cls, name) for name in methods}
 
     def spy(original: Any, note: str | None) -> Any:
@@ -46,6 +55,12 @@ def statement_kind(sql: str) -> str:
     if not words:
         return "(empty: the pool's connection check)"
     verb = words[0].upper()
+    if verb == "WITH":
+        writes = re.findall(r"AS \((INSERT INTO|UPDATE) (\w+)", sql)
+        return "WITH: " + ", ".join(f"{v.split()[0]} {table}" for v, table in writes)
+    if verb == "SELECT" and "FOR UPDATE OF r" in sql:
+        table = re.search(r"FROM (\w+) r\b", sql).group(1)  # type: ignore[union-attr]
+        return f"SELECT {table} FOR UPDATE (joined reads)"
     if verb == "SELECT" and "FROM" in words:
         table = words[words.index("FROM") + 1]
     elif verb == "SELECT":

@@ -4,7 +4,8 @@ change to the first delivery attempt (target p99 under 1 s).
 Run as ``python bench/webhooks.py [--runs N]``. The database is ``ECP_BENCH_DATABASE_URL`` (a
 maintenance database) when set, else an embedded PostgreSQL in a temporary directory. Runs are
 advanced by the dispatcher and events delivered by the delivery sweep, wired as ``ecp serve``
-wires them (ECP_WEBHOOK_POLL_SECONDS 0.1). Prints figures; asserts nothing about timing.
+wires them (ECP_WEBHOOK_POLL_SECONDS 0.1, woken by LISTEN/NOTIFY when a delivery is queued, ADR
+0063; ``--poll-only`` leaves the listener out). Prints figures; asserts nothing about timing.
 """
 
 import argparse
@@ -14,6 +15,7 @@ import statistics
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -29,6 +31,8 @@ from ecp_core import (
 from ecp_core.webhooks import CreateSubscriptionRequest, RetrySchedule
 from ecp_core.webhooks.model import WebhookEventType
 from ecp_http.dispatch import Dispatcher
+from ecp_http.long_poll import Bell
+from ecp_http.wakeups import DELIVERY_SWEEP, wakeup_listener
 from ecp_http.webhook_sender import HttpxSender
 from ecp_postgres import (
     EmbeddedPostgres,
@@ -37,6 +41,7 @@ from ecp_postgres import (
     create_database,
     drop_database,
 )
+from ecp_postgres.notifications import NotificationListener
 
 ARRIVALS: list[tuple[float, dict]] = []
 LOCK = threading.Lock()
@@ -60,9 +65,25 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
+def started_workers(
+    ecp: Ecp, url: str, deliver: Callable[[], None], *, poll_only: bool
+) -> tuple[Dispatcher, NotificationListener]:
+    """The dispatcher with the delivery sweep, and (unless ``poll_only``) the listener, started."""
+    dispatcher = Dispatcher(
+        ecp.runs, workers=2, poll_seconds=0.05, sweeps=[(DELIVERY_SWEEP, deliver, 0.1)]
+    )
+    listener = wakeup_listener(url, dispatcher=dispatcher, runs_moved=Bell(), tasks_offered=Bell())
+    dispatcher.start()
+    if not poll_only:
+        listener.start()
+        listener.wait_connected(30)
+    return dispatcher, listener
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--poll-only", action="store_true", help="no LISTEN/NOTIFY wake-ups")
     args = parser.parse_args()
     server = None
     base_url = os.environ.get("ECP_BENCH_DATABASE_URL")
@@ -105,16 +126,14 @@ def main() -> None:
                     if ecp.webhooks.deliver_due(sender) == 0:
                         return
 
-            dispatcher = Dispatcher(
-                ecp.runs, workers=2, poll_seconds=0.05, sweeps=[("deliver_webhooks", deliver, 0.1)]
-            )
-            dispatcher.start()
+            dispatcher, listener = started_workers(ecp, url, deliver, poll_only=args.poll_only)
             started = time.time()
             for _ in range(args.runs):
                 ecp.runs.start("bench", StartRunRequest(deployment_ref="d"))
             deadline = time.monotonic() + 120
             while len(ARRIVALS) < args.runs and time.monotonic() < deadline:
                 time.sleep(0.05)
+            listener.stop()
             dispatcher.stop()
             finished = time.time()
     finally:
@@ -128,6 +147,7 @@ def main() -> None:
     ]
     print(
         f"webhook delivery benchmark: {args.runs} runs, {len(ARRIVALS)} run.completed events delivered"
+        f" ({'polling only' if args.poll_only else 'woken by LISTEN/NOTIFY'})"
     )
     print(
         f"  deliveries/s (first start to last arrival)   {len(ARRIVALS) / (finished - started):8.1f}"

@@ -33,6 +33,10 @@ POSTGRES_PLUMBING = {
     "runtime",
     "operations",
     "migrations",
+    "evidence_batches",  # the evidence store's batch writes (COPY, staging merge; ADR 0060)
+    "session",  # the unit of work's connection: batched writes, remembered reads (ADR 0059)
+    "notifications",  # the LISTEN/NOTIFY listener (ADR 0063)
+    "audit_chains",  # chains and heads read in one snapshot for verification (ADR 0061)
 }
 
 
@@ -86,11 +90,14 @@ def test_conflict_and_not_found_messages_are_the_core_s(uow):
             tx.retention.add_hold(_hold("h1", "t2"))
         assert raised.value.detail == exists("hold", "h1").detail
         with pytest.raises(NotFound) as raised:
-            tx.runs.save(run("r2"))
-        assert raised.value.detail == missing("run", "r2").detail
-        with pytest.raises(NotFound) as raised:
             tx.retention.save_hold(_hold("h2", "t1"))
         assert raised.value.detail == missing("hold", "h2").detail
+    # A batching store reports a refused write by the next statement or the commit, and the
+    # transaction ends with it (ADR 0059): checked last, in a unit of work of its own.
+    with uow() as tx, pytest.raises(NotFound) as raised:
+        tx.runs.save(run("r2"))
+        tx.runs.count("t1")
+    assert raised.value.detail == missing("run", "r2").detail
 
 
 _examples = itertools.count()

@@ -29,6 +29,8 @@ def main() -> None:
     block = len(sys.argv) > 4 and sys.argv[4] == "block"
     actions = ActionRegistry()
     actions.register("slow", slow_action(marker_dir, block))
+    # Unknown side effects: the attempt commits on its own before ``slow`` (ADR 0059).
+    actions.register("stamp", lambda context: {"fast_done": True})
     with PostgresStore(url, max_size=2) as store:
         ecp = Ecp.build(
             store.unit_of_work, signer=Ed25519Signer(SEED, key_id="crash"), actions=actions

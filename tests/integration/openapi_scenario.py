@@ -43,8 +43,11 @@ class Step:
     operation_id: str
     body: Any = None
     path: Callable[[Mapping[str, Any]], Mapping[str, str]] = lambda _: {}
-    query: Mapping[str, str] = field(default_factory=dict)
-    role: str = "admin"
+    query: Mapping[str, str] | Callable[[Mapping[str, Any]], Mapping[str, str]] = field(
+        default_factory=dict
+    )
+    role: str | None = "admin"
+    """Whose token the call carries; None sends none (public, or the session cookie speaks)."""
     headers: Mapping[str, str] = field(default_factory=dict)
     keep: Callable[[Any], Mapping[str, Any]] = lambda _: {}
     """What later steps need of the answer (ids), by name."""
@@ -52,10 +55,18 @@ class Step:
     """Whether the call is an example (set up calls of an operation already shown are not)."""
     until: Callable[[Any], bool] | None = None
     """When set, the call is made again until its answer satisfies it (a worker's result)."""
+    redirected: Callable[[str], Mapping[str, Any]] | None = None
+    """For a redirect: what later steps need of where it sends the browser (its Location)."""
+    signed: Callable[[bytes], Mapping[str, str]] | None = None
+    """For a raw body (a merchant's event): the headers that sign the bytes sent."""
 
     def sent(self, ids: Mapping[str, Any]) -> Any:
         """The body, built from the ids kept so far when it depends on them."""
         return self.body(ids) if callable(self.body) else self.body
+
+    def params(self, ids: Mapping[str, Any]) -> Mapping[str, str]:
+        """The query, built from the ids kept so far when it depends on them."""
+        return self.query(ids) if callable(self.query) else self.query
 
 
 QUICKSTART = [

@@ -30,9 +30,10 @@ def test_a_killed_run_resumes_without_duplicates(fresh_database, tmp_path):
     with PostgresStore(fresh_database, max_size=2) as store:
         ecp = Ecp.build(store.unit_of_work, signer=signer)
         ecp.actions.register("slow", lambda context: {})
+        ecp.actions.register("stamp", lambda context: {})
         graph = (
             GraphBuilder("crashy")
-            .action("fast", "set", arguments={"values": {"fast_done": True}})
+            .action("fast", "stamp")
             .action("slow", "slow")
             .end("done")
             .chain("fast", "slow", "done")

@@ -61,6 +61,12 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "core_0004_child_runs",
             "pending",
+            "core_0005_wakeup_notifications",
+            "pending",
+            "core_0006_batched_write_checks",
+            "pending",
+            "core_0007_claim_function",
+            "pending",
             "audit_0001_records_and_heads",
             "pending",
             "audit_0002_salts",
@@ -78,6 +84,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "webhooks_0001_subscriptions_deliveries",
             "pending",
             "webhooks_0002_secret_rotation",
+            "pending",
+            "webhooks_0003_delivery_notifications",
             "pending",
             "20260830_12_evidence",
             "pending",
@@ -111,8 +119,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 29 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 29
+        assert "applied 33 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 33
         assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

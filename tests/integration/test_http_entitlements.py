@@ -136,6 +136,18 @@ def test_a_tenant_without_a_subscription_is_402(client):
     problem(compare(client, 2), 402, "subscription_inactive")
 
 
+@pytest.mark.spec("C12 quota-answers", "C6 evidence-ingestion")
+def test_a_bad_execution_batch_is_422_before_an_inactive_subscription_s_402(client):
+    """The route reads its body inside the unit of work (ADR 0060): the body's errors still
+    come before the 402 a good body gets."""
+    bad = {"event_id": "e1", "workflow_id": "claims", "workflow_version": "v1", "attempt": 0}
+    answer = client.post(
+        "/v1/evidence/executions", json={"events": [bad]}, headers=auth("operator")
+    )
+    problem(answer, 422, "validation_failed")
+    problem(executions(client, range(2)), 402, "subscription_inactive")
+
+
 @pytest.mark.spec("§7 meter-exhausted", "C12 quota-answers", "§8 trial-quotas")
 def test_an_exhausted_meter_is_429_with_retry_after_and_advances_nothing(client, store):
     """The trial's one scan used: 429 quota_exhausted, Retry-After to the trial's end, and the

@@ -126,11 +126,12 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert rollback_migrations(url, 1) == ["tasks_0001_tasks"]
         assert complete - tables(url) == {"ecp_tasks"}
         every, complete = every[:-2], complete - {"ecp_tasks"}
-        assert every[-7:] == [
+        assert every[-8:] == [
             "retention_0001_policies_holds_log",
             "retention_0002_aged_salted_records",
             "webhooks_0001_subscriptions_deliveries",
             "webhooks_0002_secret_rotation",
+            "webhooks_0003_delivery_notifications",
             "20260830_12_evidence",
             "20260830_13_provider_bills",
             "20260830_14_decisions",
@@ -146,12 +147,15 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert rollback_migrations(url, 1) == [every[-3]]
         assert complete - tables(url) == decisions | bills | evidence
         assert not evidence_indexes & indexes(url)
+        # Issue 22: the deliveries' wake-up trigger goes first, the tables stay.
+        assert rollback_migrations(url, 1) == ["webhooks_0003_delivery_notifications"]
+        assert complete - tables(url) == decisions | bills | evidence
         # Issue 21: the secret-rotation columns and their index go before the webhook tables.
         assert "ecp_webhook_subscriptions_previous_secret_expiry" in indexes(url)
         assert rollback_migrations(url, 1) == ["webhooks_0002_secret_rotation"]
         assert complete - tables(url) == decisions | bills | evidence
         assert "ecp_webhook_subscriptions_previous_secret_expiry" not in indexes(url)
-        assert rollback_migrations(url, 1) == [every[-5]]
+        assert rollback_migrations(url, 1) == [every[-6]]
         assert complete - tables(url) == decisions | bills | evidence | {
             "ecp_webhook_subscriptions",
             "ecp_webhook_deliveries",
@@ -162,7 +166,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         # to version 2 alone and the tables stay.
         assert rollback_migrations(url, 1) == ["retention_0002_aged_salted_records"]
         assert "ecp_audit_aged" in indexes(url)
-        assert rollback_migrations(url, 1) == [every[-7]]
+        assert rollback_migrations(url, 1) == [every[-8]]
         assert complete - tables(url) == decisions | bills | evidence | {
             "ecp_webhook_subscriptions",
             "ecp_webhook_deliveries",
@@ -172,7 +176,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             "ecp_retention_audit_log",
         }
         assert not {"ecp_runs_expired", "ecp_audit_aged"} & indexes(url)
-        for undone in range(8, len(every) + 1):
+        for undone in range(9, len(every) + 1):
             assert rollback_migrations(url, 1) == [every[-undone]]
         assert tables(url) == set()
         assert not any(applied for _, applied in migration_status(url))

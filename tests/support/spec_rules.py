@@ -299,6 +299,7 @@ RULES: dict[str, str] = {
     "C4 chain-per-run": "one hash chain per run: any changed, inserted, deleted or reordered record fails verification where it happens",
     "C4 audit-format-doc": "docs/audit-format.md lets an outsider verify a chain with hashlib and a JCS canonicaliser",
     "C4 canonical-json": "digests hash RFC 8785 (JCS) canonical JSON",
+    "C4 stored-texts-verification": "verification from stored canonical texts answers as the full recomputation, and any change of any field is found (ADR 0061)",
     "C4 ed25519-signatures": "records are signed with Ed25519; /v1/audit/signing-keys publishes the public keys",
     "C4 verify-routes": "GET /runs/{run_id}/audit/verify and /deployments/{ref}/audits/verify answer AuditVerificationResponse",
     # C5 Webhooks
@@ -323,6 +324,7 @@ RULES: dict[str, str] = {
     "C8 json-logs": "logs are one JSON object per line with the contract's keys; every background step logs",
     "C8 metrics": "GET /metrics is Prometheus text with the ecp_ families, no tenant data, optionally token-guarded",
     "C8 poison-runs": "a dispatch that keeps raising is retried with backoff, then ends failed with dispatch_error, never holding back other runs",
+    "C8 notify-wakeups": "PostgreSQL notifications wake the dispatcher, Prefer: wait and webhook delivery across processes; polling stays the fallback and a lost listener reconnects",
     # C9 Roles
     "C9 worker-role": "the worker role may only claim, heartbeat, complete and fail external tasks",
     # C10 Running real work

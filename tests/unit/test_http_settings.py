@@ -42,6 +42,7 @@ def test_values_are_read():
         ({"ECP_PORT": "70000"}, "ECP_PORT"),
         ({"ECP_HOSTED": "maybe"}, "ECP_HOSTED"),
         ({"ECP_DISPATCH_WORKERS": "0"}, "ECP_DISPATCH_WORKERS"),
+        ({"ECP_AUDIT_VERIFY_CONNECTIONS": "0"}, "ECP_AUDIT_VERIFY_CONNECTIONS"),
         ({"ECP_DISPATCH_POLL_SECONDS": "-1"}, "ECP_DISPATCH_POLL_SECONDS"),
         ({"ECP_JWT_SECRET": "short"}, "ECP_JWT_SECRET"),
     ],

@@ -13,6 +13,7 @@ from ecp_http.bootstrap import Storage, build
 from ecp_http.middleware import RequestMiddleware
 from ecp_http.routing import BodyLimits, routes
 from ecp_http.settings import Settings
+from ecp_http.threads import HandlerThreads
 
 
 def create_app(
@@ -24,6 +25,7 @@ def create_app(
     at ``settings.database_url`` by default, or a ``MemoryStore``.
     """
     runtime = build(settings, storage=storage)
+    threads = HandlerThreads()
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -33,12 +35,14 @@ def create_app(
             yield
         finally:
             runtime.close()
+            threads.close()
 
     app = Starlette(
         routes=routes(
             runtime.operations,
             runtime.services,
             BodyLimits(default=settings.max_body_bytes, bulk=settings.max_evidence_body_bytes),
+            threads=threads,
         ),
         lifespan=lifespan,
         exception_handlers={

@@ -3,7 +3,9 @@
 Sweeps deliver due webhooks, escalate overdue approvals, purge expired data (when retention is
 enabled), release external-task locks that ran out and settle connector test reservations a
 dead process left behind (ADR 0050). A run that starts waiting for a task, and
-a lock released, ring the bell that long-polling claims wait on.
+a lock released, ring the bell that long-polling claims wait on; a run that waits or ends rings
+the ``Prefer: wait`` bell for its id. Other processes' changes arrive by ``LISTEN/NOTIFY``
+(:mod:`ecp_http.wakeups`, ADR 0063).
 """
 
 from collections.abc import Callable
@@ -19,6 +21,7 @@ from ecp_http.backtest_worker import BacktestWorker
 from ecp_http.dispatch import Dispatcher, Outage
 from ecp_http.long_poll import Bell
 from ecp_http.settings import Settings
+from ecp_http.wakeups import DELIVERY_SWEEP
 from ecp_http.webhook_sender import HttpxSender
 
 if TYPE_CHECKING:
@@ -74,7 +77,7 @@ def sweeps_of(
             bell.ring()
 
     sweeps: list[tuple[str, Callable[[], object], float]] = [
-        ("deliver_webhooks", deliver_webhooks, settings.webhook_poll_seconds),
+        (DELIVERY_SWEEP, deliver_webhooks, settings.webhook_poll_seconds),
         (
             "escalate_overdue_approvals",
             ecp.approvals.escalate_overdue,
@@ -114,7 +117,7 @@ def background_work(
         if run.status is RunStatus.WAITING_TASK:
             tasks_offered.ring()
         if run.status in TERMINAL or run.status in WAITING:
-            runs_moved.ring()
+            runs_moved.ring(run.run_id, run)  # the news its Prefer: wait answers from
 
     outage = Outage()  # one outage, logged once, whichever thread finds it
     dispatcher = Dispatcher(

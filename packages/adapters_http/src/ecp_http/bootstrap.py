@@ -51,7 +51,9 @@ from ecp_http.secrets import with_development_secrets
 from ecp_http.services import Services
 from ecp_http.sessions import CloudIdentity
 from ecp_http.settings import Settings, SettingsError
+from ecp_http.wakeups import process_listener
 from ecp_postgres import PostgresStore, apply_migrations, migration_status
+from ecp_postgres.notifications import NotificationListener
 from ecp_postgres.operations import queue_figures
 
 if TYPE_CHECKING:
@@ -89,6 +91,8 @@ class Runtime:
     """Every operation the app serves."""
     cloud_identity: CloudIdentity | None = None
     """Hosted login (the identity provider's client), while ``ECP_IDP_AUTHKIT_ENABLED`` is set."""
+    listener: NotificationListener | None = None
+    """Wake-ups by PostgreSQL notifications (ADR 0063); None in memory or with them off."""
     services: Services = attrs.field(init=False)
     """What the handlers use (set by :func:`build`, which makes this runtime their background)."""
     _schema_read: "Future[list[tuple[str, bool]]] | None" = attrs.field(
@@ -132,13 +136,17 @@ class Runtime:
         return all(applied for _, applied in read.result(timeout=SCHEMA_CHECK_SECONDS))
 
     def start(self) -> None:
-        """Start the run workers and, when enabled, the scheduler."""
+        """Start the run workers, the scheduler and the notification listener (when there)."""
         self.dispatcher.start()
         if self.scheduler is not None:
             self.scheduler.start()
+        if self.listener is not None:
+            self.listener.start()
 
     def close(self) -> None:
         """Stop the workers and close the pool."""
+        if self.listener is not None:
+            self.listener.stop()
         if self.scheduler is not None:
             self.scheduler.stop()
         self.dispatcher.stop()
@@ -195,6 +203,7 @@ def _storage(settings: Settings, storage: Storage | None) -> tuple[Storage, "Art
         settings.database_url,
         max_size=max(4, settings.dispatch_workers + 8),
         timeout=settings.database_pool_timeout_seconds,
+        notify=settings.dispatch_notify,
     )
     return store, artifacts
 
@@ -247,11 +256,18 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         backtests=backtest_setup(settings),
         connectors=connector_setup(settings),
         audit_signing_required=settings.audit_signing_required,
+        audit_verify_connections=settings.audit_verify_connections,
         deployment_mode=DeploymentMode.HOSTED if settings.hosted else DeploymentMode.SELF_HOSTED,
     )
     attach_model_call(actions, ecp.runs.get, ecp.evidence.ingest_executions)  # its evidence
     bells = (Bell(), Bell())  # tasks offered, runs moved
     dispatcher, scheduler = background_work(ecp, settings, tracing, bells, metrics)
+    listener = process_listener(
+        store.url if isinstance(store, PostgresStore) and settings.dispatch_notify else None,
+        dispatcher=dispatcher,
+        bells=bells,
+        registry=None if metrics is None else metrics.registry,
+    )
     operations = tuple(
         all_operations(
             metrics_enabled=metrics is not None,
@@ -277,6 +293,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         tracing=tracing,
         operations=operations,
         cloud_identity=identity,
+        listener=listener,
     )
     runtime.services = Services(
         ecp=ecp,

@@ -51,7 +51,10 @@ def _serve(args: argparse.Namespace, settings: "Settings") -> int:
     from ecp_http.serve import serve  # noqa: PLC0415
 
     port = settings.port if args.port is None else args.port
-    return serve(attrs.evolve(settings, host=args.host or settings.host, port=port))
+    workers = settings.workers if args.workers is None else args.workers
+    return serve(
+        attrs.evolve(settings, host=args.host or settings.host, port=port, workers=workers)
+    )
 
 
 def _token(args: argparse.Namespace, settings: "Settings") -> int:
@@ -107,6 +110,11 @@ def _local_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParse
     serve.add_argument("--host", help="the address to listen on (env ECP_HOST; 127.0.0.1)")
     serve.add_argument(
         "--port", type=port, help="the port to listen on, 0 for any free one (env ECP_PORT; 8000)"
+    )
+    serve.add_argument(
+        "--workers",
+        type=positive,
+        help="server processes on the one port and database (env ECP_WORKERS; 1)",
     )
     serve.set_defaults(handler=_with_settings(_serve))
     migrate = commands.add_parser("migrate", help="apply, list or roll back database migrations")

@@ -2,7 +2,10 @@
 
 Claims use ``FOR UPDATE SKIP LOCKED``, so several server processes can share one database.
 Stopping lets each thread finish the attempt it is in (drain) before it exits. One more thread
-runs periodic sweeps (escalating overdue approvals) at their own interval.
+runs periodic sweeps (escalating overdue approvals) at their own interval. Idle workers wait
+``poll_seconds`` unless :meth:`Dispatcher.wake` is called (by this process, or by the
+``LISTEN/NOTIFY`` listener when another process made a run runnable; ADR 0063), and
+:meth:`Dispatcher.hurry` runs a sweep at once (webhook deliveries just queued).
 
 While the database is away (:class:`~ecp_core.errors.DatabaseUnavailable`), the threads log it
 once through a shared :class:`Outage` (``database unavailable``, then ``database available
@@ -65,6 +68,49 @@ class Outage:
             log.info("database available again", extra={"outage_seconds": seconds})
 
 
+class _IdleWorkers:
+    """Where workers that found nothing wait: each wake-up calls one of them, not all (ADR 0065).
+
+    A call made while no worker waits is remembered once: the next worker about to wait looks
+    again instead, since the claim it just made may have missed that work. Every notification
+    and every started run used to wake every idle worker, and all but one claimed nothing.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._waiting = 0
+        self._calls = 0
+        self._missed = False
+
+    def call(self) -> None:
+        """Wake one waiting worker that no call has woken yet; else remember it once."""
+        with self._lock:
+            if self._calls < self._waiting:
+                self._calls += 1
+                self._lock.notify()
+            else:
+                self._missed = True
+
+    def call_all(self) -> None:
+        """Wake every waiting worker (to stop)."""
+        with self._lock:
+            self._calls = self._waiting
+            self._lock.notify_all()
+
+    def wait(self, seconds: float, stop: threading.Event) -> None:
+        """Wait for a call, at most ``seconds``; at once when a call was missed or on ``stop``."""
+        with self._lock:
+            if self._missed or stop.is_set():
+                self._missed = False
+                return
+            self._waiting += 1
+            try:
+                self._lock.wait_for(lambda: self._calls > 0 or stop.is_set(), seconds)
+                self._calls = max(0, self._calls - 1)
+            finally:
+                self._waiting -= 1
+
+
 class Dispatcher:
     """``workers`` threads, each advancing one claimed run at a time."""
 
@@ -94,7 +140,9 @@ class Dispatcher:
         self._workers = workers
         self._poll = poll_seconds
         self._stop = threading.Event()
-        self._work = threading.Event()
+        self._idle = _IdleWorkers()
+        self._sweep_wake = threading.Event()
+        self._hurried: set[str] = set()
         self._threads: list[threading.Thread] = []
 
     @property
@@ -117,13 +165,19 @@ class Dispatcher:
             thread.start()
 
     def wake(self) -> None:
-        """Tell idle workers there may be work now."""
-        self._work.set()
+        """Tell one idle worker there may be work now (a busy one looks when it is done)."""
+        self._idle.call()
+
+    def hurry(self, sweep: str) -> None:
+        """Run the sweep named ``sweep`` now instead of at its next interval (any thread)."""
+        self._hurried.add(sweep)
+        self._sweep_wake.set()
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop taking work, let attempts in flight finish, and join the threads."""
         self._stop.set()
-        self._work.set()
+        self._idle.call_all()
+        self._sweep_wake.set()
         for thread in self._threads:
             thread.join(timeout)
         self._threads = []
@@ -153,8 +207,7 @@ class Dispatcher:
                     },
                 )
             if advanced is None:
-                self._work.wait(self._poll)
-                self._work.clear()
+                self._idle.wait(self._poll, self._stop)
 
     def _advance(self) -> "Run | None":
         try:
@@ -169,9 +222,11 @@ class Dispatcher:
         due = dict.fromkeys([name for name, _, _ in self._sweeps], 0.0)
         failures = dict.fromkeys(due, 0)
         while not self._stop.is_set():
+            self._sweep_wake.clear()
+            hurried = self._take_hurried()
             now = time.monotonic()
             for name, action, interval in self._sweeps:
-                if now >= due[name]:
+                if now >= due[name] or name in hurried:
                     due[name] = now + interval
                     try:
                         action()
@@ -186,4 +241,13 @@ class Dispatcher:
                     else:
                         self._outage.succeeded()
                     failures[name] = 0
-            self._stop.wait(min(interval for _, _, interval in self._sweeps))
+            self._sweep_wake.wait(min(interval for _, _, interval in self._sweeps))
+
+    def _take_hurried(self) -> set[str]:
+        taken = set()
+        while self._hurried:
+            try:
+                taken.add(self._hurried.pop())
+            except KeyError:  # emptied by another thread meanwhile
+                break
+        return taken

@@ -32,6 +32,8 @@ _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) 
     "color_message",
 }
 _MARK = "_ecp_handler"
+_ENCODER = json.JSONEncoder(default=str, ensure_ascii=True)
+"""One encoder for every line (``json.dumps`` with options builds one per call)."""
 
 
 def _facts(record: logging.LogRecord) -> dict[str, Any]:
@@ -68,7 +70,7 @@ class JsonFormatter(logging.Formatter):
             error = record.exc_info[1]
             line["error"] = f"{type(error).__name__}: {error}"
             line["traceback"] = "".join(traceback.format_exception(error)).rstrip()
-        return json.dumps(line, default=str, ensure_ascii=True)
+        return _ENCODER.encode(line)
 
 
 class ConsoleFormatter(logging.Formatter):

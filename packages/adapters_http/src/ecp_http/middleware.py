@@ -5,15 +5,19 @@ else makes one; puts it in :data:`ecp_http.logs.request_id` for the request's lo
 context is copied into the worker thread that runs the handler); and answers it on every
 response. An exception nothing else handled is logged once, with that id, and answered here as
 a 500 problem, so no server layer above logs it again.
+
+Per request it does only what differs between requests: the metric series of a (method, route,
+status) are looked up once and kept (ADR 0064).
 """
 
 import logging
+import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from prometheus_client import Counter, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ecp_http import problems
@@ -28,8 +32,8 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 
 
 def new_request_id() -> str:
-    """A fresh request id: 32 hex digits."""
-    return uuid.uuid4().hex
+    """A fresh request id: 32 hex digits (128 random bits)."""
+    return os.urandom(16).hex()
 
 
 def _client_id(scope: Scope) -> str | None:
@@ -63,6 +67,7 @@ class RequestMiddleware:
         self._app = app
         self._templates = dict(templates)
         self._metrics = metrics
+        self._series: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one request (other scopes pass through)."""
@@ -96,8 +101,9 @@ class RequestMiddleware:
     def _finish(self, scope: Scope, status: int, seconds: float) -> None:
         method, route = labels(scope, self._templates)
         if self._metrics is not None:
-            self._metrics.http_requests.labels(method, route, str(status)).inc()
-            self._metrics.http_duration.labels(method, route).observe(seconds)
+            counter, histogram = self._series_of(self._metrics, method, route, status)
+            counter.inc()
+            histogram.observe(seconds)
         if log.isEnabledFor(logging.INFO):
             log.info(
                 "http request",
@@ -109,3 +115,17 @@ class RequestMiddleware:
                     "duration_ms": round(seconds * 1000, 3),
                 },
             )
+
+    def _series_of(
+        self, metrics: Metrics, method: str, route: str, status: int
+    ) -> tuple[Counter, Histogram]:
+        """The request counter's and the duration histogram's series of these labels."""
+        key = (method, route, status)
+        series = self._series.get(key)
+        if series is None:  # only the event loop's thread serves here: no lock needed
+            series = (
+                metrics.http_requests.labels(method, route, str(status)),
+                metrics.http_duration.labels(method, route),
+            )
+            self._series[key] = series
+        return series

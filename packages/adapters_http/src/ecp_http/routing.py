@@ -6,9 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from ecp_core.canonical import storable_text
@@ -26,10 +25,12 @@ from ecp_core.errors import (
 from ecp_core.identity import ActorIdentity
 from ecp_core.json_text import parse_json_text
 from ecp_core.permissions import Permission, permissions_of
-from ecp_core.wire import structure, unstructure
+from ecp_core.wire import structure
 from ecp_http.long_poll import Poll
 from ecp_http.query import min_length, parameters, structure_query
+from ecp_http.rendering import answer
 from ecp_http.services import Services
+from ecp_http.threads import HandlerThreads
 
 
 @attrs.frozen(kw_only=True)
@@ -104,7 +105,8 @@ class Operation:
     headers: tuple[HeaderParam, ...] = ()
     """Request headers the operation reads (documented; the handler checks them)."""
     raw_body: bool = False
-    """The handler gets the body's bytes unparsed in ``Call.raw`` (e.g. to verify a signature)."""
+    """The handler gets the body's bytes unparsed in ``Call.raw`` (e.g. to verify a signature);
+    a ``body`` model is then documented but not read: the handler reads it (ADR 0060)."""
     form: bool = False
     """Takes an HTML form post (``application/x-www-form-urlencoded``) into ``Call.form``."""
     operation_id: str = attrs.field(
@@ -192,6 +194,14 @@ def _has_body(request: Request) -> bool:
     )
 
 
+def header_map(scope: Mapping[str, Any]) -> dict[str, str]:
+    """The request's headers by (lower-case) name; of a repeated one, the first, as Starlette's."""
+    headers: dict[str, str] = {}
+    for name, value in scope["headers"]:
+        headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+    return headers
+
+
 def next_link(path: str, query: Mapping[str, str], cursor: str | None) -> dict[str, str]:
     """An RFC 8288 ``Link`` header to the next page (the same query, the new cursor), or none."""
     if cursor is None:
@@ -210,12 +220,6 @@ def _with_next_link(request: Request, body: Any, headers: Mapping[str, str]) -> 
     return {**headers, **next_link(request.url.path, request.query_params, cursor)}
 
 
-def _render(value: Any, status: int, headers: Mapping[str, str] | None = None) -> Response:  # noqa: ANN401
-    if value is None and status == 204:  # noqa: PLR2004
-        return Response(status_code=204, headers=headers)
-    return JSONResponse(unstructure(value), status_code=status, headers=headers)
-
-
 def _checked_parameters(
     request: Request, minimums: Mapping[str, int]
 ) -> tuple[dict[str, str], dict[str, str]]:
@@ -228,6 +232,8 @@ def _checked_parameters(
     path = {name: str(value) for name, value in request.path_params.items()}
     if not all(storable_text(value) for value in path.values()):
         raise NotFound("no such resource")
+    if not request.scope.get("query_string"):  # most requests: nothing to parse
+        return path, {}
     items = request.query_params.multi_items()
     unknown = sorted({name for name, _ in items if name not in minimums})
     if unknown:
@@ -283,9 +289,9 @@ def _retried_on_lost_connection(serve: _Serve) -> _Serve:
 
 
 def endpoint(
-    operation: Operation, services: Services, limits: BodyLimits
+    operation: Operation, services: Services, limits: BodyLimits, threads: HandlerThreads
 ) -> Callable[[Request], Any]:
-    """The Starlette endpoint that authenticates, checks the permission, parses and calls."""
+    """The Starlette endpoint: authenticate, check the permission, parse, call on ``threads``."""
     model = operation.query
     minimums = (
         {} if model is None else {param.name: min_length(param) for param in parameters(model)}
@@ -299,7 +305,7 @@ def endpoint(
         A body that could not be read (too large, wrong media type) is refused only after the
         caller is known to be allowed, so 401 and 403 come first.
         """
-        headers = dict(request.headers)
+        headers = header_map(request.scope)
         actor = None if operation.public else authenticate(headers)
         permission = operation.permission
         if (
@@ -313,7 +319,7 @@ def endpoint(
         path, query = _checked_parameters(request, minimums)
         params = None if model is None else structure_query(model, query)
         body: Any = None
-        if operation.body is not None and raw_body is not None:
+        if operation.body is not None and raw_body is not None and not operation.raw_body:
             body = structure(parse_json_text(raw_body), operation.body, what="the body")
         raw = raw_body if operation.raw_body else None
         form = parse_form(raw_body) if operation.form and raw_body is not None else {}
@@ -335,28 +341,32 @@ def endpoint(
         wants_body = operation.body is not None or operation.raw_body or operation.form
         expected = FORM_BODY if operation.form else JSON_BODY
         raw_body = await _receive(request, cap, expected) if wants_body else None
-        result = await run_in_threadpool(attempt, request, raw_body)
+        result = await threads.run(attempt, request, raw_body)
         if isinstance(result, Poll):  # a long poll waits on the event loop, not in a thread
             result = await result.settle(request.is_disconnected)
         if isinstance(result, Response):  # HTML and other non-JSON answers pass through
             return result
         if isinstance(result, Reply):
             headers = _with_next_link(request, result.body, result.headers)
-            return _render(result.body, result.status, headers)
-        return _render(result, operation.status, _with_next_link(request, result, {}))
+            return answer(result.body, result.status, headers)
+        return answer(result, operation.status, _with_next_link(request, result, {}))
 
     handle.__name__ = operation.operation_id
     return handle
 
 
 def routes(
-    operations: Sequence[Operation], services: Services, limits: BodyLimits | None = None
+    operations: Sequence[Operation],
+    services: Services,
+    limits: BodyLimits | None = None,
+    *,
+    threads: HandlerThreads,
 ) -> list[Route]:
     """Starlette routes for ``operations``: one per path, so a 405 names every method in ``Allow``."""
     limits = limits or BodyLimits()
     by_path: dict[str, dict[str, Callable[[Request], Any]]] = {}
     for op in operations:
-        by_path.setdefault(op.path, {})[op.method] = endpoint(op, services, limits)
+        by_path.setdefault(op.path, {})[op.method] = endpoint(op, services, limits, threads)
     return [
         Route(path, _by_method(handlers), methods=list(handlers))
         for path, handlers in by_path.items()

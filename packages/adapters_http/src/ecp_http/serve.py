@@ -7,6 +7,9 @@ run dispatch and webhook delivery, then the embedded PostgreSQL is stopped and t
 0. uvicorn re-raises the signal it caught once it is done; with the default SIGTERM disposition
 that would kill the process before the embedded server is stopped, so the handlers installed here
 only record the signal (and ask a running server to exit).
+
+With ``--workers N`` (``ECP_WORKERS``) all of that happens once, in this process, which then
+supervises N server processes on the same socket (:mod:`ecp_http.serve_workers`, ADR 0062).
 """
 
 import contextlib
@@ -137,6 +140,20 @@ def _announce(
     sys.stdout.flush()
 
 
+def _serve_workers(
+    ready: Settings, sock: socket.socket, stops: _Stops, *, embedded: bool, secret: str | None
+) -> int:
+    """``ready.workers`` processes on ``sock``, announced once all serve (ADR 0062)."""
+    from ecp_http.serve_workers import serve_workers  # noqa: PLC0415 - only with --workers
+
+    def announce(pids: list[int]) -> None:
+        _announce(ready, sock, embedded=embedded, development_secret=not secret)
+        _say(f"{len(pids)} server processes: pids {', '.join(map(str, pids))}")
+        sys.stdout.flush()
+
+    return serve_workers(ready, sock, announce=announce, stopped=lambda: stops.requested)
+
+
 def serve(settings: Settings) -> int:
     """Run the server until SIGINT or SIGTERM; return the exit code (0 after a clean stop).
 
@@ -144,7 +161,6 @@ def serve(settings: Settings) -> int:
     """
     import uvicorn  # noqa: PLC0415 - only serving needs the server and the app
 
-    from ecp_http.app import create_app  # noqa: PLC0415
     from ecp_http.bootstrap import provisioned  # noqa: PLC0415
     from ecp_http.logs import configure  # noqa: PLC0415
 
@@ -160,6 +176,10 @@ def serve(settings: Settings) -> int:
     ):
         if stops.requested:
             return 0
+        if ready.workers > 1:  # the workers build the app; this process supervises them
+            return _serve_workers(ready, sock, stops, embedded=embedded, secret=settings.jwt_secret)
+        from ecp_http.app import create_app  # noqa: PLC0415
+
         config = uvicorn.Config(
             create_app(ready),
             log_config=None,  # keep the handler configure() installed

@@ -100,8 +100,17 @@ class Settings:
     hosted: bool = False
     """The service is a hosted offer (``ECP_HOSTED``, or any hosted feature on): no development
     tokens are minted or printed."""
+    workers: int = 1
+    """Server processes ``ecp serve`` runs on one socket and one database (``ECP_WORKERS``;
+    ADR 0062)."""
     dispatch_workers: int = 2
+    audit_verify_connections: int = 4
+    """Pooled connections audit verifications hold at once, all requests together
+    (``ECP_AUDIT_VERIFY_CONNECTIONS``; ADR 0061)."""
     dispatch_poll_seconds: float = 0.2
+    dispatch_notify: bool = True
+    """Whether PostgreSQL notifications wake the workers and ``Prefer: wait`` (``ECP_DISPATCH_NOTIFY``,
+    ADR 0063); off, they poll only."""
     dispatch_max_attempts: int = 3
     dispatch_backoff_seconds: float = 1.0
     max_wait_seconds: float = 60.0
@@ -199,8 +208,13 @@ class Settings:
             audit_verification_keys=env.get("ECP_AUDIT_VERIFICATION_KEYS") or None,
             audit_signing_required=flag(env, "ECP_AUDIT_SIGNING_REQUIRED", default=True),
             hosted=flag(env, "ECP_HOSTED", default=False) or cloud.any_enabled,
+            workers=int(number(env, "ECP_WORKERS", 1, minimum=1, integer=True)),
             dispatch_workers=int(number(env, "ECP_DISPATCH_WORKERS", 2, minimum=1, integer=True)),
+            audit_verify_connections=int(
+                number(env, "ECP_AUDIT_VERIFY_CONNECTIONS", 4, minimum=1, integer=True)
+            ),
             dispatch_poll_seconds=number(env, "ECP_DISPATCH_POLL_SECONDS", 0.2, minimum=0.01),
+            dispatch_notify=flag(env, "ECP_DISPATCH_NOTIFY", default=True),
             dispatch_max_attempts=int(
                 number(env, "ECP_DISPATCH_MAX_ATTEMPTS", 3, minimum=1, integer=True)
             ),

@@ -6,6 +6,7 @@ from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.errors import exists, missing
 from ecp_core.types import ApprovalStatus
 from ecp_postgres.rows import Repository, Table
+from ecp_postgres.session import PendingWrite
 
 APPROVALS = Table(
     "ecp_approvals",
@@ -22,22 +23,48 @@ APPROVALS = Table(
 APPROVAL_ACTIONS = Table("ecp_approval_actions", ApprovalActionRecord, jsonb=["actor", "metadata"])
 
 
+def _key(approval: ApprovalRecord) -> tuple[str, str]:
+    return ("approval", approval.approval_id)
+
+
+def _insert(approval: ApprovalRecord) -> PendingWrite:
+    return PendingWrite(
+        APPROVALS.insert_sql(on_conflict_nothing=True),
+        APPROVALS.params(approval),
+        expected=1,
+        error=lambda: exists("approval", approval.approval_id),
+    )
+
+
 class PostgresApprovals(Repository):
     """ApprovalRepository on PostgreSQL."""
 
     def add(self, approval: ApprovalRecord) -> None:
-        """Store a new approval."""
-        self._insert(APPROVALS, approval, exists("approval", approval.approval_id))
+        """Store a new approval (the write waits in the unit of work's batch)."""
+        self._write(_insert(approval), _key(approval))
 
     def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord | None:
         """One approval of the tenant, or None."""
         return self._one(APPROVALS, "approval_id = %s AND tenant_id = %s", (approval_id, tenant_id))
 
     def save(self, approval: ApprovalRecord) -> None:
-        """Replace a stored approval."""
-        sql = APPROVALS.update_sql("approval_id") + " AND tenant_id = %(tenant_id)s"
-        if self._conn.execute(sql, APPROVALS.params(approval)).rowcount != 1:
-            raise missing("approval", approval.approval_id)
+        """Replace a stored approval.
+
+        One added in this transaction and not yet sent is added with the new values instead.
+        """
+        queued = self._pending(_key(approval))
+        if queued is not None and queued.sql.startswith("INSERT"):
+            self._write(_insert(approval), _key(approval))
+            return
+        self._write(
+            PendingWrite(
+                APPROVALS.update_sql("approval_id") + " AND tenant_id = %(tenant_id)s",
+                APPROVALS.params(approval),
+                expected=1,
+                error=lambda: missing("approval", approval.approval_id),
+            ),
+            _key(approval),
+        )
 
     def for_run(
         self, tenant_id: str, run_id: str, status: ApprovalStatus | None = None
@@ -93,8 +120,8 @@ class PostgresApprovals(Repository):
         )
 
     def add_action(self, action: ApprovalActionRecord) -> None:
-        """Append to the trail."""
-        self._conn.execute(APPROVAL_ACTIONS.insert_sql(), APPROVAL_ACTIONS.params(action))
+        """Append to the trail (the write waits in the unit of work's batch)."""
+        self._write(PendingWrite(APPROVAL_ACTIONS.insert_sql(), APPROVAL_ACTIONS.params(action)))
 
     def actions(self, tenant_id: str, approval_id: str) -> list[ApprovalActionRecord]:
         """The trail in order."""

@@ -1,10 +1,11 @@
 """AuditRepository on PostgreSQL: records, chain heads, version 3 salts and tenant settings."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import attrs
+from psycopg.types.json import Json
 
 from ecp_core.audit.erasure import ERASABLE_FIELDS, SALT_FIELD, check_erasure
 from ecp_core.audit.record import (
@@ -12,12 +13,15 @@ from ecp_core.audit.record import (
     PII_FIELDS,
     ChainHead,
     NodeAuditRecord,
+    RunChain,
     not_extending,
 )
 from ecp_core.audit.settings import AuditSettings
 from ecp_core.errors import ChainConflict, missing
+from ecp_postgres.audit_chains import read_chain_run_ids, read_chains, stored_text
 from ecp_postgres.retention import not_held
 from ecp_postgres.rows import Repository, Table
+from ecp_postgres.session import PendingWrite
 
 
 class _RecordTable(Table[NodeAuditRecord]):
@@ -36,6 +40,14 @@ class _RecordTable(Table[NodeAuditRecord]):
         salt = row.get(SALT_FIELD)
         return record if salt is None else attrs.evolve(record, pii_salt=salt)
 
+    def _param(self, column: str, value: Any) -> Any:  # noqa: ANN401
+        """Personal-data ``json`` columns hold their canonical text when it reads back unchanged.
+
+        Verification hashes that text as stored (:func:`ecp_postgres.audit_chains.stored_text`).
+        """
+        param = super()._param(column, value)
+        return Json(param.obj, dumps=stored_text) if isinstance(param, Json) else param
+
 
 AUDIT = _RecordTable(
     "ecp_audit_records",
@@ -49,55 +61,102 @@ ERASABLE_VERSIONS_SQL = ", ".join(str(int(version)) for version in ERASABLE_DIGE
 """The erasable digest versions as SQL literals: the predicate of the ``ecp_audit_aged`` index."""
 
 
+def head_key(run_id: str) -> tuple[str, str]:
+    """The memo key of a run's chain head (see :mod:`ecp_postgres.session`)."""
+    return ("audit_head", run_id)
+
+
+def settings_key(tenant_id: str) -> tuple[str, str]:
+    """The memo key of a tenant's audit settings."""
+    return ("audit_settings", tenant_id)
+
+
+def _head_move(
+    head: ChainHead, since: tuple[int | None, str | None], record: NodeAuditRecord
+) -> PendingWrite:
+    """Move the chain head to ``head`` from ``since`` (attempt, digest; 0 and None: no chain)."""
+    attempt, digest = since
+    values = {
+        "run_id": head.run_id,
+        "attempt": head.attempt,
+        "record_digest": head.record_digest,
+        "from_attempt": attempt,
+        "from_digest": digest,
+    }
+    if attempt == 0 and digest is None:
+        sql = (
+            "INSERT INTO ecp_audit_heads (run_id, attempt, record_digest)"
+            " VALUES (%(run_id)s, %(attempt)s, %(record_digest)s) ON CONFLICT DO NOTHING"
+        )
+    else:
+        sql = (
+            "UPDATE ecp_audit_heads SET attempt = %(attempt)s, record_digest = %(record_digest)s"
+            " WHERE run_id = %(run_id)s AND attempt = %(from_attempt)s"
+            " AND record_digest = %(from_digest)s"
+        )
+    return PendingWrite(sql, values, expected=1, error=lambda: not_extending(record))
+
+
 class PostgresAudit(Repository):
     """AuditRepository on PostgreSQL; the head row is locked while a chain is extended."""
 
     def head(self, run_id: str) -> ChainHead | None:
-        """The run's chain head, row-locked until the transaction ends."""
-        row = self._conn.execute(
-            "SELECT run_id, attempt, record_digest FROM ecp_audit_heads WHERE run_id = %s FOR UPDATE",
-            (run_id,),
-        ).fetchone()
-        return None if row is None else ChainHead(**row)
+        """The run's chain head, row-locked until the transaction ends.
+
+        Read once per transaction: the run's lock (``PostgresRuns.lock``) or an earlier call
+        remembers it, and each append moves it.
+        """
+        memo = self._memo()
+        key = head_key(run_id)
+        if key not in memo:
+            row = self._conn.execute(
+                "SELECT run_id, attempt, record_digest FROM ecp_audit_heads"
+                " WHERE run_id = %s FOR UPDATE",
+                (run_id,),
+            ).fetchone()
+            memo[key] = None if row is None else ChainHead(**row)
+        head: ChainHead | None = memo[key]
+        return head
 
     def append(self, record: NodeAuditRecord) -> ChainHead:
         """Extend the chain by ``record`` (ChainConflict unless it follows the current head).
 
         The head moves only from exactly the predecessor the record names, so no separate read
-        is needed: a head that moved meanwhile matches no row.
+        is needed: a head that moved meanwhile matches no row. The writes wait in the unit of
+        work's batch; several appends to one chain in a transaction move its head once, from
+        where the transaction found it.
         """
         new_head = ChainHead(
             run_id=record.run_id, attempt=record.attempt, record_digest=record.record_digest
         )
-        if record.attempt == 1 and record.previous_record_digest is None:
-            moved = self._conn.execute(
-                "INSERT INTO ecp_audit_heads (run_id, attempt, record_digest) VALUES (%s, 1, %s) ON CONFLICT DO NOTHING",
-                (record.run_id, record.record_digest),
-            )
+        key = head_key(record.run_id)
+        queued = self._pending(key)
+        if queued is not None:
+            if (queued.params["attempt"], queued.params["record_digest"]) != (
+                record.attempt - 1,
+                record.previous_record_digest,
+            ):
+                raise not_extending(record)
+            since = queued.params.get("from_attempt"), queued.params.get("from_digest")
         else:
-            moved = self._conn.execute(
-                "UPDATE ecp_audit_heads SET attempt = %s, record_digest = %s"
-                " WHERE run_id = %s AND attempt = %s AND record_digest = %s",
-                (
-                    record.attempt,
-                    record.record_digest,
-                    record.run_id,
-                    record.attempt - 1,
-                    record.previous_record_digest,
-                ),
+            since = record.attempt - 1, record.previous_record_digest
+        self._write(_head_move(new_head, since, record), key)
+        self._write(
+            PendingWrite(
+                AUDIT.insert_sql(on_conflict_nothing=True),
+                AUDIT.params(record),
+                expected=1,
+                error=lambda: ChainConflict(f"record {record.audit_id} exists"),
             )
-        if moved.rowcount != 1:
-            raise not_extending(record)
-        cursor = self._conn.execute(
-            AUDIT.insert_sql(on_conflict_nothing=True), AUDIT.params(record)
         )
-        if cursor.rowcount != 1:
-            raise ChainConflict(f"record {record.audit_id} exists")
         if record.pii_salt is not None:
-            self._conn.execute(
-                "INSERT INTO ecp_audit_salts (audit_id, salt) VALUES (%s, %s)",
-                (record.audit_id, bytes.fromhex(record.pii_salt)),
+            self._write(
+                PendingWrite(
+                    "INSERT INTO ecp_audit_salts (audit_id, salt) VALUES (%(audit_id)s, %(salt)s)",
+                    {"audit_id": record.audit_id, "salt": bytes.fromhex(record.pii_salt)},
+                )
             )
+        self._memo()[key] = new_head
         return new_head
 
     def for_run(self, tenant_id: str, run_id: str) -> list[NodeAuditRecord]:
@@ -129,6 +188,14 @@ class PostgresAudit(Repository):
             tail += " LIMIT %s"
             params.append(limit)
         return self._all(AUDIT, tail, tuple(params))
+
+    def chain_run_ids(self, tenant_id: str, deployment_ref: str) -> list[str]:
+        """The runs of a deployment that have audit records (:mod:`ecp_postgres.audit_chains`)."""
+        return read_chain_run_ids(self._conn, tenant_id, deployment_ref)
+
+    def chains(self, tenant_id: str, run_ids: Sequence[str]) -> list[RunChain]:
+        """Records and heads in one snapshot, without locks (:mod:`ecp_postgres.audit_chains`)."""
+        return read_chains(self._conn, AUDIT, tenant_id, run_ids)
 
     def get(self, tenant_id: str, audit_id: str) -> NodeAuditRecord | None:
         """One record, or None."""
@@ -164,11 +231,17 @@ class PostgresAudit(Repository):
         self._conn.execute("DELETE FROM ecp_audit_salts WHERE audit_id = %s", (record.audit_id,))
 
     def settings(self, tenant_id: str) -> AuditSettings | None:
-        """The tenant's stored audit settings, or None."""
-        return self._one(SETTINGS, "tenant_id = %s", (tenant_id,))
+        """The tenant's stored audit settings, or None (read once per transaction)."""
+        memo = self._memo()
+        key = settings_key(tenant_id)
+        if key not in memo:
+            memo[key] = self._one(SETTINGS, "tenant_id = %s", (tenant_id,))
+        settings: AuditSettings | None = memo[key]
+        return settings
 
     def save_settings(self, settings: AuditSettings) -> None:
         """Store a tenant's audit settings, replacing any earlier ones."""
+        self._memo().pop(settings_key(settings.tenant_id), None)
         updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in SETTINGS.columns if c != "tenant_id")
         self._conn.execute(
             f"{SETTINGS.insert_sql()} ON CONFLICT (tenant_id) DO UPDATE SET {updates}",

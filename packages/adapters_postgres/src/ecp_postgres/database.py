@@ -6,7 +6,10 @@ the database is away into :class:`~ecp_core.errors.DatabaseUnavailable` (see
 :func:`ecp_postgres.errors.unavailable`), on entry, at commit and on exit, whatever port raised.
 """
 
+import functools
+import time
 import urllib.parse
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
@@ -38,12 +41,20 @@ from ecp_postgres.reconciliation import PostgresProviderEvents, PostgresReconcil
 from ecp_postgres.retention import PostgresRetention
 from ecp_postgres.rows import load_json
 from ecp_postgres.runs import PostgresRuns
+from ecp_postgres.session import UnitConnection
 from ecp_postgres.tasks import PostgresTasks
 from ecp_postgres.templates import PostgresTemplates
 from ecp_postgres.webhooks import PostgresWebhooks
 
 POOL_TIMEOUT_SECONDS = 5.0
 """How long a unit of work waits for a connection by default (the pool's own default is 30)."""
+
+FRESH_SECONDS = 1.0
+"""A connection returned cleanly this recently is handed out again without a check round trip.
+
+Its server answered a moment ago; were it gone since, the first statement fails and the unit of
+work reports DatabaseUnavailable, as any failure during a transaction does (ADR 0059).
+"""
 
 RECONNECT_SECONDS = 5.0
 """How long one chain of reconnection attempts lasts (1 s, 2 s, 4 s … apart) before it gives up.
@@ -74,21 +85,25 @@ class PostgresStore:
         min_size: int = 1,
         max_size: int = 10,
         timeout: float = POOL_TIMEOUT_SECONDS,
+        notify: bool = True,
     ) -> None:
         """Open a pool to ``url`` (a libpq connection string or URL).
 
         ``timeout``: seconds a unit of work waits for a connection before DatabaseUnavailable.
+        ``notify=False`` sets ``ecp.notify=off`` on every session: its writes wake no listener
+        (ADR 0063), and the commits skip the cost of notifying.
         """
         self.url = url
-        self.pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
+        self.pool: ConnectionPool[UnitConnection] = ConnectionPool(
             url,
+            connection_class=UnitConnection,
             min_size=min_size,
             max_size=max_size,
             kwargs={
                 "row_factory": dict_row,
                 "autocommit": False,
                 # Sessions in UTC: timestamps read back as UTC, as the models require.
-                "options": "-c TimeZone=UTC",
+                "options": "-c TimeZone=UTC" + ("" if notify else " -c ecp.notify=off"),
                 # An unreachable host fails a connection attempt instead of hanging it.
                 "connect_timeout": max(2, round(timeout)),
             },
@@ -99,14 +114,23 @@ class PostgresStore:
             open=True,
         )
         self.graph_cache = GraphCache()
+        self._trusted_since = time.monotonic()
+        """Connections returned before this instant are checked before use (:meth:`_distrust`)."""
 
-    def _check(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+    def _check(self, conn: UnitConnection) -> None:
         """Before a connection is handed out: an empty statement; a broken one is dropped.
+
+        Skipped for a connection returned cleanly within :data:`FRESH_SECONDS`.
 
         One broken connection means the server went away (stopped, restarted, sessions killed):
         every idle one is checked at once, so that the next try takes a fresh connection instead
         of backing off past each stale one in turn.
         """
+        if (
+            conn.returned_at > self._trusted_since
+            and time.monotonic() - conn.returned_at < FRESH_SECONDS
+        ):
+            return
         try:
             ConnectionPool.check_connection(conn)
         except psycopg.Error:
@@ -115,7 +139,11 @@ class PostgresStore:
 
     def unit_of_work(self) -> "PostgresUnitOfWork":
         """A fresh unit of work: one connection, one transaction."""
-        return PostgresUnitOfWork(self.pool, self.graph_cache)
+        return PostgresUnitOfWork(self.pool, self.graph_cache, self._distrust)
+
+    def _distrust(self) -> None:
+        """A connection failed: check every connection again before it is handed out."""
+        self._trusted_since = time.monotonic()
 
     def close(self) -> None:
         """Close every connection."""
@@ -144,14 +172,22 @@ class PostgresUnitOfWork:
     """
 
     def __init__(
-        self, pool: ConnectionPool[psycopg.Connection[dict[str, Any]]], graph_cache: GraphCache
+        self,
+        pool: ConnectionPool[UnitConnection],
+        graph_cache: GraphCache,
+        distrust: Callable[[], None] = lambda: None,
     ) -> None:
-        """Bind to ``pool``; the connection is taken on entry."""
+        """Bind to ``pool``; the connection is taken on entry.
+
+        ``distrust`` is called when the connection turns out lost, so that the pool checks the
+        others before handing them out again.
+        """
         self._pool = pool
         self._graph_cache = graph_cache
+        self._distrust = distrust
 
     def __enter__(self) -> Self:
-        """Take a connection and bind the repositories to it."""
+        """Take a connection; each repository is bound to it on first use."""
         try:
             self._conn = self._pool.getconn()
         except psycopg.OperationalError as exc:  # PoolTimeout, PoolClosed
@@ -159,32 +195,127 @@ class PostgresUnitOfWork:
             if translated is None:
                 raise
             raise translated from exc
-        conn = self._conn
-        self.graphs = PostgresGraphs(conn, self._graph_cache)
-        self.deployments = PostgresDeployments(conn)
-        self.policies = PostgresPolicies(conn)
-        self.contracts = PostgresContracts(conn)
-        self.api_keys = PostgresApiKeys(conn)
-        self.runs = PostgresRuns(conn)
-        self.approvals = PostgresApprovals(conn)
-        self.audit = PostgresAudit(conn)
-        self.retention = PostgresRetention(conn)
-        self.webhooks = PostgresWebhooks(conn)
-        self.tasks = PostgresTasks(conn)
-        self.subscriptions = PostgresSubscriptions(conn)
-        self.meters = PostgresMeters(conn)
-        self.identity_bindings = PostgresIdentityBindings(conn)
-        self.merchant_events = PostgresMerchantEvents(conn)
-        self.evidence = PostgresEvidence(conn)
-        self.reconciliation = PostgresReconciliation(conn)
-        self.decisions = PostgresDecisions(conn)
-        self.backtests = PostgresBacktests(conn)
-        self.connectors = PostgresConnectors(conn)
-        self.connector_costs = PostgresConnectorCosts(conn)
-        self.templates = PostgresTemplates(conn)
-        self.attestations = PostgresAttestations(conn)
-        self.certifications = PostgresCertifications(conn)
         return self
+
+    @functools.cached_property
+    def graphs(self) -> PostgresGraphs:
+        """The graphs of this unit of work (made on first use)."""
+        return PostgresGraphs(self._conn, self._graph_cache)
+
+    @functools.cached_property
+    def deployments(self) -> PostgresDeployments:
+        """The deployments of this unit of work (made on first use)."""
+        return PostgresDeployments(self._conn)
+
+    @functools.cached_property
+    def policies(self) -> PostgresPolicies:
+        """The policies of this unit of work (made on first use)."""
+        return PostgresPolicies(self._conn)
+
+    @functools.cached_property
+    def contracts(self) -> PostgresContracts:
+        """The contracts of this unit of work (made on first use)."""
+        return PostgresContracts(self._conn)
+
+    @functools.cached_property
+    def api_keys(self) -> PostgresApiKeys:
+        """The api keys of this unit of work (made on first use)."""
+        return PostgresApiKeys(self._conn)
+
+    @functools.cached_property
+    def runs(self) -> PostgresRuns:
+        """The runs of this unit of work (made on first use)."""
+        return PostgresRuns(self._conn)
+
+    @functools.cached_property
+    def approvals(self) -> PostgresApprovals:
+        """The approvals of this unit of work (made on first use)."""
+        return PostgresApprovals(self._conn)
+
+    @functools.cached_property
+    def audit(self) -> PostgresAudit:
+        """The audit of this unit of work (made on first use)."""
+        return PostgresAudit(self._conn)
+
+    @functools.cached_property
+    def retention(self) -> PostgresRetention:
+        """The retention of this unit of work (made on first use)."""
+        return PostgresRetention(self._conn)
+
+    @functools.cached_property
+    def webhooks(self) -> PostgresWebhooks:
+        """The webhooks of this unit of work (made on first use)."""
+        return PostgresWebhooks(self._conn)
+
+    @functools.cached_property
+    def tasks(self) -> PostgresTasks:
+        """The tasks of this unit of work (made on first use)."""
+        return PostgresTasks(self._conn)
+
+    @functools.cached_property
+    def subscriptions(self) -> PostgresSubscriptions:
+        """The subscriptions of this unit of work (made on first use)."""
+        return PostgresSubscriptions(self._conn)
+
+    @functools.cached_property
+    def meters(self) -> PostgresMeters:
+        """The meters of this unit of work (made on first use)."""
+        return PostgresMeters(self._conn)
+
+    @functools.cached_property
+    def identity_bindings(self) -> PostgresIdentityBindings:
+        """The identity bindings of this unit of work (made on first use)."""
+        return PostgresIdentityBindings(self._conn)
+
+    @functools.cached_property
+    def merchant_events(self) -> PostgresMerchantEvents:
+        """The merchant events of this unit of work (made on first use)."""
+        return PostgresMerchantEvents(self._conn)
+
+    @functools.cached_property
+    def evidence(self) -> PostgresEvidence:
+        """The evidence of this unit of work (made on first use)."""
+        return PostgresEvidence(self._conn)
+
+    @functools.cached_property
+    def reconciliation(self) -> PostgresReconciliation:
+        """The reconciliation of this unit of work (made on first use)."""
+        return PostgresReconciliation(self._conn)
+
+    @functools.cached_property
+    def decisions(self) -> PostgresDecisions:
+        """The decisions of this unit of work (made on first use)."""
+        return PostgresDecisions(self._conn)
+
+    @functools.cached_property
+    def backtests(self) -> PostgresBacktests:
+        """The backtests of this unit of work (made on first use)."""
+        return PostgresBacktests(self._conn)
+
+    @functools.cached_property
+    def connectors(self) -> PostgresConnectors:
+        """The connectors of this unit of work (made on first use)."""
+        return PostgresConnectors(self._conn)
+
+    @functools.cached_property
+    def connector_costs(self) -> PostgresConnectorCosts:
+        """The connector costs of this unit of work (made on first use)."""
+        return PostgresConnectorCosts(self._conn)
+
+    @functools.cached_property
+    def templates(self) -> PostgresTemplates:
+        """The templates of this unit of work (made on first use)."""
+        return PostgresTemplates(self._conn)
+
+    @functools.cached_property
+    def attestations(self) -> PostgresAttestations:
+        """The attestations of this unit of work (made on first use)."""
+        return PostgresAttestations(self._conn)
+
+    @functools.cached_property
+    def certifications(self) -> PostgresCertifications:
+        """The certifications of this unit of work (made on first use)."""
+        return PostgresCertifications(self._conn)
 
     def __exit__(
         self,
@@ -194,17 +325,22 @@ class PostgresUnitOfWork:
     ) -> None:
         """Roll back what was not committed and return the connection (a broken one is dropped)."""
         conn = self._conn
+        rolled_back = False
         try:
             conn.rollback()
+            rolled_back = True
         except psycopg.Error as failed:
             if unavailable(failed, conn) is None:
+                self._pool.putconn(conn)
                 raise
-        finally:
-            self._pool.putconn(conn)
-        if exc is not None:
-            translated = unavailable(exc, conn)
-            if translated is not None:
-                raise translated from exc
+        translated = None if exc is None else unavailable(exc, conn)
+        if rolled_back and translated is None and not conn.broken:
+            conn.returned_at = time.monotonic()
+        else:
+            self._distrust()
+        self._pool.putconn(conn)
+        if translated is not None:
+            raise translated from exc
 
     def commit(self) -> None:
         """Commit the transaction (the next statement starts a new one)."""

@@ -1,11 +1,7 @@
 """The evidence store on PostgreSQL: bulk idempotent ingestion, erasure, and the evidence rows.
 
-Ingestion first COPYs a batch straight into its table (inside a savepoint): a batch of new
-events, the common case, costs what COPY costs. When an id or a charge id is already taken the
-COPY fails on the unique index, the savepoint undoes it, and the batch goes through one
-``INSERT ... SELECT FROM unnest(...) ON CONFLICT DO NOTHING RETURNING``; the rows it skipped are
-exact replays (same id, same digest) or conflicts (another digest, or a charge id another event
-owns), which one more statement tells apart.
+Batches are written by :class:`~ecp_postgres.evidence_batches.EvidenceBatches` (COPY straight
+into the table, or COPY to a staging table and merge when the batch holds replays, ADR 0060).
 
 The evidence tables are read by their consumers' adapters too, through :class:`EvidenceRows`:
 the debugger's tally (:mod:`ecp_postgres.debugger`), reconciliation's provider events
@@ -14,13 +10,8 @@ the debugger's tally (:mod:`ecp_postgres.debugger`), reconciliation's provider e
 """
 
 import contextlib
-import itertools
-import json
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Generic, TypeVar
-
-import psycopg
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ecp_core.evidence.model import (
     MAX_SAFE_INTEGER,
@@ -33,127 +24,24 @@ from ecp_core.evidence.model import (
     OutcomeMaturity,
     OutcomeMeasurement,
     SourceInventory,
-    changed_replay,
-    charge_taken,
     definition_taken,
 )
+from ecp_core.evidence.rows import execution_row
+from ecp_core.ports.evidence import ExecutionBatchSource
 from ecp_core.types import CostMeasurement
-from ecp_core.wire import structure, unstructure
+from ecp_core.wire import structure
+from ecp_postgres.evidence_batches import (
+    INVENTORIES,
+    OUTCOMES,
+    REVISIONS,
+    EvidenceBatches,
+)
 from ecp_postgres.rows import Repository, Table
-
-T = TypeVar("T")
 
 DEFINITIONS = Table("ecp_evidence_definitions", OutcomeDefinition, json=["predicate"])
 
 WORK_MEM = "16MB"
 """``work_mem`` of a statement over a whole window (see :meth:`EvidenceRows.whole_window`)."""
-
-
-def _json(value: Any) -> str:  # noqa: ANN401 - any JSON value
-    """JSON text (floats by their shortest repr, as the digest's canonical JSON has them)."""
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
-
-
-def _enum(value: Any) -> Any:  # noqa: ANN401 - an enum member
-    return value.value
-
-
-class _Events(Generic[T]):
-    """One event type in one table: its columns, their array types, and how items fill them."""
-
-    def __init__(
-        self,
-        table: str,
-        columns: Sequence[tuple[str, str, Callable[[Any], Any] | None]],
-    ) -> None:
-        """``columns``: (column, SQL array type, converter or None) after tenant, id, digest."""
-        self.table = table
-        self.columns = tuple(columns)
-        names = ", ".join(name for name, _, _ in self.columns)
-        arrays = ", ".join(f"%s::{kind}[]" for _, kind, _ in self.columns)
-        self.copy = f"COPY {table} (tenant_id, event_id, digest, {names}) FROM STDIN"
-        self.insert = (
-            f"INSERT INTO {table} (tenant_id, event_id, digest, {names})"  # noqa: S608 - constants
-            f" SELECT %s, * FROM unnest(%s::text[], %s::text[], {arrays})"
-            " ON CONFLICT DO NOTHING RETURNING event_id, digest"
-        )
-        self.differing = (
-            "SELECT b.event_id, s.digest AS stored"  # noqa: S608 - constants
-            " FROM unnest(%s::text[], %s::text[]) AS b(event_id, digest)"
-            f" LEFT JOIN {table} s ON s.tenant_id = %s AND s.event_id = b.event_id"
-            " WHERE s.digest IS DISTINCT FROM b.digest ORDER BY b.event_id LIMIT 1"
-        )
-
-    def values(self, entries: Sequence[Digested[T]]) -> list[list[Any]]:
-        """One list per column after the tenant: event ids, digests, then the model's columns."""
-        items = [entry.item for entry in entries]
-        values: list[list[Any]] = [
-            [getattr(item, "event_id") for item in items],  # noqa: B009 - T is any event
-            [entry.digest for entry in entries],
-        ]
-        for name, _, convert in self.columns:
-            column = [getattr(item, name) for item in items]
-            if convert is not None:
-                column = [None if value is None else convert(value) for value in column]
-            values.append(column)
-        return values
-
-
-EXECUTIONS: _Events[ExecutionEvent] = _Events(
-    "ecp_evidence_executions",
-    [
-        ("workflow_id", "text", None),
-        ("workflow_version", "text", None),
-        ("occurred_at", "timestamptz", None),
-        ("run_id", "text", None),
-        ("step_id", "text", None),
-        ("attempt", "int4", None),
-        ("subject_id", "text", None),
-        ("dimensions", "jsonb", _json),
-        ("cost_usd", "numeric", None),
-        ("cost_measurement", "text", _enum),
-        ("cost_role", "text", _enum),
-        ("charge_id", "text", None),
-        ("source_window_id", "text", None),
-        ("join_key", "text", None),
-        ("metadata", "jsonb", _json),
-    ],
-)
-OUTCOMES: _Events[OutcomeEvent] = _Events(
-    "ecp_evidence_outcomes",
-    [
-        ("workflow_id", "text", None),
-        ("workflow_version", "text", None),
-        ("run_id", "text", None),
-        ("outcome_type", "text", None),
-        ("asserted_at", "timestamptz", None),
-        ("value", "jsonb", _json),
-        ("outcome_measurement", "text", _enum),
-        ("maturity", "text", _enum),
-        ("subject_id", "text", None),
-        ("join_key", "text", None),
-    ],
-)
-REVISIONS: _Events[ChargeRevision] = _Events(
-    "ecp_evidence_revisions",
-    [
-        ("charge_id", "text", None),
-        ("revised_at", "timestamptz", None),
-        ("cost_usd", "numeric", None),
-        ("cost_measurement", "text", _enum),
-    ],
-)
-INVENTORIES: _Events[SourceInventory] = _Events(
-    "ecp_evidence_inventories",
-    [
-        ("workflow_id", "text", None),
-        ("workflow_version", "text", None),
-        ("capture_start", "timestamptz", None),
-        ("capture_end", "timestamptz", None),
-        ("terminal_run_ids", "jsonb", lambda ids: _json(list(ids))),
-        ("windows", "jsonb", lambda windows: _json(unstructure(list(windows)))),
-    ],
-)
 
 
 # --- rows back to events ------------------------------------------------------------------------
@@ -276,93 +164,28 @@ class EvidenceRows(Repository):
         )
 
 
-class PostgresEvidenceStore(EvidenceRows):
+class PostgresEvidenceStore(EvidenceRows, EvidenceBatches):
     """EvidenceStore on PostgreSQL; see the module's docstring."""
-
-    def _add(
-        self,
-        events: _Events[Any],
-        tenant_id: str,
-        entries: Sequence[Digested[Any]],
-        owner: Callable[[Digested[Any]], str | None] | None = None,
-    ) -> int:
-        """Insert what is new; return the exact replays; Conflict on anything else."""
-        if not entries:
-            return 0
-        # Sorted by id, concurrent batches lock their rows in one order (no deadlock).
-        ordered = sorted(entries, key=lambda entry: entry.item.event_id)
-        values = events.values(ordered)
-        if self._copied(events, tenant_id, values):
-            return 0
-        with self._conn.cursor() as cursor:
-            cursor.execute(events.insert, [tenant_id, *values])
-            inserted = Counter((row["event_id"], row["digest"]) for row in cursor.fetchall())
-        if len(ordered) == inserted.total():
-            return 0
-        skipped = []
-        for entry in ordered:
-            key = (entry.item.event_id, entry.digest)
-            if inserted[key] > 0:
-                inserted[key] -= 1
-            else:
-                skipped.append(entry)
-        row = self._conn.execute(
-            events.differing,
-            (
-                [entry.item.event_id for entry in skipped],
-                [entry.digest for entry in skipped],
-                tenant_id,
-            ),
-        ).fetchone()
-        if row is None:
-            return len(skipped)
-        event_id = row["event_id"]
-        if row["stored"] is None and owner is not None:
-            entry = next(entry for entry in skipped if entry.item.event_id == event_id)
-            charge = owner(entry)
-            if charge is not None:
-                raise charge_taken(charge, self._owner(tenant_id, charge))
-        raise changed_replay(event_id)
-
-    def _copied(self, events: _Events[Any], tenant_id: str, values: list[list[Any]]) -> bool:
-        """COPY a batch of new events (the common case, at COPY's speed); False on any replay.
-
-        A batch with an id (or charge id) already taken fails on the unique index; the
-        savepoint undoes the partial COPY and leaves the transaction usable for the slow path.
-        """
-        self._conn.execute("SAVEPOINT ecp_evidence_batch")
-        try:
-            with self._conn.cursor() as cursor, cursor.copy(events.copy) as copy:
-                for row in zip(itertools.repeat(tenant_id), *values):
-                    copy.write_row(row)
-        except psycopg.errors.UniqueViolation:
-            self._conn.execute("ROLLBACK TO SAVEPOINT ecp_evidence_batch")
-            return False
-        self._conn.execute("RELEASE SAVEPOINT ecp_evidence_batch")
-        return True
-
-    def _owner(self, tenant_id: str, charge_id: str) -> str | None:
-        row = self._conn.execute(
-            "SELECT event_id FROM ecp_evidence_executions WHERE tenant_id = %s AND charge_id = %s",
-            (tenant_id, charge_id),
-        ).fetchone()
-        return None if row is None else str(row["event_id"])
 
     def add_executions(self, tenant_id: str, events: Sequence[Digested[ExecutionEvent]]) -> int:
         """Store execution events; a charge id belongs to one event."""
-        return self._add(EXECUTIONS, tenant_id, events, lambda entry: entry.item.charge_id)
+        return self.add_execution_rows(tenant_id, map(execution_row, events))
+
+    def add_execution_body(self, tenant_id: str, body: ExecutionBatchSource) -> int:
+        """Store a batch as it is read: its rows are COPYed while later events are checked."""
+        return self.add_execution_rows(tenant_id, body.rows())
 
     def add_outcomes(self, tenant_id: str, events: Sequence[Digested[OutcomeEvent]]) -> int:
         """Store outcome assertions."""
-        return self._add(OUTCOMES, tenant_id, events)
+        return self._add_entries(OUTCOMES, tenant_id, events)
 
     def add_revisions(self, tenant_id: str, events: Sequence[Digested[ChargeRevision]]) -> int:
         """Append charge-cost revisions."""
-        return self._add(REVISIONS, tenant_id, events)
+        return self._add_entries(REVISIONS, tenant_id, events)
 
     def add_inventories(self, tenant_id: str, events: Sequence[Digested[SourceInventory]]) -> int:
         """Store source inventories."""
-        return self._add(INVENTORIES, tenant_id, events)
+        return self._add_entries(INVENTORIES, tenant_id, events)
 
     def add_definition(self, definition: OutcomeDefinition) -> None:
         """Store a new definition; Conflict when the version has one."""

@@ -3,7 +3,7 @@
 import enum
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -14,6 +14,7 @@ from psycopg.types.json import Json, Jsonb
 from ecp_core.canonical import MAX_SAFE_INTEGER
 from ecp_core.errors import Conflict
 from ecp_core.wire import format_timestamp, structure, unstructure
+from ecp_postgres.session import PendingWrite, session_of, write_now
 
 T = TypeVar("T")
 
@@ -120,3 +121,24 @@ class Repository:
         cursor = self._conn.execute(table.insert_sql(on_conflict_nothing=True), table.params(value))
         if cursor.rowcount != 1:
             raise conflict
+
+    def _write(self, write: PendingWrite, key: Hashable | None = None) -> None:
+        """Queue ``write`` in the unit of work's batch (``key`` replaces an earlier one).
+
+        On a plain connection (not a unit of work's) it is executed at once.
+        """
+        session = session_of(self._conn)
+        if session is None:
+            write_now(self._conn.cursor(), write)
+        else:
+            session.pending.add(write, key)
+
+    def _pending(self, key: Hashable) -> PendingWrite | None:
+        """The write queued under ``key`` in this transaction, or None."""
+        session = session_of(self._conn)
+        return None if session is None else session.pending.get(key)
+
+    def _memo(self) -> dict[Hashable, Any]:
+        """What this transaction has read and keeps (a throwaway dict on a plain connection)."""
+        session = session_of(self._conn)
+        return {} if session is None else session.memo

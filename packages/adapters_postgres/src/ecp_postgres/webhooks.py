@@ -12,6 +12,7 @@ from ecp_core.webhooks.model import (
     WebhookEventType,
 )
 from ecp_postgres.rows import Repository, Table
+from ecp_postgres.session import PendingWrite
 
 SUBSCRIPTIONS = Table("ecp_webhook_subscriptions", Subscription, jsonb=["event_types"])
 DELIVERIES = Table("ecp_webhook_deliveries", Delivery, jsonb=["payload"])
@@ -62,6 +63,18 @@ RETURNING {SUBSCRIPTIONS.column_list}
 """  # noqa: S608 - fixed text
 
 
+def subscribed_key(tenant_id: str, deployment_ref: str) -> tuple[str, str, str]:
+    """The memo key of a deployment's live subscriptions (:mod:`ecp_postgres.session`)."""
+    return (_SUBSCRIPTIONS_MEMO, tenant_id, deployment_ref)
+
+
+_SUBSCRIPTIONS_MEMO = "subscriptions"
+
+
+LIVE_SUBSCRIPTION = _LIVE
+"""SQL: a subscription row that is not deleted."""
+
+
 class PostgresWebhooks(Repository):
     """WebhookRepository on PostgreSQL; deleting a subscription only marks its row deleted."""
 
@@ -71,6 +84,7 @@ class PostgresWebhooks(Repository):
         The id of a deleted subscription may be used again, as in memory: the old row is
         replaced.
         """
+        self._forget_subscriptions()
         sql = (
             f"{SUBSCRIPTIONS.insert_sql()} ON CONFLICT (subscription_id) DO UPDATE SET {_REVIVE}"
             " WHERE ecp_webhook_subscriptions.deleted_at IS NOT NULL"
@@ -97,17 +111,38 @@ class PostgresWebhooks(Repository):
     def matching(
         self, tenant_id: str, deployment_ref: str, event_type: WebhookEventType
     ) -> list[Subscription]:
-        """Live subscriptions of the deployment that asked for the event type, oldest first."""
-        return self._all(
-            SUBSCRIPTIONS,
-            f"WHERE tenant_id = %s AND deployment_ref = %s AND {_LIVE}"
-            " AND event_types @> jsonb_build_array(%s::text)"
-            " ORDER BY created_at, subscription_id",
-            (tenant_id, deployment_ref, event_type.value),
-        )
+        """Live subscriptions of the deployment that asked for the event type, oldest first.
+
+        The deployment's live subscriptions are read once per transaction (by the run's lock,
+        ``PostgresRuns.lock``, or here) and each event picks its own from them.
+        """
+        return [s for s in self.live_for(tenant_id, deployment_ref) if event_type in s.event_types]
+
+    def _forget_subscriptions(self) -> None:
+        """A subscription changes in this transaction: read them afresh next time."""
+        memo = self._memo()
+        for key in [
+            key for key in memo if isinstance(key, tuple) and key[0] == _SUBSCRIPTIONS_MEMO
+        ]:
+            del memo[key]
+
+    def live_for(self, tenant_id: str, deployment_ref: str) -> list[Subscription]:
+        """The deployment's live subscriptions, oldest first (read once per transaction)."""
+        memo = self._memo()
+        key = subscribed_key(tenant_id, deployment_ref)
+        if key not in memo:
+            memo[key] = self._all(
+                SUBSCRIPTIONS,
+                f"WHERE tenant_id = %s AND deployment_ref = %s AND {_LIVE}"
+                " ORDER BY created_at, subscription_id",
+                (tenant_id, deployment_ref),
+            )
+        live: list[Subscription] = memo[key]
+        return live
 
     def delete_subscription(self, tenant_id: str, subscription_id: str) -> bool:
         """Stop a live subscription of the tenant (its deliveries stay); False when none."""
+        self._forget_subscriptions()
         cursor = self._conn.execute(
             "UPDATE ecp_webhook_subscriptions SET deleted_at = now()"
             " WHERE subscription_id = %s AND tenant_id = %s AND deleted_at IS NULL",
@@ -123,6 +158,7 @@ class PostgresWebhooks(Repository):
         One statement: a concurrent rotation waits for the row and then moves the secret it
         wrote, so no secret that was handed out is lost.
         """
+        self._forget_subscriptions()
         row = self._conn.execute(
             _ROTATE, (previous_expires_at, secret, subscription_id, tenant_id)
         ).fetchone()
@@ -138,8 +174,18 @@ class PostgresWebhooks(Repository):
         ).rowcount
 
     def add_delivery(self, delivery: Delivery) -> None:
-        """Queue a delivery (Conflict when its id exists, in any tenant)."""
-        self._insert(DELIVERIES, delivery, exists("delivery", delivery.delivery_id))
+        """Queue a delivery (Conflict when its id exists, in any tenant).
+
+        The write waits in the unit of work's batch (ADR 0059).
+        """
+        self._write(
+            PendingWrite(
+                DELIVERIES.insert_sql(on_conflict_nothing=True),
+                DELIVERIES.params(delivery),
+                expected=1,
+                error=lambda: exists("delivery", delivery.delivery_id),
+            )
+        )
 
     def delivery(self, tenant_id: str, delivery_id: str) -> Delivery | None:
         """One delivery of the tenant, or None."""

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Protocol
 
-from ecp_core.audit.verify import verify_chain
+from ecp_core.audit.verify import verify_run_chain
 from ecp_core.certification.blockers import (
     BrokenChain,
     CertificationFacts,
@@ -88,21 +88,19 @@ class DeploymentFacts:
         """How many recent runs were verified, and the first whose chain fails (or None).
 
         Bounded: the deployment's newest :data:`AUDITED_RUNS` among the tenant's newest
-        :data:`RUN_SCAN` runs. Each head is read (and held) before its records, so no append
-        can land between the two readings.
+        :data:`RUN_SCAN` runs. Heads and records are read together in one snapshot, without
+        locks (ADR 0061), so no append lands between the two readings and none waits.
         """
         recent = [
             run
             for run in uow.runs.page(tenant_id, limit=RUN_SCAN)
             if run.deployment_ref == deployment_ref
         ][:AUDITED_RUNS]
-        for run in recent:
-            head = uow.audit.head(run.run_id)
-            records = uow.audit.for_run(tenant_id, run.run_id)
-            result = verify_chain(records, self._ring, scope=f"run:{run.run_id}", head=head)
+        for chain in uow.audit.chains(tenant_id, [run.run_id for run in recent]):
+            result = verify_run_chain(chain, self._ring)
             if not result.verified or result.signature_verified is False:
                 return len(recent), BrokenChain(
-                    run_id=run.run_id, error=result.error or "the chain does not verify"
+                    run_id=chain.run_id, error=result.error or "the chain does not verify"
                 )
         return len(recent), None
 

@@ -37,7 +37,7 @@ from ecp_core.retention.service import RetentionService
 from ecp_core.runs.actions import ActionRegistry
 from ecp_core.runs.approvals import ApprovalService
 from ecp_core.runs.audit_readiness import AuditReadiness, DeploymentMode
-from ecp_core.runs.audit_reads import AuditService
+from ecp_core.runs.audit_reads import VERIFY_CONNECTIONS, AuditService
 from ecp_core.runs.audit_writer import AuditWriter
 from ecp_core.runs.child_steps import ChildSteps
 from ecp_core.runs.dispatch import DISPATCH_RETRY
@@ -45,6 +45,7 @@ from ecp_core.runs.lifecycle import RunLifecycle
 from ecp_core.runs.model import ApprovalResolutionResponse, RunStatusResponse
 from ecp_core.runs.resolution import ApprovalSteps
 from ecp_core.runs.service import RunService
+from ecp_core.runs.state_machine import RUNNABLE
 from ecp_core.runs.step import Stepper
 from ecp_core.runs.task_steps import TaskSteps
 from ecp_core.runs.tasks import TaskWork
@@ -134,6 +135,7 @@ class Ecp:
         audit_signing_required: bool = True,
         deployment_mode: DeploymentMode = DeploymentMode.EMBEDDED,
         connectors: ConnectorSetup | None = None,
+        audit_verify_connections: int = VERIFY_CONNECTIONS,
     ) -> "Ecp":
         """Wire every service.
 
@@ -146,7 +148,8 @@ class Ecp:
         ``entitlements_enabled`` enforces the plans' quotas on ingestion, scans and schedules;
         ``backtests`` (the model provider, digest keys, limits) lets backtests run;
         ``audit_signing_required`` and ``deployment_mode`` are reported by audit readiness;
-        ``connectors`` (settings-defined connectors, backends) lets connectors be tested.
+        ``connectors`` (settings-defined connectors, backends) lets connectors be tested;
+        ``audit_verify_connections`` caps the units of work audit verifications hold at once.
         """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
@@ -170,15 +173,18 @@ class Ecp:
         known_actions = actions.names() if refuse_unknown_actions else None
         catalog = GraphCatalog(uow, clock, ids, known_actions=known_actions)
         connector_service = ConnectorService(uow, clock, connectors or ConnectorSetup())
+        runs = RunService(
+            uow, clock, ids, stepper, lifecycle, dispatch=dispatch_retry or DISPATCH_RETRY
+        )
         return cls(
             graphs=catalog,
             contracts=ContractService(uow, clock),
-            runs=RunService(
-                uow, clock, ids, stepper, lifecycle, dispatch=dispatch_retry or DISPATCH_RETRY
+            runs=runs,
+            approvals=ApprovalService(
+                uow, clock, ApprovalSteps(stepper, clock), lifecycle, runs.continue_in
             ),
-            approvals=ApprovalService(uow, clock, ApprovalSteps(stepper, clock), lifecycle),
             tasks=TaskWork(uow, clock, TaskSteps(stepper, clock), lifecycle),
-            audit=AuditService(uow, keys),
+            audit=AuditService(uow, keys, connections=audit_verify_connections),
             audit_settings=AuditSettingsService(uow, clock),
             actions=actions,
             api_keys=ApiKeyService(uow, clock),
@@ -239,5 +245,6 @@ class Ecp:
     ) -> ApprovalResolutionResponse:
         """Resolve an approval and continue the run until it waits or ends."""
         approval, run = self.approvals.resolve(actor, deployment_ref, approval_id, request)
-        run = self.runs.drive(run.tenant_id, run.run_id)
+        if run.status in RUNNABLE:
+            run = self.runs.drive(run.tenant_id, run.run_id)
         return ApprovalResolutionResponse(approval=approval, run=RunStatusResponse.of(run))

@@ -10,9 +10,11 @@ from ecp_core.runs.model import (
     AdminRunListResponse,
     ChildRunListResponse,
     ChildRunSummaryResponse,
+    Run,
     RunStatusResponse,
     StartRunRequest,
 )
+from ecp_core.types import RunStatus
 from ecp_core.wire import structure
 from ecp_http.handlers.common import preferred_wait, settled
 from ecp_http.long_poll import Poll
@@ -49,16 +51,22 @@ def with_idempotency_header(call: Call) -> StartRunRequest:
     return attrs.evolve(body, idempotency_key=key)
 
 
-def _settled(call: Call, services: Services, run_id: str) -> RunStatusResponse | Poll:
-    """The run, once it waits or ends if ``Prefer: wait=N`` asks (at most ``ECP_MAX_WAIT_SECONDS``).
+def _settled(call: Call, services: Services, run: Run) -> RunStatusResponse | Poll:
+    """``run``, once it waits or ends if ``Prefer: wait=N`` asks (at most ``ECP_MAX_WAIT_SECONDS``).
 
-    The wait is a :class:`Poll`: it happens on the event loop, never in a worker thread.
+    ``run`` is as the handler's own transaction left it; when it still runs, the dispatcher is
+    woken and the wait is a :class:`Poll` on the event loop, never in a worker thread. The watch
+    starts before the wake, and the dispatcher's ring carries the run it moved, so the answer
+    comes without reading the run again (ADR 0065).
     """
-    runs, tenant = services.ecp.runs, call.tenant
-    run = runs.get(tenant, run_id)
-    seconds = preferred_wait(call.headers, services.settings.max_wait_seconds)
-    if seconds <= 0 or settled(run):
+    runs, tenant, run_id = services.ecp.runs, call.tenant, run.run_id
+    if settled(run):
         return RunStatusResponse.of(run)
+    seconds = preferred_wait(call.headers, services.settings.max_wait_seconds)
+    if seconds <= 0:
+        services.background.wake()
+        return RunStatusResponse.of(run)
+    watch = services.runs_moved.watch(run_id, seconds)
     services.background.wake()
 
     def again() -> RunStatusResponse | None:
@@ -70,16 +78,27 @@ def _settled(call: Call, services: Services, run_id: str) -> RunStatusResponse |
         at_deadline=lambda: RunStatusResponse.of(runs.get(tenant, run_id)),
         deadline=time.monotonic() + seconds,
         bell=services.runs_moved,
+        key=run_id,
+        watch=watch,
+        heard=lambda news: _heard(news, tenant),
     )
+
+
+def _heard(news: object, tenant: str) -> RunStatusResponse | None:
+    """The answer from the run the dispatcher rang with: when it is this tenant's and settled.
+
+    A failed run is read again: the dispatcher's failure path hands back the run's header only.
+    """
+    if not isinstance(news, Run) or news.tenant_id != tenant or not settled(news):
+        return None
+    return None if news.status is RunStatus.FAILED else RunStatusResponse.of(news)
 
 
 def start_run(call: Call, services: Services) -> Reply | Poll:
     """Start a run (201), or find the one its idempotency key started (200)."""
     run, created = services.ecp.runs.start(call.tenant, with_idempotency_header(call))
-    if created:
-        services.background.wake()
     status = 201 if created else 200
-    answer = _settled(call, services, run.run_id)
+    answer = _settled(call, services, run)
     if isinstance(answer, Poll):
         return attrs.evolve(answer, then=lambda body: Reply(body=body, status=status))
     return Reply(body=answer, status=status)
@@ -93,8 +112,7 @@ def get_run(call: Call, services: Services) -> RunStatusResponse:
 def resume_run(call: Call, services: Services) -> RunStatusResponse | Poll:
     """Resume a run waiting at an interrupt with the value it waits for."""
     run = services.ecp.runs.resume(call.tenant, call.path["run_id"], call.body.value)
-    services.background.wake()
-    return _settled(call, services, run.run_id)
+    return _settled(call, services, run)
 
 
 def list_run_children(call: Call, services: Services) -> Reply:

@@ -8,6 +8,7 @@ Version 3 (opt-in per tenant) is version 2 with salted commitments (:mod:`ecp_co
 the digest covers the commitments, never the salt.
 """
 
+import hashlib
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -47,8 +48,10 @@ _NULL_COMMITMENT = json_digest(None)
 
 
 def commitment(value: Any) -> str:  # noqa: ANN401 - personal data is any JSON value
-    """The commitment to one personal-data field value."""
-    return _NULL_COMMITMENT if value is None else json_digest(value)
+    """The commitment to one personal-data field value: ``json_digest(value)``, inlined."""
+    if value is None:
+        return _NULL_COMMITMENT
+    return "sha256:" + hashlib.sha256(canonical_json(value)).hexdigest()
 
 
 def commitments_of(record: NodeAuditRecord | Mapping[str, Any]) -> dict[str, str]:

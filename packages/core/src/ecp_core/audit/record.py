@@ -1,5 +1,6 @@
 """The audit record of one node attempt, and the responses that carry records."""
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -167,6 +168,53 @@ class ChainHead:
     run_id: str
     attempt: int
     record_digest: str
+
+
+@attrs.frozen(kw_only=True)
+class StoredRecord:
+    """A record as a store read it for verification: what its digest covers, as stored (ADR 0061).
+
+    ``envelope`` holds the hashed envelope fields (``ENVELOPE_FIELDS`` of
+    :mod:`ecp_core.audit.chain`) as the digest hashes them: ``created_at`` as RFC 3339 text,
+    ``status`` as text. ``texts`` holds, in ``PII_FIELDS`` order, the stored JSON text of each
+    personal-data field (None for SQL null). ``load`` builds the full record (parsed and validated)
+    when the texts do not prove it (:func:`ecp_core.audit.stored.proven`).
+    """
+
+    audit_id: str
+    attempt: int
+    previous_record_digest: str | None
+    record_digest: str
+    signature: str | None
+    signing_key_id: str | None
+    envelope: dict[str, Any]
+    pii_commitments: Any
+    """The stored commitments by field name; None (or anything) when the store cannot say."""
+    pii_salt: str | None
+    erased: bool
+    texts: tuple[str | None, ...]
+    load: Callable[[], NodeAuditRecord] = attrs.field(eq=False, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class RunChain:
+    """A run's records in chain order and its chain head, read together in one snapshot.
+
+    ``entries`` are records, or records as stored (:class:`StoredRecord`) that verification
+    proves from their stored canonical texts and loads only when that fails.
+    """
+
+    run_id: str
+    entries: tuple[NodeAuditRecord | StoredRecord, ...]
+    head: ChainHead | None
+
+    @property
+    def records(self) -> tuple[NodeAuditRecord, ...]:
+        """The run's records in chain order (stored ones loaded)."""
+        return tuple(
+            entry if isinstance(entry, NodeAuditRecord) else entry.load()
+            for entry in self.entries
+        )
 
 
 def not_extending(record: NodeAuditRecord) -> ChainConflict:

@@ -44,11 +44,14 @@ def parse_salt(text: str | None) -> bytes | None:
     return bytes.fromhex(text)
 
 
+def commitment_prefix(field: str, salt: bytes) -> bytes:
+    """What a version 3 commitment hashes before the canonical JSON of the value."""
+    return b"".join((COMMITMENT_TAG, b"\0", field.encode("ascii"), b"\0", salt))
+
+
 def commitment_bytes(field: str, value: Any, salt: bytes) -> bytes:  # noqa: ANN401 - any JSON value
     """The exact bytes a version 3 commitment hashes (see the module docstring)."""
-    return b"".join(
-        (COMMITMENT_TAG, b"\0", field.encode("ascii"), b"\0", salt, canonical_json(value))
-    )
+    return commitment_prefix(field, salt) + canonical_json(value)
 
 
 def salted_commitment(field: str, value: Any, salt: bytes) -> str:  # noqa: ANN401 - any JSON value

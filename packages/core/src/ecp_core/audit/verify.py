@@ -10,10 +10,15 @@ from ecp_core.audit.record import (
     AuditVerificationResponse,
     ChainHead,
     NodeAuditRecord,
+    RunChain,
+    StoredRecord,
 )
 from ecp_core.audit.salted import parse_salt, salted_commitments
-from ecp_core.errors import NotCanonicalizable
+from ecp_core.audit.stored import proven
+from ecp_core.errors import NotCanonicalizable, ValidationFailed
 from ecp_core.signing import KeyRing
+
+_PII_FIELD_SET = frozenset(PII_FIELDS)
 
 
 def _expected_commitments(record: NodeAuditRecord) -> dict[str, str] | str:
@@ -36,7 +41,7 @@ def _personal_data_problem(record: NodeAuditRecord) -> str | None:
         if record.pii_commitments is not None:
             return "a digest_version 1 record carries no commitments"
         return "a digest_version 1 record cannot be erased" if record.erased else None
-    if record.pii_commitments is None or set(record.pii_commitments) != set(PII_FIELDS):
+    if record.pii_commitments is None or record.pii_commitments.keys() != _PII_FIELD_SET:
         return "pii_commitments must commit to every personal-data field"
     if record.erased:
         if any(getattr(record, field) is not None for field in PII_FIELDS):
@@ -50,12 +55,31 @@ def _personal_data_problem(record: NodeAuditRecord) -> str | None:
     return None
 
 
-def _digest_problem(record: NodeAuditRecord, index: int, previous: str | None) -> str | None:
-    """Why ``record`` breaks the chain at position ``index``, or None."""
-    if record.attempt != index + 1:
-        return f"attempt {record.attempt} stands at position {index + 1}"
-    if record.previous_record_digest != previous:
+def _digest_problem(
+    entry: NodeAuditRecord | StoredRecord, index: int, previous: str | None
+) -> str | None:
+    """Why ``entry`` breaks the chain at position ``index``, or None.
+
+    A stored record its texts prove (:func:`~ecp_core.audit.stored.proven`) needs no more; any
+    other is loaded and recomputed in full.
+    """
+    if entry.attempt != index + 1:
+        return f"attempt {entry.attempt} stands at position {index + 1}"
+    if entry.previous_record_digest != previous:
         return "previous_record_digest does not match the preceding record"
+    if isinstance(entry, NodeAuditRecord):
+        return _content_problem(entry)
+    if proven(entry):
+        return None
+    try:
+        record = entry.load()
+    except ValidationFailed:
+        return "the stored record is not a valid audit record"
+    return _content_problem(record)
+
+
+def _content_problem(record: NodeAuditRecord) -> str | None:
+    """Why the record's personal data or digest does not recompute, or None."""
     try:
         problem = _personal_data_problem(record)
         if problem is None and compute_digest(record) != record.record_digest:
@@ -66,13 +90,13 @@ def _digest_problem(record: NodeAuditRecord, index: int, previous: str | None) -
 
 
 def verify_chain(
-    records: Sequence[NodeAuditRecord],
+    records: Sequence[NodeAuditRecord | StoredRecord],
     keys: KeyRing,
     *,
     scope: str,
     head: ChainHead | None = None,
 ) -> AuditVerificationResponse:
-    """Verify one run's records in chain order against its stored chain head.
+    """Verify one run's records (or records as stored) in chain order against its chain head.
 
     ``verified`` is the unkeyed axis: every digest recomputes, every record links to its
     predecessor, and the last record is the head. ``signature_verified`` is true when every signed
@@ -81,7 +105,7 @@ def verify_chain(
     """
     failed_id: str | None = None
     error: str | None = None
-    signature_failure: NodeAuditRecord | None = None
+    signature_failure: NodeAuditRecord | StoredRecord | None = None
     previous: str | None = None
     unsigned = 0
     key_ids: list[str] = []
@@ -126,4 +150,39 @@ def verify_chain(
         unsigned_record_count=unsigned,
         failed_audit_id=failed_id,
         error=error,
+    )
+
+
+def verify_run_chain(chain: RunChain, keys: KeyRing) -> AuditVerificationResponse:
+    """Verify a run's chain as read with its head (:meth:`AuditRepository.chains`)."""
+    return verify_chain(chain.entries, keys, scope=f"run:{chain.run_id}", head=chain.head)
+
+
+def summarise(
+    results: Sequence[AuditVerificationResponse], scope: str
+) -> AuditVerificationResponse:
+    """One answer for several runs' chains, in their order: counts add up; the first failure shows.
+
+    A digest failure comes before a signature failure; ``signature_verified`` is null when no
+    record of any chain is signed.
+    """
+    failed = next((result for result in results if not result.verified), None)
+    signature_failed = next(
+        (result for result in results if result.signature_verified is False), None
+    )
+    signed = [
+        result.signature_verified for result in results if result.signature_verified is not None
+    ]
+    first_problem = failed or signature_failed
+    return AuditVerificationResponse(
+        scope=scope,
+        verified=failed is None,
+        signature_verified=None if not signed else all(signed),
+        signing_key_id=next(
+            (r.signing_key_id for r in reversed(results) if r.signing_key_id), None
+        ),
+        record_count=sum(result.record_count for result in results),
+        unsigned_record_count=sum(result.unsigned_record_count for result in results),
+        failed_audit_id=None if first_problem is None else first_problem.failed_audit_id,
+        error=None if first_problem is None else first_problem.error,
     )

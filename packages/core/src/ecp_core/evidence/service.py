@@ -1,6 +1,6 @@
 """Use cases for economic evidence: batched idempotent ingestion and outcome definitions."""
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from ecp_core.entitlements.model import Meter
@@ -8,91 +8,30 @@ from ecp_core.entitlements.service import Entitlements
 from ecp_core.errors import FieldError, OutcomeDefinitionImmutable, ValidationFailed
 from ecp_core.evidence.model import (
     ChargeRevision,
-    CostRole,
     Digested,
     ExecutionEvent,
     IngestResult,
     OutcomeDefinition,
     OutcomeDefinitionRequest,
     OutcomeEvent,
-    PredicateKind,
     SourceInventory,
     digest_of,
+)
+from ecp_core.evidence.reading import ExecutionBody
+from ecp_core.evidence.rules import (
+    Problems,
+    checked,
+    execution_problems,
+    inventory_problems,
+    no_rules,
+    predicate_problems,
+    revision_problems,
 )
 from ecp_core.identity import ActorIdentity
 from ecp_core.ports.evidence import EvidenceStore, EvidenceUnit
 from ecp_core.ports.system import Clock
-from ecp_core.types import CostMeasurement
 
 T = TypeVar("T")
-Problems = Iterable[tuple[str, str]]
-
-
-def _cost_problems(cost: object, measurement: CostMeasurement) -> Problems:
-    if cost is None and measurement is not CostMeasurement.UNMEASURED:
-        yield (
-            "cost_usd",
-            f"is null (unknown), so cost_measurement must be unmeasured, not {measurement}",
-        )
-    if cost is not None and measurement is CostMeasurement.UNMEASURED:
-        yield "cost_measurement", "is unmeasured, so cost_usd must be null"
-
-
-def execution_problems(event: ExecutionEvent) -> Problems:
-    """Rules across fields of an execution event."""
-    if event.cost_role is CostRole.SUMMARY:
-        if event.cost_usd is not None:
-            yield "cost_usd", "must be null: a summary event carries no money"
-        if event.charge_id is not None:
-            yield "charge_id", "must be null: a summary event carries no money"
-        return
-    if event.charge_id is None:
-        yield "charge_id", "is required for a charge"
-    yield from _cost_problems(event.cost_usd, event.cost_measurement)
-
-
-def revision_problems(revision: ChargeRevision) -> Problems:
-    """Rules across fields of a charge revision."""
-    yield from _cost_problems(revision.cost_usd, revision.cost_measurement)
-
-
-def inventory_problems(inventory: SourceInventory) -> Problems:
-    """Rules across fields of a source inventory."""
-    if inventory.capture_end < inventory.capture_start:
-        yield "capture_end", "must not be before capture_start"
-    windows = [window.source_window_id for window in inventory.windows]
-    if len(set(windows)) != len(windows):
-        yield "windows", "must not repeat a source_window_id"
-
-
-def predicate_problems(request: OutcomeDefinitionRequest) -> Problems:
-    """An equality names a value; a threshold names a threshold; never both."""
-    predicate = request.predicate
-    if predicate.kind is PredicateKind.EQUALS:
-        if predicate.value is None:
-            yield "predicate.value", "is required for equals"
-        if predicate.threshold is not None:
-            yield "predicate.threshold", "must be absent for equals"
-    else:
-        if predicate.threshold is None:
-            yield "predicate.threshold", f"is required for {predicate.kind}"
-        if predicate.value is not None:
-            yield "predicate.value", f"must be absent for {predicate.kind}"
-
-
-def _checked(events: Sequence[T], rules: Callable[[T], Problems]) -> list[Digested[T]]:
-    errors = [
-        FieldError(loc=("events", index, *field.split(".")), msg=msg)
-        for index, event in enumerate(events)
-        for field, msg in rules(event)
-    ]
-    if errors:
-        raise ValidationFailed("the batch breaks evidence rules; nothing was stored", errors=errors)
-    return [Digested(event, digest_of(event)) for event in events]
-
-
-def _no_rules(_: object) -> Problems:
-    return ()
 
 
 class EvidenceService:
@@ -116,21 +55,27 @@ class EvidenceService:
         rules: Callable[[T], Problems],
         store: Callable[[EvidenceStore, Sequence[Digested[T]]], int],
     ) -> IngestResult:
-        """Store a batch; with entitlements, its new events take ingested-event units.
+        """Check and store a batch (see :meth:`_store`)."""
+        digested = checked(events, rules)
+        return self._store(tenant_id, lambda repo: (len(digested), store(repo, digested)))
+
+    def _store(
+        self, tenant_id: str, store: Callable[[EvidenceStore], tuple[int, int]]
+    ) -> IngestResult:
+        """Store a batch (``store``: received and replayed); new events take ingested-event units.
 
         The units are taken after storing, in the same transaction: exact replays are not
         counted again, and a batch past the allowance rolls back whole (ADR 0033).
         """
-        digested = _checked(events, rules)
         with self._uow() as uow:
             if self._entitlements is not None:
                 self._entitlements.current(uow, tenant_id)  # 402 before any work
-            replayed = store(uow.evidence, digested)
+            received, replayed = store(uow.evidence)
             if self._entitlements is not None:
-                new = {Meter.INGESTED_EVENTS: len(events) - replayed}
+                new = {Meter.INGESTED_EVENTS: received - replayed}
                 self._entitlements.reserve(uow, tenant_id, new)
             uow.commit()
-        return IngestResult(received=len(events), stored=len(events) - replayed, replayed=replayed)
+        return IngestResult(received=received, stored=received - replayed, replayed=replayed)
 
     def ingest_executions(self, tenant_id: str, events: Sequence[ExecutionEvent]) -> IngestResult:
         """Store a batch of execution events; exact replays change nothing."""
@@ -141,10 +86,33 @@ class EvidenceService:
             lambda repo, items: repo.add_executions(tenant_id, items),
         )
 
+    def ingest_execution_json(self, tenant_id: str, body: bytes) -> IngestResult:
+        """Store the execution events of an ``ExecutionBatch`` JSON body (the HTTP route's way).
+
+        The body is read, checked and digested in one pass, and the store writes each event
+        while later ones are still being read (ADR 0060). A bad body raises the errors parsing
+        and structuring it would (MalformedRequest, InvalidJsonValue, ValidationFailed), before
+        any other: the body is read inside the unit of work, so an error raised there before
+        the body was read whole (no allowance left, storage unavailable) gives way to the
+        body's own.
+        """
+        batch = ExecutionBody(body)
+
+        def store(repo: EvidenceStore) -> tuple[int, int]:
+            replayed = repo.add_execution_body(tenant_id, batch)
+            assert batch.received is not None  # noqa: S101 - the store read the whole body
+            return batch.received, replayed
+
+        try:
+            return self._store(tenant_id, store)
+        except Exception:
+            batch.check()  # the body's own error first, if it has one
+            raise
+
     def ingest_outcomes(self, tenant_id: str, events: Sequence[OutcomeEvent]) -> IngestResult:
         """Store a batch of outcome assertions."""
         return self._ingest(
-            tenant_id, events, _no_rules, lambda repo, items: repo.add_outcomes(tenant_id, items)
+            tenant_id, events, no_rules, lambda repo, items: repo.add_outcomes(tenant_id, items)
         )
 
     def ingest_revisions(self, tenant_id: str, events: Sequence[ChargeRevision]) -> IngestResult:

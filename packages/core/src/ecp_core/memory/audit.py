@@ -1,5 +1,6 @@
 """AuditRepository in memory."""
 
+from collections.abc import Sequence
 from datetime import datetime
 
 import attrs
@@ -9,6 +10,7 @@ from ecp_core.audit.record import (
     ERASABLE_DIGEST_VERSIONS,
     ChainHead,
     NodeAuditRecord,
+    RunChain,
     not_extending,
 )
 from ecp_core.audit.settings import AuditSettings
@@ -56,6 +58,30 @@ class MemoryAudit(Repository):
         records = self._t.table("audit")
         chain = [records[audit_id] for audit_id in self._t.table("audit_chains").get(run_id, [])]
         return [self._joined(record) for record in chain if record.tenant_id == tenant_id]
+
+    def chain_run_ids(self, tenant_id: str, deployment_ref: str) -> list[str]:
+        """The runs of a deployment that have audit records, in code-point order."""
+        records = self._t.table("audit")
+        return [
+            run_id
+            for run_id, chain in sorted(self._t.table("audit_chains").items())
+            if any(
+                records[audit_id].tenant_id == tenant_id
+                and records[audit_id].deployment_ref == deployment_ref
+                for audit_id in chain
+            )
+        ]
+
+    def chains(self, tenant_id: str, run_ids: Sequence[str]) -> list[RunChain]:
+        """Each run's records and chain head (the unit of work holds the store)."""
+        return [
+            RunChain(
+                run_id=run_id,
+                entries=tuple(self.for_run(tenant_id, run_id)),
+                head=self.head(run_id),
+            )
+            for run_id in run_ids
+        ]
 
     @detached
     def for_deployment(

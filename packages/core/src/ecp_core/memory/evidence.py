@@ -21,6 +21,7 @@ from ecp_core.evidence.model import (
     definition_taken,
 )
 from ecp_core.memory.tables import Repository, detached
+from ecp_core.ports.evidence import ExecutionBatchSource
 
 EXECUTIONS = "evidence_executions"
 OUTCOMES = "evidence_outcomes"
@@ -106,7 +107,14 @@ class MemoryEvidenceStore(EvidenceTables):
                 raise charge_taken(charge_id, owner)
             self._t.put(CHARGES, (tenant_id, charge_id), entry.item.event_id)
 
-        return self._add(EXECUTIONS, tenant_id, events, own_charge)
+        # In id order, as PostgreSQL writes a batch: of two new events with one charge id, the
+        # first by id owns it and the refusal names it.
+        ordered = sorted(events, key=lambda entry: entry.item.event_id)
+        return self._add(EXECUTIONS, tenant_id, ordered, own_charge)
+
+    def add_execution_body(self, tenant_id: str, body: ExecutionBatchSource) -> int:
+        """Store the events of a batch being read."""
+        return self.add_executions(tenant_id, body.events())
 
     def add_outcomes(self, tenant_id: str, events: Sequence[Digested[OutcomeEvent]]) -> int:
         """Store outcome assertions."""

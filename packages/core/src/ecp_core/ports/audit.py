@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Protocol
 from ecp_core.ports.unit import Transaction
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
-    from ecp_core.audit.record import ChainHead, NodeAuditRecord
+    from ecp_core.audit.record import ChainHead, NodeAuditRecord, RunChain
     from ecp_core.audit.settings import AuditSettings
 
 
@@ -21,7 +22,11 @@ class AuditRepository(Protocol):
         ...
 
     def append(self, record: NodeAuditRecord) -> ChainHead:
-        """Add ``record`` as the new head; ChainConflict unless it extends the current head."""
+        """Add ``record`` as the new head; ChainConflict unless it extends the current head.
+
+        A store may send the write with the unit of work's next statement or at commit and
+        raise ChainConflict there when the stored head moved meanwhile (ADR 0059).
+        """
         ...
 
     def for_run(self, tenant_id: str, run_id: str) -> list[NodeAuditRecord]:
@@ -40,6 +45,18 @@ class AuditRepository(Protocol):
         """A deployment's records by run id, then chain order.
 
         At most ``limit`` of them, after the (run_id, attempt) position ``after`` when given.
+        """
+        ...
+
+    def chain_run_ids(self, tenant_id: str, deployment_ref: str) -> list[str]:
+        """The runs of a deployment that have audit records, in code-point order."""
+        ...
+
+    def chains(self, tenant_id: str, run_ids: Sequence[str]) -> list[RunChain]:
+        """Each run's records and chain head, read in one snapshot and without locks.
+
+        One chain per run id, in the order given (no records and no head when there are none).
+        What verification reads: an append committed meanwhile is wholly in or wholly out.
         """
         ...
 

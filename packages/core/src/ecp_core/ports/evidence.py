@@ -9,7 +9,7 @@ from ecp_core.ports.entitlements import WithMeters
 from ecp_core.ports.unit import Transaction
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from ecp_core.evidence.model import (
         ChargeRevision,
@@ -19,6 +19,25 @@ if TYPE_CHECKING:
         OutcomeEvent,
         SourceInventory,
     )
+    from ecp_core.evidence.rows import ExecutionRow
+
+
+class ExecutionBatchSource(Protocol):
+    """A batch of execution events being read (a request's body), as the store asks for it.
+
+    Both reads raise the batch's error when it is bad; nothing of the batch may then be kept.
+    """
+
+    def rows(self) -> Iterator[ExecutionRow]:
+        """Checked rows in the batch's order, each as soon as it is read.
+
+        The batch is known good only once the iterator is exhausted.
+        """
+        ...
+
+    def events(self) -> Sequence[Digested[ExecutionEvent]]:
+        """The batch's events, digested."""
+        ...
 
 
 class EvidenceStore(Protocol):
@@ -32,6 +51,10 @@ class EvidenceStore(Protocol):
 
     def add_executions(self, tenant_id: str, events: Sequence[Digested[ExecutionEvent]]) -> int:
         """Store execution events; also Conflict when a charge id belongs to another event."""
+        ...
+
+    def add_execution_body(self, tenant_id: str, body: ExecutionBatchSource) -> int:
+        """:meth:`add_executions` of a batch being read (rows or events, as the store likes)."""
         ...
 
     def add_outcomes(self, tenant_id: str, events: Sequence[Digested[OutcomeEvent]]) -> int:
@@ -74,4 +97,4 @@ class EvidenceUnit(Transaction, WithMeters, WithSubscriptions, Protocol):
         ...
 
 
-__all__ = ["EvidenceStore", "EvidenceUnit"]
+__all__ = ["EvidenceStore", "EvidenceUnit", "ExecutionBatchSource"]

@@ -36,7 +36,11 @@ class RunRepository(Protocol):
         ...
 
     def save(self, run: Run) -> None:
-        """Replace a stored run (NotFound when absent)."""
+        """Replace a stored run (NotFound when absent).
+
+        A store may send the write with the unit of work's next statement or at commit, and
+        report NotFound there (ADR 0059).
+        """
         ...
 
     def by_idempotency_key(self, tenant_id: str, deployment_ref: str, key: str) -> Run | None:

@@ -65,12 +65,18 @@ class ApprovalService:
         clock: Clock,
         steps: ApprovalSteps,
         lifecycle: RunLifecycle,
+        continue_run: Callable[[RunsUnit, Run], Run] | None = None,
     ) -> None:
-        """Wire the service."""
+        """Wire the service.
+
+        ``continue_run`` goes on with a resolved run in the resolution's transaction
+        (``RunService.continue_in``); None leaves the run where the resolution put it.
+        """
         self._uow = uow
         self._clock = clock
         self._steps = steps
         self._lifecycle = lifecycle
+        self._continue_run = continue_run
 
     def resolve(
         self,
@@ -81,7 +87,9 @@ class ApprovalService:
     ) -> tuple[ApprovalRecord, Run]:
         """Resolve a pending approval; the run moves on (or fails on reject) in the same commit.
 
-        The caller continues the run afterwards (RunService.drive or the dispatcher).
+        With ``continue_run`` wired, the run's next attempts join that commit while they are
+        safe to (ADR 0059); the caller continues the run afterwards if it still runs
+        (RunService.drive or the dispatcher).
         """
         tenant_id = actor.tenant_id
         with self._uow() as uow:
@@ -92,11 +100,14 @@ class ApprovalService:
                 raise ApprovalAlreadyResolved(f"approval {approval_id} is {approval.status.value}")
             _check_request(uow, approval, request)
             run = uow.runs.lock(tenant_id, approval.run_id)
-            # Re-read under the run's lock: a concurrent resolution may have committed meanwhile.
-            approval = uow.approvals.get(tenant_id, approval_id) or approval
-            if approval.status is not ApprovalStatus.PENDING:
-                raise ApprovalAlreadyResolved(f"approval {approval_id} is {approval.status.value}")
+            # Under the run's lock: a run still paused on the approval means it is still pending
+            # (a resolution or an escalation moves the run in the same commit). Otherwise one
+            # committed meanwhile: the approval is read afresh to say which.
             if run is None or run.paused is None or run.paused.approval_id != approval_id:
+                approval = uow.approvals.get(tenant_id, approval_id) or approval
+                if approval.status is not ApprovalStatus.PENDING:
+                    status = approval.status.value
+                    raise ApprovalAlreadyResolved(f"approval {approval_id} is {status}")
                 raise Conflict(f"run {approval.run_id} is not waiting for approval {approval_id}")
             now = self._clock.now()
             resolution = ApprovalResolution(
@@ -111,6 +122,8 @@ class ApprovalService:
             )
             graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
             run = self._lifecycle.apply(uow, self._steps.resolve(run, graph, approval))
+            if self._continue_run is not None:
+                run = self._continue_run(uow, run)
             uow.runs.save(run)
             uow.commit()
         return approval, run

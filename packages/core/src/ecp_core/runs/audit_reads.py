@@ -1,19 +1,27 @@
 """Use cases for the audit trail: read, verify, erase, publish keys."""
 
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 from ecp_core.audit.record import (
     AuditRecordListResponse,
     AuditTimelineResponse,
     AuditVerificationResponse,
 )
-from ecp_core.audit.verify import verify_chain
+from ecp_core.audit.verify import summarise, verify_run_chain
 from ecp_core.catalog.service import require_deployment
 from ecp_core.errors import FieldError, NotFound, ValidationFailed
 from ecp_core.pages import DEFAULT_PAGE, decode_cursor, encode_cursor
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.runs.model import Run
 from ecp_core.signing import KeyRing, PublicSigningKey
+
+VERIFY_CONNECTIONS = 4
+"""Units of work (pooled connections) verifications use at once, all together (ADR 0061)."""
+RUNS_PER_READ = 200
+"""Runs whose chains one read of a deployment verification fetches."""
 
 
 def _position(cursor: str) -> tuple[str, int]:
@@ -36,11 +44,23 @@ def _require_run(uow: RunsUnit, tenant_id: str, run_id: str) -> Run:
 class AuditService:
     """Reads and verifies audit chains (erasure is the retention area's, in the spec's steps)."""
 
-    def __init__(self, uow: Callable[[], RunsUnit], keys: Sequence[PublicSigningKey]) -> None:
-        """``keys`` are the published verification keys (current and retired)."""
+    def __init__(
+        self,
+        uow: Callable[[], RunsUnit],
+        keys: Sequence[PublicSigningKey],
+        *,
+        connections: int = VERIFY_CONNECTIONS,
+    ) -> None:
+        """``keys`` are the published verification keys (current and retired).
+
+        ``connections``: how many units of work deployment verifications hold at once, all of
+        them together (concurrent requests share the cap, so the pool keeps the rest).
+        """
         self._uow = uow
         self._keys = tuple(keys)
         self._ring = KeyRing.of(keys)
+        self._connections = max(1, connections)
+        self._slots = threading.BoundedSemaphore(self._connections)
 
     def signing_keys(self) -> tuple[PublicSigningKey, ...]:
         """The public keys records are verified with."""
@@ -81,46 +101,39 @@ class AuditService:
         ), next_cursor
 
     def verify_run(self, tenant_id: str, run_id: str) -> AuditVerificationResponse:
-        """Verify one run's chain against its head."""
+        """Verify one run's chain against its head (read together, without locks)."""
         with self._uow() as uow:
             _require_run(uow, tenant_id, run_id)
-            records = uow.audit.for_run(tenant_id, run_id)
-            head = uow.audit.head(run_id)
-        return verify_chain(records, self._ring, scope=f"run:{run_id}", head=head)
+            (chain,) = uow.audit.chains(tenant_id, [run_id])
+        return verify_run_chain(chain, self._ring)
 
     def verify_deployment(self, tenant_id: str, deployment_ref: str) -> AuditVerificationResponse:
-        """Verify every run chain of a deployment; the first failure is reported."""
-        with self._uow() as uow:
+        """Verify every run chain of a deployment; the first failure in run-id order is reported.
+
+        Runs are read and verified in batches of :data:`RUNS_PER_READ`, up to ``connections``
+        batches at once, each in its own unit of work (its own connection on PostgreSQL); the
+        reads of every verification of this service share those ``connections`` slots.
+        """
+        with self._slots, self._uow() as uow:
             require_deployment(uow, tenant_id, deployment_ref)
-            records = uow.audit.for_deployment(tenant_id, deployment_ref)
-            run_ids = list(dict.fromkeys(record.run_id for record in records))
-            heads = {run_id: uow.audit.head(run_id) for run_id in run_ids}
-        results = [
-            verify_chain(
-                [r for r in records if r.run_id == run_id],
-                self._ring,
-                scope=f"run:{run_id}",
-                head=heads[run_id],
-            )
-            for run_id in run_ids
+            run_ids = uow.audit.chain_run_ids(tenant_id, deployment_ref)
+        batches = [
+            run_ids[start : start + RUNS_PER_READ]
+            for start in range(0, len(run_ids), RUNS_PER_READ)
         ]
-        failed = next((result for result in results if not result.verified), None)
-        signature_failed = next(
-            (result for result in results if result.signature_verified is False), None
+        verify = partial(self._verify_batch, tenant_id)
+        if self._connections > 1 and len(batches) > 1:
+            with ThreadPoolExecutor(min(self._connections, len(batches))) as pool:
+                parts = list(pool.map(verify, batches))
+        else:
+            parts = [verify(batch) for batch in batches]
+        return summarise(
+            [result for part in parts for result in part], scope=f"deployment:{deployment_ref}"
         )
-        signed = [
-            result.signature_verified for result in results if result.signature_verified is not None
-        ]
-        first_problem = failed or signature_failed
-        return AuditVerificationResponse(
-            scope=f"deployment:{deployment_ref}",
-            verified=failed is None,
-            signature_verified=None if not signed else all(signed),
-            signing_key_id=next(
-                (r.signing_key_id for r in reversed(results) if r.signing_key_id), None
-            ),
-            record_count=sum(result.record_count for result in results),
-            unsigned_record_count=sum(result.unsigned_record_count for result in results),
-            failed_audit_id=None if first_problem is None else first_problem.failed_audit_id,
-            error=None if first_problem is None else first_problem.error,
-        )
+
+    def _verify_batch(
+        self, tenant_id: str, run_ids: Sequence[str]
+    ) -> list[AuditVerificationResponse]:
+        with self._slots, self._uow() as uow:
+            chains = uow.audit.chains(tenant_id, run_ids)
+        return [verify_run_chain(chain, self._ring) for chain in chains]

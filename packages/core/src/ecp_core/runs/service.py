@@ -26,6 +26,9 @@ from ecp_core.webhooks.schedule import RetrySchedule
 
 log = logging.getLogger("ecp_core.runs")
 
+CHAINED_ATTEMPTS = 16
+"""At most this many further attempts share one transaction (a claim stays short and fair)."""
+
 
 class RunService:
     """Starts and advances runs. Each node attempt is one unit of work."""
@@ -210,12 +213,29 @@ class RunService:
         run = self._lifecycle.apply(uow, self._stepper.start(run))
         if run.status is not RunStatus.RUNNING:
             return run
-        graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
-        policy = uow.policies.get(run.tenant_id, run.deployment_ref)
-        child = child_target(uow, run, graph)
-        run = self._lifecycle.apply(uow, self._stepper.attempt(run, graph, policy, child))
+        run = self.continue_in(uow, run)
         uow.runs.save(run)
         uow.commit()
+        return run
+
+    def continue_in(self, uow: RunsUnit, run: Run) -> Run:
+        """Attempt ``run``'s next node in the caller's unit of work, and more while that is safe.
+
+        After an attempt whose node changed nothing outside the run, the next one joins the same
+        transaction (ADR 0059), up to :data:`CHAINED_ATTEMPTS` in all: an attempt with side
+        effects is always the last before the commit, so a failure later never repeats it. Stops
+        when the run pauses or ends. The caller saves the run and commits.
+        """
+        for _ in range(CHAINED_ATTEMPTS):
+            if run.status is not RunStatus.RUNNING:
+                return run
+            graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
+            node = graph.node(run.next_node_id or graph.entry)
+            policy = uow.policies.get(run.tenant_id, run.deployment_ref)
+            child = child_target(uow, run, graph)
+            run = self._lifecycle.apply(uow, self._stepper.attempt(run, graph, policy, child))
+            if not self._stepper.keeps_to_the_run(node):
+                return run
         return run
 
     def drive(self, tenant_id: str, run_id: str) -> Run:

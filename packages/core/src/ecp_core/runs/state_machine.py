@@ -35,6 +35,8 @@ TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
 
 TERMINAL = frozenset(status for status, nexts in TRANSITIONS.items() if not nexts)
 WAITING = frozenset({S.WAITING_APPROVAL, S.WAITING_INTERRUPT, S.WAITING_TASK, S.WAITING_CHILD})
+RUNNABLE = frozenset({S.PENDING, S.RUNNING})
+"""Statuses a dispatcher advances."""
 
 
 def can_transition(current: RunStatus, target: RunStatus) -> bool:

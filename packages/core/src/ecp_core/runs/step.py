@@ -43,7 +43,7 @@ from ecp_core.runs.operations import MissingSource, apply_operations
 from ecp_core.runs.state_machine import transition
 from ecp_core.runs.walk import NoMatchingEdge, action_metadata, error_of, next_node, node_input
 from ecp_core.tasks.model import DEFAULT_LOCK_SECONDS, DEFAULT_MAX_ATTEMPTS, Task
-from ecp_core.types import AttemptStatus, NodeKind, RunStatus
+from ecp_core.types import AttemptStatus, NodeKind, RunStatus, SideEffectClass
 
 
 class Stepper:
@@ -116,6 +116,20 @@ class Stepper:
         return Step(attrs.evolve(run, next_node_id=target, updated_at=now, **common), (written,))
 
     # -- one attempt -----------------------------------------------------------------------------
+
+    def keeps_to_the_run(self, node: NodeDefinition) -> bool:
+        """Whether attempting ``node`` changes nothing outside the run (ADR 0059).
+
+        True for structural nodes and for actions registered without side effects: the next
+        attempt may then share the transaction. An action with effects (or unknown ones) ends
+        it, so that a failure in a later attempt never makes it run again.
+        """
+        if node.kind in (NodeKind.END, NodeKind.MAPPING, NodeKind.APPROVAL, NodeKind.INTERRUPT):
+            return True
+        if node.kind is not NodeKind.ACTION or node.action is None:
+            return False
+        registered = self._actions.described(node.action.name)
+        return registered is not None and registered.side_effect is SideEffectClass.NONE
 
     def start(self, run: Run) -> Step:
         """A PENDING run becomes RUNNING (and says so); any other run stays as it is."""

@@ -70,6 +70,31 @@ class AuditRepositoryConformance(StoreSuite):
                 "other-audit-1",
             ]
 
+    @pytest.mark.spec("§2.3 audit-verification")
+    def test_chains_read_records_and_heads_together(self, uow: UnitOfWorkFactory) -> None:
+        """Verification's reads: each run's records with its head, in the order asked (ADR 0061)."""
+        first, first_head = build_chain([{}, {"stdout": "x"}], run_id="run-b")
+        second, second_head = build_chain([{}, {}, {}], run_id="run-a", digest_version=3)
+        second = [attrs.evolve(r, audit_id="a-" + r.audit_id) for r in second]
+        with uow() as tx:
+            for record in [*first, *second]:
+                tx.audit.append(record)
+            tx.commit()
+        with uow() as tx:
+            assert tx.audit.chain_run_ids("t1", "dep") == ["run-a", "run-b"]
+            assert tx.audit.chain_run_ids("t2", "dep") == []
+            assert tx.audit.chain_run_ids("t1", "other") == []
+            chains = tx.audit.chains("t1", ["run-b", "missing", "run-a", "run-b"])
+            assert [(c.run_id, list(c.records), c.head) for c in chains] == [
+                ("run-b", first, first_head),
+                ("missing", [], None),
+                ("run-a", second, second_head),
+                ("run-b", first, first_head),
+            ]
+            (other_tenant,) = tx.audit.chains("t2", ["run-a"])
+            assert other_tenant.records == ()
+            assert tx.audit.chains("t1", []) == []
+
     @pytest.mark.spec("§3.2 crypto-erase-v2")
     def test_erasure_changes_only_personal_data(self, uow: UnitOfWorkFactory) -> None:
         """An erasure replaces only personal data, once, and keeps the head."""

@@ -41,8 +41,11 @@ def build_chain(
     signer: Ed25519Signer | None = SIGNER,
     digest_version: int = 2,
     run_id: str = "run-1",
+    audit_prefix: str = "audit-",
 ) -> tuple[list[NodeAuditRecord], ChainHead | None]:
     """Seal one record per entry of ``contents`` (personal-data fields) into one run's chain.
+
+    Audit ids are ``audit_prefix`` and the attempt number.
 
     Version 3 records get fixed, distinct salts (:func:`fixed_salt`), so chains are reproducible.
     """
@@ -55,7 +58,7 @@ def build_chain(
                 created_at=START + timedelta(seconds=index, microseconds=index),
                 digest_version=digest_version,
                 salt=fixed_salt(run_id, index) if digest_version == SALTED_DIGEST_VERSION else None,
-                audit_id=f"audit-{index + 1}",
+                audit_id=f"{audit_prefix}{index + 1}",
                 run_id=run_id,
                 tenant_id="t1",
                 deployment_ref="dep",

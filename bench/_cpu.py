@@ -1,0 +1,80 @@
+"""CPU seconds from Linux ``/proc`` for the benchmarks: processes, PostgreSQL, the whole machine.
+Imported by the bench scripts; not run. Every reader answers None where ``/proc`` cannot tell."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state is field 0)."""
+    try:
+        return pathlib.Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
+def process_seconds(pid: int, *, reaped_children: bool = False) -> float | None:
+    """User + system CPU of ``pid``; with ``reaped_children``, plus that of its exited children."""
+    fields = _fields(pid)
+    if fields is None:
+        return None
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped_children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / TICK
+
+
+def parent_of(pid: int) -> int | None:
+    fields = _fields(pid)
+    return None if fields is None else int(fields[1])
+
+
+def children_of(pid: int) -> list[int]:
+    """The live child processes of ``pid``."""
+    return [
+        int(entry.name)
+        for entry in pathlib.Path("/proc").iterdir()
+        if entry.name.isdigit() and parent_of(int(entry.name)) == pid
+    ]
+
+
+def postgres_seconds(postmaster: int | None) -> float | None:
+    """All CPU PostgreSQL spent: the postmaster, its live children and the ones it reaped.
+
+    A backend's CPU moves into the postmaster's reaped-children figure when it exits, so the sum
+    stays continuous while connections come and go.
+    """
+    if postmaster is None:
+        return None
+    total = process_seconds(postmaster, reaped_children=True)
+    if total is None:
+        return None
+    return total + sum(process_seconds(child) or 0.0 for child in children_of(postmaster))
+
+
+def postmaster_of(backend_pid: int) -> int | None:
+    """The postmaster of a backend (from ``pg_backend_pid()``), when it runs on this machine."""
+    parent = parent_of(backend_pid)
+    if parent is None:
+        return None
+    try:
+        name = pathlib.Path(f"/proc/{parent}/comm").read_text().strip()
+    except OSError:
+        return None
+    return parent if name.startswith("postgres") else None
+
+
+def machine_busy_seconds() -> float | None:
+    """CPU seconds every CPU of the machine spent busy (all processes, not idle or I/O wait)."""
+    try:
+        first = pathlib.Path("/proc/stat").read_text().splitlines()[0].split()
+    except OSError:
+        return None
+    values = [int(v) for v in first[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+    busy = sum(values[:8]) - idle  # user nice system idle iowait irq softirq steal
+    return busy / TICK

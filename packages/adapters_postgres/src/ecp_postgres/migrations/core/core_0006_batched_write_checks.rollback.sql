@@ -1,0 +1,1 @@
+DROP FUNCTION ecp_expect_rows(bigint[], bigint[]);

@@ -1,0 +1,1 @@
+DROP FUNCTION ecp_claim_runnable(timestamptz, integer);

@@ -1,0 +1,2 @@
+DROP TRIGGER ecp_webhook_deliveries_notify_queued ON ecp_webhook_deliveries;
+DROP FUNCTION ecp_webhook_deliveries_notify();

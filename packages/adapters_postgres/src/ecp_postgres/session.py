@@ -1,0 +1,199 @@
+"""The connection a unit of work runs on: its writes go together, its reads are remembered.
+
+A run's attempt writes its state, its audit records, the chain head and its approvals. Each of
+those used to be a statement of its own; here they wait in the connection's
+:class:`WriteBatch` and leave as one statement (a ``WITH`` of data-modifying parts) at the next
+statement or at commit, so that a transaction's writes cost one round trip (ADR 0059). Any
+statement flushes the batch first, so every read sees the transaction's own writes.
+
+:attr:`UnitConnection.memo` keeps what the transaction has read and will not read again (a
+deployment's policy, a tenant's audit settings, a chain's head); it is cleared when the
+transaction ends.
+"""
+
+import functools
+import re
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any
+
+import attrs
+import psycopg
+
+_PARAM = re.compile(r"%\((\w+)\)s")
+
+
+@attrs.frozen
+class PendingWrite:
+    """One data-modifying statement waiting in the batch.
+
+    ``sql`` uses named parameters only. When ``expected`` is set, the statement must affect
+    exactly that many rows, else ``error()`` is raised (and the transaction is not committed).
+    """
+
+    sql: str
+    params: dict[str, Any]
+    expected: int | None = None
+    error: Callable[[], Exception] | None = None
+
+
+class WriteBatch:
+    """Writes waiting to be sent, in order; a keyed write can be replaced until it is sent."""
+
+    def __init__(self) -> None:
+        """An empty batch."""
+        self._writes: dict[Hashable, PendingWrite] = {}
+        self._unkeyed = 0
+
+    def add(self, write: PendingWrite, key: Hashable | None = None) -> None:
+        """Queue ``write``; with a ``key`` already queued, replace that write in its place."""
+        if key is None:
+            self._unkeyed += 1
+            key = ("unkeyed", self._unkeyed)
+        self._writes[key] = write
+
+    def get(self, key: Hashable) -> PendingWrite | None:
+        """The queued write under ``key``, or None."""
+        return self._writes.get(key)
+
+    def discard(self) -> None:
+        """Forget every queued write (the transaction is rolled back)."""
+        self._writes.clear()
+
+    def take(self) -> list[PendingWrite]:
+        """Every queued write, in order; the batch is empty afterwards."""
+        writes = list(self._writes.values())
+        self._writes.clear()
+        return writes
+
+    def __bool__(self) -> bool:
+        """Whether anything waits."""
+        return bool(self._writes)
+
+
+REFUSED = "EC001"
+"""The SQLSTATE ``ecp_expect_rows`` raises when a batched write affected other than it must."""
+
+
+@functools.lru_cache(maxsize=512)
+def _combined_sql(sqls: tuple[str, ...]) -> tuple[str, tuple[tuple[int, str], ...]]:
+    """The statement doing every write of ``sqls`` and the (write, name) of each ``$n``.
+
+    Each write is a ``WITH`` part; the main query hands their row counts and what each must be
+    (the last parameter) to ``ecp_expect_rows`` (migration core_0006), which raises
+    :data:`REFUSED` naming the first part that differs, so the statement itself fails. The text
+    uses the server's own ``$n`` placeholders (sent by a raw cursor, so the driver does not parse
+    the long text again on each call); it is made once per combination of writes.
+    """
+    order: list[tuple[int, str]] = []
+    parts: list[str] = []
+    for index, sql in enumerate(sqls):
+        numbers: dict[str, int] = {}
+
+        def number(
+            match: re.Match[str], index: int = index, numbers: dict[str, int] = numbers
+        ) -> str:
+            name = match.group(1)
+            if name not in numbers:
+                order.append((index, name))
+                numbers[name] = len(order)
+            return f"${numbers[name]}"
+
+        parts.append(f"w{index} AS ({_PARAM.sub(number, sql)} RETURNING 1)")
+    counts = ", ".join(f"(SELECT count(*) FROM w{i})" for i in range(len(sqls)))  # noqa: S608
+    expected = f"${len(order) + 1}::bigint[]"
+    main = f"SELECT ecp_expect_rows(ARRAY[{counts}], {expected})"
+    return f"WITH {', '.join(parts)} {main}", tuple(order)
+
+
+def combined(writes: list[PendingWrite]) -> tuple[str, list[Any]]:
+    """One statement doing every write, and its parameters in ``$n`` order."""
+    sql, order = _combined_sql(tuple(write.sql for write in writes))
+    expected = [write.expected for write in writes]
+    return sql, [*(writes[index].params[name] for index, name in order), expected]
+
+
+def refusal(writes: list[PendingWrite], exc: psycopg.Error) -> Exception | None:
+    """The error of the write ``exc`` (from a combined statement) names, or None for another."""
+    if exc.sqlstate != REFUSED or exc.diag.message_detail is None:
+        return None
+    write = writes[int(exc.diag.message_detail)]
+    return write.error() if write.error is not None else None
+
+
+def _check(writes: list[PendingWrite], counts: Iterator[int]) -> None:
+    for write, count in zip(writes, counts, strict=True):
+        if write.expected is not None and count != write.expected:
+            raise write.error() if write.error is not None else RuntimeError(write.sql)
+
+
+def write_now(cursor: psycopg.Cursor[Any], write: PendingWrite) -> None:
+    """Execute ``write`` at once on ``cursor`` and check what it affected."""
+    cursor.execute(write.sql, write.params)
+    _check([write], iter([cursor.rowcount]))
+
+
+class UnitConnection(psycopg.Connection[dict[str, Any]]):
+    """A pooled connection that batches a unit of work's writes and remembers its reads."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN401 - psycopg's own
+        """As :class:`psycopg.Connection`, with an empty batch and memo."""
+        super().__init__(*args, **kwargs)
+        self.pending = WriteBatch()
+        self.memo: dict[Hashable, Any] = {}
+        self.returned_at = 0.0
+        """When the connection last went back to the pool cleanly (``time.monotonic``)."""
+
+    def cursor(self, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401 - psycopg's own
+        """A cursor, after the queued writes are sent (every statement goes through here)."""
+        if self.pending:
+            self.flush()
+        return super().cursor(*args, **kwargs)
+
+    def flush(self) -> None:
+        """Send the queued writes (one statement).
+
+        A write that affected other than it must raises its error.
+        """
+        writes = self.pending.take()
+        if writes:
+            self._send(writes, commit=False)
+
+    def commit(self) -> None:
+        """Send the queued writes and the commit together (one round trip), then forget the memo.
+
+        The writes' checks run inside their statement, so a refused write fails the transaction
+        before the COMMIT behind it is considered.
+        """
+        writes = self.pending.take()
+        if writes:
+            self._send(writes, commit=True)
+        else:
+            super().commit()
+        self.memo.clear()
+
+    def _send(self, writes: list[PendingWrite], *, commit: bool) -> None:
+        sql, params = combined(writes)
+        try:
+            if not commit:
+                with psycopg.RawCursor(self) as cursor:
+                    cursor.execute(sql, params)
+                return
+            with self.pipeline(), psycopg.RawCursor(self) as cursor:
+                cursor.execute(sql, params)
+                super().commit()
+        except psycopg.Error as exc:
+            refused = refusal(writes, exc)
+            if refused is None:
+                raise
+            raise refused from None
+
+    def rollback(self) -> None:
+        """Forget the queued writes and the memo, then roll back."""
+        self.pending.discard()
+        self.memo.clear()
+        super().rollback()
+
+
+def session_of(conn: psycopg.Connection[Any]) -> UnitConnection | None:
+    """``conn`` when it batches and remembers (a unit of work's), else None (a plain one)."""
+    return conn if isinstance(conn, UnitConnection) else None

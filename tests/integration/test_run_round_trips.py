@@ -1,0 +1,114 @@
+"""One run on PostgreSQL costs few statements and commits, and still writes everything (ADR 0059).
+
+The run of issue 22's profile (action ``set`` -> approval -> end, four signed records): at most
+15 statements counting the implicit ``BEGIN`` and each ``COMMIT``, in 3 transactions. Counting
+statements is exact, unlike timing, so it is a test; the figures are printed by
+``bench/postgres_audit.py``.
+"""
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from ecp_core import (
+    ApprovalResolutionRequest,
+    CreateDeploymentRequest,
+    Ecp,
+    Ed25519Signer,
+    GraphBuilder,
+    StartRunRequest,
+)
+from ecp_core.identity import ActorIdentity
+from ecp_core.types import ApprovalDecision, AuthMethod, RunStatus
+from ecp_core.webhooks.model import CreateSubscriptionRequest, WebhookEventType
+
+SIGNER = Ed25519Signer(bytes(range(9, 41)), key_id="trips")
+REVIEWER = ActorIdentity(subject="reviewer", auth_method=AuthMethod.BEARER, tenant_id="t")
+
+
+@contextlib.contextmanager
+def statements() -> Iterator[list[str]]:
+    """Every statement sent through any psycopg cursor meanwhile, and ``COMMIT`` for each commit."""
+    seen: list[str] = []
+    execute, commit = psycopg.Cursor.execute, psycopg.Connection.commit
+
+    def spy_execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(query))
+        return execute(self, query, *args, **kwargs)
+
+    def spy_commit(self: Any) -> None:
+        seen.append("COMMIT")
+        commit(self)
+
+    psycopg.Cursor.execute = spy_execute  # type: ignore[method-assign]
+    psycopg.Connection.commit = spy_commit  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+        psycopg.Connection.commit = commit  # type: ignore[method-assign]
+
+
+def deployed(store) -> Ecp:
+    ecp = Ecp.build(store.unit_of_work, signer=SIGNER)
+    graph = (
+        GraphBuilder("approve-then-end")
+        .action("set_value", "set", arguments={"values": {"amount_cents": 4200}})
+        .approval("review", summary="Approve the amount", rationale="Payments need a person")
+        .end("done")
+        .chain("set_value", "review", "done")
+        .build()
+    )
+    ecp.graphs.register("t", graph)
+    ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="approve-then-end"))
+    return ecp
+
+
+def one_run(ecp: Ecp, index: int) -> str:
+    run, _ = ecp.runs.start("t", StartRunRequest(deployment_ref="d", input={"n": index}))
+    run = ecp.runs.drive("t", run.run_id)
+    assert run.status is RunStatus.WAITING_APPROVAL
+    answer = ecp.resolve(
+        REVIEWER,
+        "d",
+        run.pending_approval_ids[0],
+        ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE),
+    )
+    assert answer.run.status.value == "completed"
+    return run.run_id
+
+
+@pytest.mark.parametrize("subscribed", [False, True])
+def test_a_run_costs_at_most_15_statements_in_3_transactions(postgres_store, subscribed):
+    ecp = deployed(postgres_store)
+    if subscribed:
+        admin = ActorIdentity(subject="ops", auth_method=AuthMethod.BEARER, tenant_id="t")
+        ecp.webhooks.subscribe(
+            admin,
+            CreateSubscriptionRequest(
+                deployment_ref="d",
+                target_url="https://hooks.example.com/ecp",
+                event_types=(WebhookEventType.RUN_COMPLETED,),
+            ),
+        )
+    one_run(ecp, 0)  # warm: pool connections open, graph cached
+    with statements() as seen:
+        run_id = one_run(ecp, 1)
+    commits = seen.count("COMMIT")
+    assert commits == 3
+    # A deployment with subscriptions reads them where an event is queued: one more statement.
+    shown = [" ".join(sql.split())[:90] for sql in seen]
+    assert len(seen) + commits <= (16 if subscribed else 15), "\n".join(shown)  # + the BEGINs
+    result = ecp.audit.verify_run("t", run_id)
+    assert (result.verified, result.signature_verified, result.record_count) == (True, True, 4)
+    timeline = [entry.node_id for entry in ecp.audit.timeline("t", run_id).entries]
+    assert timeline == ["set_value", "review", "review", "done"]
+    with psycopg.connect(postgres_store.url) as conn:
+        (queued,) = conn.execute(
+            "SELECT count(*) FROM ecp_webhook_deliveries WHERE payload->'data'->>'run_id' = %s",
+            (run_id,),
+        ).fetchone()
+    assert queued == (1 if subscribed else 0)  # the run.completed event, in the same commit

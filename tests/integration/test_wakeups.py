@@ -1,0 +1,254 @@
+"""Wake-ups by LISTEN/NOTIFY (ADR 0063) on a real PostgreSQL.
+
+Every worker here polls every ten minutes unless a test says otherwise, so work done within the
+tests' generous deadlines was found because a notification woke the worker. Runs are started
+through a second store, as another server process would, so nothing in the worker's own
+process wakes it; the second run of each test starts after the first finished, when the worker
+is idle again. Nothing here asserts a duration.
+"""
+
+import base64
+import logging
+import time
+from collections.abc import Callable, Iterator
+
+import psycopg
+import pytest
+from prometheus_client import CollectorRegistry
+from starlette.testclient import TestClient
+from tests.support.receiver import receiver
+
+from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, StartRunRequest
+from ecp_core.demo import EXAMPLE_GRAPH
+from ecp_http.app import create_app
+from ecp_http.auth import mint_token
+from ecp_http.dispatch import Dispatcher
+from ecp_http.long_poll import Bell
+from ecp_http.settings import Settings
+from ecp_http.wakeups import WakeupMetrics, wakeup_listener
+from ecp_postgres import PostgresStore
+from ecp_postgres.notifications import RUNS_MOVED, RUNS_RUNNABLE, NotificationListener
+
+SIGNER = Ed25519Signer(bytes(range(9, 41)), key_id="wakeups")
+TEN_MINUTES = 600.0
+SECRET = "w" * 40
+TENANT = "t"
+
+
+def deployed(store: PostgresStore) -> Ecp:
+    ecp = Ecp.build(store.unit_of_work, signer=SIGNER)
+    graph = (
+        GraphBuilder("g")
+        .action("a", "set", arguments={"values": {"a": 1}})
+        .end("b")
+        .chain("a", "b")
+        .build()
+    )
+    ecp.graphs.register(TENANT, graph)
+    ecp.graphs.deploy(TENANT, CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
+    return ecp
+
+
+def wait_for(condition: Callable[[], object], seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def completed(ecp: Ecp, run_id: str) -> bool:
+    return ecp.runs.get(TENANT, run_id).status.value == "COMPLETED"
+
+
+def received(metrics: WakeupMetrics, channel: str) -> float:
+    return metrics.received.labels(channel)._value.get()
+
+
+@pytest.fixture
+def woken(
+    fresh_database,
+) -> Iterator[tuple[Ecp, Callable[..., tuple[Dispatcher, NotificationListener]], WakeupMetrics]]:
+    """A deployment seen from a "starter" store, and a factory of a worker on another store."""
+    started: list[tuple[Dispatcher, NotificationListener, PostgresStore]] = []
+    metrics = WakeupMetrics(CollectorRegistry())
+
+    def worker(poll_seconds: float = TEN_MINUTES) -> tuple[Dispatcher, NotificationListener]:
+        store = PostgresStore(fresh_database, max_size=4)
+        dispatcher = Dispatcher(
+            Ecp.build(store.unit_of_work, signer=SIGNER).runs,
+            workers=1,
+            poll_seconds=poll_seconds,
+        )
+        listener = wakeup_listener(
+            fresh_database,
+            dispatcher=dispatcher,
+            runs_moved=Bell(),
+            tasks_offered=Bell(),
+            metrics=metrics,
+        )
+        dispatcher.start()
+        listener.start()
+        started.append((dispatcher, listener, store))
+        assert listener.wait_connected(30)
+        return dispatcher, listener
+
+    with PostgresStore(fresh_database, max_size=4) as starter:
+        try:
+            yield deployed(starter), worker, metrics
+        finally:
+            for dispatcher, listener, store in started:
+                listener.stop()
+                dispatcher.stop()
+                store.close()
+
+
+def start(ecp: Ecp) -> str:
+    return ecp.runs.start(TENANT, StartRunRequest(deployment_ref="d"))[0].run_id
+
+
+@pytest.mark.spec("C8 notify-wakeups")
+def test_a_dispatcher_polling_every_ten_minutes_is_woken_by_notifications(woken):
+    ecp, worker, metrics = woken
+    worker()
+    for _ in range(2):
+        run_id = start(ecp)
+        wait_for(lambda run_id=run_id: completed(ecp, run_id))
+    assert received(metrics, RUNS_RUNNABLE) >= 2
+    assert received(metrics, RUNS_MOVED) >= 2  # each run's end
+
+
+def terminate(url: str, pid: int) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+def reconnected(listener: NotificationListener, old_pid: int) -> bool:
+    return listener.backend_pid not in (None, old_pid)
+
+
+@pytest.mark.spec("C8 notify-wakeups")
+def test_a_killed_listener_costs_a_poll_and_reconnects(woken, fresh_database, caplog):
+    ecp, worker, _ = woken
+    caplog.set_level(logging.INFO, logger="ecp_postgres.notifications")
+    _, listener = worker(poll_seconds=0.5)
+    old_pid = listener.backend_pid
+    assert old_pid is not None
+    terminate(fresh_database, old_pid)
+    run_id = start(ecp)  # the notification may be lost: the poll or the reconnection finds it
+    wait_for(lambda: completed(ecp, run_id))
+    wait_for(lambda: reconnected(listener, old_pid))
+    lost = [r for r in caplog.records if r.getMessage().startswith("notification listener lost")]
+    assert [r.listener_pid for r in lost] == [old_pid]
+
+
+@pytest.mark.spec("C8 notify-wakeups")
+def test_after_reconnecting_notifications_wake_a_slow_poller_again(woken, fresh_database):
+    ecp, worker, metrics = woken
+    _, listener = worker()
+    old_pid = listener.backend_pid
+    assert old_pid is not None
+    terminate(fresh_database, old_pid)
+    wait_for(lambda: reconnected(listener, old_pid))
+    before = received(metrics, RUNS_RUNNABLE)
+    run_id = start(ecp)
+    wait_for(lambda: completed(ecp, run_id))
+    assert received(metrics, RUNS_RUNNABLE) > before
+
+
+def settings(database: str, **changes: object) -> Settings:
+    return Settings(
+        database_url=database,
+        jwt_secret=SECRET,
+        audit_signing_key=base64.b64encode(bytes(range(40, 72))).decode(),
+        scheduler_enabled=False,
+        webhook_allow_private_targets=True,
+        **changes,
+    )
+
+
+def auth() -> dict[str, str]:
+    return {"Authorization": f"Bearer {mint_token(SECRET, tenant=TENANT, roles=['admin'])}"}
+
+
+def metric(client: TestClient, line_start: str) -> float:
+    text = client.get("/metrics", headers=auth()).text
+    found = [line for line in text.splitlines() if line.startswith(line_start)]
+    assert found, line_start
+    return float(found[0].rsplit(" ", 1)[1])
+
+
+@pytest.mark.spec("C8 notify-wakeups")
+def test_prefer_wait_hears_a_run_another_process_moved(fresh_database):
+    """Process A answers ``Prefer: wait`` but dispatches nothing; process B's dispatcher works."""
+    app = create_app(settings(fresh_database), start_workers=False)
+    with TestClient(app) as client, PostgresStore(fresh_database, max_size=4) as other:
+        listener = app.state.runtime.listener
+        listener.start()  # only the listener of A: its dispatcher stays stopped
+        assert listener.wait_connected(30)
+        assert client.post("/v1/graphs", json=EXAMPLE_GRAPH, headers=auth()).status_code == 201
+        deployment = {"deployment_ref": "refunds", "graph_id": EXAMPLE_GRAPH["graph_id"]}
+        assert client.post("/v1/deployments", json=deployment, headers=auth()).status_code == 201
+        dispatcher = Dispatcher(
+            Ecp.build(other.unit_of_work, signer=SIGNER).runs, workers=1, poll_seconds=0.05
+        )
+        dispatcher.start()
+        try:
+            answer = client.post(
+                "/runs",
+                json={"deployment_ref": "refunds", "input": {"order": "A-1"}},
+                headers={**auth(), "Prefer": "wait=30"},
+            )
+        finally:
+            dispatcher.stop()
+        assert answer.status_code == 201
+        assert answer.json()["status"] == "waiting_approval"
+        moved = 'ecp_notifications_received_total{channel="ecp_runs_moved"}'
+        assert metric(client, moved) >= 1
+        assert metric(client, "ecp_notification_listener_up") == 1
+
+
+@pytest.mark.spec("C8 notify-wakeups")
+def test_a_queued_delivery_wakes_a_sender_that_polls_every_ten_minutes(fresh_database):
+    with receiver() as hook:
+        app = create_app(
+            settings(
+                fresh_database,
+                webhook_poll_seconds=TEN_MINUTES,
+                dispatch_poll_seconds=TEN_MINUTES,
+                escalation_interval_seconds=TEN_MINUTES,
+            )
+        )
+        with TestClient(app) as client, PostgresStore(fresh_database, max_size=4) as other:
+            assert app.state.runtime.listener.wait_connected(30)
+            ecp = deployed(other)
+            subscription = {
+                "deployment_ref": "d",
+                "target_url": hook.url,
+                "event_types": ["run.completed"],
+            }
+            made = client.post("/webhooks/subscriptions", json=subscription, headers=auth())
+            assert made.status_code == 201
+            for count in (1, 2):
+                run_id = start(ecp)  # through another store: only notifications reach the server
+                wait_for(lambda count=count: len(hook.received) >= count)
+                assert completed(ecp, run_id)
+
+
+@pytest.mark.spec("C8 notify-wakeups")
+def test_a_session_with_ecp_notify_off_notifies_nothing(woken, fresh_database):
+    ecp, _, _ = woken
+    heard: list[str] = []
+    listener = NotificationListener(fresh_database, {RUNS_MOVED: heard.append})
+    listener.start()
+    try:
+        assert listener.wait_connected(30)
+        quiet, loud = start(ecp), start(ecp)
+        for run_id, options in ((quiet, "-c ecp.notify=off"), (loud, "")):
+            with psycopg.connect(fresh_database, autocommit=True, options=options) as conn:
+                conn.execute(
+                    "UPDATE ecp_runs SET status = 'WAITING_INTERRUPT' WHERE run_id = %s", (run_id,)
+                )
+        wait_for(lambda: heard)
+    finally:
+        listener.stop()
+    assert heard == [f"WAITING_INTERRUPT {loud}"]
