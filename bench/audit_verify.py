@@ -20,8 +20,7 @@ transaction: one deployment unsigned (the digest axis), one signed with Ed25519;
    as stored), and the full recomputation (the same read, every record parsed, built and
    re-encoded: verification before stored texts). Target: verification / raw hashing >= 0.25.
 2. ``verify_deployment`` of the signed deployment with ``connections=1`` against each
-   ``--connections`` value (2 and 4); a speed-up is the median over rounds of serial time /
-   parallel time in the same round.
+   ``--connections`` value (2 and 4); a speed-up is the median of per-round ratios to one.
 """
 
 import argparse

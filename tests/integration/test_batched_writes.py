@@ -22,6 +22,7 @@ from ecp_postgres import PostgresStore
 from ecp_postgres.approvals import PostgresApprovals
 from ecp_postgres.audit import PostgresAudit
 from ecp_postgres.runs import PostgresRuns
+from ecp_postgres.session import MAX_WRITES, UnitConnection
 
 RUNS = ("r1", "r2")
 APPROVALS = ("a1", "a2")
@@ -138,3 +139,31 @@ def test_a_refused_write_refuses_the_whole_transaction(postgres_store):
         assert uow.approvals.get("t1", "a1") is None
         assert uow.runs.get("t1", "r1") == run("r1")
         assert uow.audit.for_run("t1", "r1") == []
+
+
+def test_a_long_transaction_sends_its_writes_in_statements_of_bounded_size(postgres_store):
+    """400 appends in one transaction (1,200 writes) commit, in statements of bounded size."""
+    chains = [
+        build_chain([{"input_snapshot": {"n": n}}] * 4, run_id=f"r{n}", audit_prefix=f"r{n}-")[0]
+        for n in range(100)
+    ]
+    sizes: list[int] = []
+    flush = UnitConnection.flush
+
+    def counted(self):
+        sizes.append(len(self.pending))
+        flush(self)
+
+    UnitConnection.flush = counted
+    try:
+        with postgres_store.unit_of_work() as uow:
+            for chain in chains:
+                for record in chain:
+                    uow.audit.append(record)
+            uow.commit()
+    finally:
+        UnitConnection.flush = flush
+    assert sizes and max(sizes) <= MAX_WRITES
+    with postgres_store.unit_of_work() as uow:
+        assert [r.attempt for r in uow.audit.for_run("t1", "r99")] == [1, 2, 3, 4]
+        assert uow.audit.head("r99").record_digest == chains[-1][-1].record_digest

@@ -7,6 +7,7 @@ statements is exact, unlike timing, so it is a test; the figures are printed by
 """
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,16 +32,20 @@ REVIEWER = ActorIdentity(subject="reviewer", auth_method=AuthMethod.BEARER, tena
 
 @contextlib.contextmanager
 def statements() -> Iterator[list[str]]:
-    """Every statement sent through any psycopg cursor meanwhile, and ``COMMIT`` for each commit."""
+    """Every statement this thread sends through any psycopg cursor meanwhile, and ``COMMIT`` for
+    each commit (other threads of the process, e.g. another test's workers, are not counted)."""
     seen: list[str] = []
     execute, commit = psycopg.Cursor.execute, psycopg.Connection.commit
+    mine = threading.get_ident()
 
     def spy_execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(query))
+        if threading.get_ident() == mine:
+            seen.append(str(query))
         return execute(self, query, *args, **kwargs)
 
     def spy_commit(self: Any) -> None:
-        seen.append("COMMIT")
+        if threading.get_ident() == mine:
+            seen.append("COMMIT")
         commit(self)
 
     psycopg.Cursor.execute = spy_execute  # type: ignore[method-assign]

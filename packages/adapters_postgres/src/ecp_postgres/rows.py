@@ -130,8 +130,10 @@ class Repository:
         session = session_of(self._conn)
         if session is None:
             write_now(self._conn.cursor(), write)
-        else:
-            session.pending.add(write, key)
+            return
+        if session.pending.full_for(write, key):
+            session.flush()
+        session.pending.add(write, key)
 
     def _pending(self, key: Hashable) -> PendingWrite | None:
         """The write queued under ``key`` in this transaction, or None."""

@@ -36,6 +36,13 @@ class PendingWrite:
     error: Callable[[], Exception] | None = None
 
 
+MAX_WRITES = 32
+"""At most this many writes leave in one statement; a further one sends the batch first."""
+MAX_PARAMETERS = 3_000
+"""At most about this many parameters in one statement (PostgreSQL allows 65,535; planning a very
+long ``WITH`` grows faster than its length, and a very large pipelined message can stall)."""
+
+
 class WriteBatch:
     """Writes waiting to be sent, in order; a keyed write can be replaced until it is sent."""
 
@@ -43,12 +50,23 @@ class WriteBatch:
         """An empty batch."""
         self._writes: dict[Hashable, PendingWrite] = {}
         self._unkeyed = 0
+        self._parameters = 0
+
+    def full_for(self, write: PendingWrite, key: Hashable | None) -> bool:
+        """Whether adding ``write`` would make the batch longer than one statement should be."""
+        if key is not None and key in self._writes:
+            return False
+        return bool(self._writes) and (
+            len(self._writes) >= MAX_WRITES or self._parameters + len(write.params) > MAX_PARAMETERS
+        )
 
     def add(self, write: PendingWrite, key: Hashable | None = None) -> None:
         """Queue ``write``; with a ``key`` already queued, replace that write in its place."""
         if key is None:
             self._unkeyed += 1
             key = ("unkeyed", self._unkeyed)
+        replaced = self._writes.get(key)
+        self._parameters += len(write.params) - (0 if replaced is None else len(replaced.params))
         self._writes[key] = write
 
     def get(self, key: Hashable) -> PendingWrite | None:
@@ -58,16 +76,21 @@ class WriteBatch:
     def discard(self) -> None:
         """Forget every queued write (the transaction is rolled back)."""
         self._writes.clear()
+        self._parameters = 0
 
     def take(self) -> list[PendingWrite]:
         """Every queued write, in order; the batch is empty afterwards."""
         writes = list(self._writes.values())
-        self._writes.clear()
+        self.discard()
         return writes
 
     def __bool__(self) -> bool:
         """Whether anything waits."""
         return bool(self._writes)
+
+    def __len__(self) -> int:
+        """How many writes wait."""
+        return len(self._writes)
 
 
 REFUSED = "EC001"

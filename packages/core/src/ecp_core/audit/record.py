@@ -212,8 +212,7 @@ class RunChain:
     def records(self) -> tuple[NodeAuditRecord, ...]:
         """The run's records in chain order (stored ones loaded)."""
         return tuple(
-            entry if isinstance(entry, NodeAuditRecord) else entry.load()
-            for entry in self.entries
+            entry if isinstance(entry, NodeAuditRecord) else entry.load() for entry in self.entries
         )
 
 
