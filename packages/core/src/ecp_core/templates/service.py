@@ -22,7 +22,9 @@ from ecp_core.templates.rules import completed, declared, defaults, parameters_e
 from ecp_core.templates.substitution import MARKERS, hole_errors, substitute, used_parameters
 from ecp_core.wire import structure
 
-_CONCURRENT_RETRIES = 3
+_CONCURRENT_RETRIES = 16
+"""Each lost create means another one committed, so every retry makes progress: a create can
+lose once to each concurrent creator of the name (three tries were too few for eight)."""
 
 CHECK_GRAPH_ID = "template-check"
 """The graph id a template's graph is checked under when it is built from its defaults."""
