@@ -6,6 +6,8 @@ as they do when each write is executed at once (a plain connection, the referenc
 that must affect one row and affects none refuses the whole transaction with its own error.
 """
 
+import contextlib
+
 import attrs
 import psycopg
 import pytest
@@ -139,6 +141,30 @@ def test_a_refused_write_refuses_the_whole_transaction(postgres_store):
         assert uow.approvals.get("t1", "a1") is None
         assert uow.runs.get("t1", "r1") == run("r1")
         assert uow.audit.for_run("t1", "r1") == []
+
+
+def test_a_lone_refused_write_raises_its_own_error(postgres_store):
+    with pytest.raises(NotFound), postgres_store.unit_of_work() as uow:
+        uow.runs.save(run("missing"))  # the batch's only write goes as itself
+        uow.commit()
+
+
+def test_going_on_after_a_refused_write_commits_nothing(postgres_store):
+    """The refusal aborts the transaction in the database, not only in the caller's hands."""
+    with postgres_store.unit_of_work() as uow:
+        uow.runs.add(run("r1"))
+        uow.commit()
+    with postgres_store.unit_of_work() as uow:
+        uow.approvals.add(approval("a1", run_id="r1"))
+        uow.runs.save(run("missing"))
+        with pytest.raises(NotFound):
+            uow.runs.get("t1", "r1")  # the read sends the batch first: refused
+        uow.approvals.add(approval("a2", run_id="r1"))
+        with contextlib.suppress(psycopg.Error):
+            uow.commit()
+    with postgres_store.unit_of_work() as uow:
+        assert uow.approvals.get("t1", "a1") is None
+        assert uow.approvals.get("t1", "a2") is None
 
 
 def test_a_long_transaction_sends_its_writes_in_statements_of_bounded_size(postgres_store):

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 import attrs
+import orjson
 import psycopg
 from psycopg.types.json import Json, Jsonb
 
@@ -42,6 +43,21 @@ def load_json(data: bytes | str) -> Any:  # noqa: ANN401 - JSON is dynamically t
     return json.loads(text, parse_int=_jsonb_integer)
 
 
+def jsonb_text(value: Any) -> bytes | str:  # noqa: ANN401 - JSON is dynamically typed
+    """A ``jsonb`` parameter's text: orjson's, or ``json.dumps``'s where they could differ.
+
+    jsonb keeps values, not text, so any valid spelling stores the same. ``json.dumps`` takes
+    over for what orjson refuses (keys that are not strings, integers beyond 64 bits) and for
+    any text holding ``null``, which is also how orjson writes NaN and infinities: those must
+    keep failing as before, not turn into null.
+    """
+    try:
+        data = orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value)
+    return json.dumps(value) if b"null" in data else data
+
+
 class Table(Generic[T]):
     """One model stored in one table: which columns hold JSON, and how rows become models."""
 
@@ -62,20 +78,24 @@ class Table(Generic[T]):
         self.columns = tuple(f.name for f in attrs.fields(model) if f.name not in set(skip))  # type: ignore[arg-type]
         self.column_list = ", ".join(self.columns)
         self.placeholders = ", ".join(f"%({column})s" for column in self.columns)
+        self._json_columns = tuple(c for c in self.columns if c in self.jsonb or c in self.json)
+        self._other_columns = tuple(c for c in self.columns if c not in self._json_columns)
 
     def params(self, value: object) -> dict[str, Any]:
-        """Query parameters for every column of ``value``."""
-        return {column: self._param(column, getattr(value, column)) for column in self.columns}
+        """Query parameters for every column of ``value`` (in column order)."""
+        params = {column: getattr(value, column) for column in self.columns}
+        for column in self._other_columns:
+            if isinstance(params[column], enum.Enum):
+                params[column] = params[column].value
+        for column in self._json_columns:
+            if params[column] is not None:
+                params[column] = self._param(column, params[column])
+        return params
 
     def _param(self, column: str, value: Any) -> Any:  # noqa: ANN401
-        if value is None:
-            return None
-        if column in self.jsonb or column in self.json:
-            plain = value if type(value) in (dict, list) else unstructure(value)
-            return Jsonb(plain) if column in self.jsonb else Json(plain)
-        if isinstance(value, enum.Enum):
-            return value.value
-        return value
+        """The parameter of a JSON column's (not None) value."""
+        plain = value if type(value) in (dict, list) else unstructure(value)
+        return Jsonb(plain, dumps=jsonb_text) if column in self.jsonb else Json(plain)
 
     def load(self, row: Mapping[str, Any]) -> T:
         """Build the model from a row (validated like any wire input)."""

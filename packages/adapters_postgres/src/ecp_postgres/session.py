@@ -13,11 +13,12 @@ transaction ends.
 
 import functools
 import re
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import attrs
 import psycopg
+from psycopg.rows import tuple_row
 
 _PARAM = re.compile(r"%\((\w+)\)s")
 
@@ -35,12 +36,17 @@ class PendingWrite:
     expected: int | None = None
     error: Callable[[], Exception] | None = None
 
+    def __attrs_post_init__(self) -> None:
+        """A checked write names the error its refusal raises."""
+        if self.expected is not None and self.error is None:
+            raise ValueError("a write with an expected row count needs its error")
+
 
 MAX_WRITES = 32
 """At most this many writes leave in one statement; a further one sends the batch first."""
 MAX_PARAMETERS = 3_000
 """At most about this many parameters in one statement (PostgreSQL allows 65,535; planning a very
-long ``WITH`` grows faster than its length, and a very large pipelined message can stall)."""
+long ``WITH`` grows faster than its length)."""
 
 
 class WriteBatch:
@@ -101,11 +107,9 @@ REFUSED = "EC001"
 def _combined_sql(sqls: tuple[str, ...]) -> tuple[str, tuple[tuple[int, str], ...]]:
     """The statement doing every write of ``sqls`` and the (write, name) of each ``$n``.
 
-    Each write is a ``WITH`` part; the main query hands their row counts and what each must be
-    (the last parameter) to ``ecp_expect_rows`` (migration core_0006), which raises
-    :data:`REFUSED` naming the first part that differs, so the statement itself fails. The text
-    uses the server's own ``$n`` placeholders (sent by a raw cursor, so the driver does not parse
-    the long text again on each call); it is made once per combination of writes.
+    Each write is a ``WITH`` part; the main query returns each part's row count. The text uses
+    the server's own ``$n`` placeholders (sent by a raw cursor, so the driver does not parse the
+    long text again on each call); it is made once per combination of writes.
     """
     order: list[tuple[int, str]] = []
     parts: list[str] = []
@@ -123,36 +127,53 @@ def _combined_sql(sqls: tuple[str, ...]) -> tuple[str, tuple[tuple[int, str], ..
 
         parts.append(f"w{index} AS ({_PARAM.sub(number, sql)} RETURNING 1)")
     counts = ", ".join(f"(SELECT count(*) FROM w{i})" for i in range(len(sqls)))  # noqa: S608
-    expected = f"${len(order) + 1}::bigint[]"
-    main = f"SELECT ecp_expect_rows(ARRAY[{counts}], {expected})"
-    return f"WITH {', '.join(parts)} {main}", tuple(order)
+    return f"WITH {', '.join(parts)} SELECT ARRAY[{counts}]", tuple(order)
 
 
 def combined(writes: list[PendingWrite]) -> tuple[str, list[Any]]:
-    """One statement doing every write, and its parameters in ``$n`` order."""
+    """One statement doing every write (it returns their row counts), and its ``$n`` parameters."""
     sql, order = _combined_sql(tuple(write.sql for write in writes))
-    expected = [write.expected for write in writes]
-    return sql, [*(writes[index].params[name] for index, name in order), expected]
+    return sql, [writes[index].params[name] for index, name in order]
 
 
 def refusal(writes: list[PendingWrite], exc: psycopg.Error) -> Exception | None:
-    """The error of the write ``exc`` (from a combined statement) names, or None for another."""
+    """The error of the write ``exc`` (raised by ``ecp_expect_rows``) names, or None for another."""
     if exc.sqlstate != REFUSED or exc.diag.message_detail is None:
         return None
-    write = writes[int(exc.diag.message_detail)]
-    return write.error() if write.error is not None else None
+    error = writes[int(exc.diag.message_detail)].error
+    return None if error is None else error()
 
 
-def _check(writes: list[PendingWrite], counts: Iterator[int]) -> None:
-    for write, count in zip(writes, counts, strict=True):
-        if write.expected is not None and count != write.expected:
-            raise write.error() if write.error is not None else RuntimeError(write.sql)
+def _refused(writes: list[PendingWrite], counts: list[int]) -> bool:
+    return any(
+        write.expected is not None and count != write.expected
+        for write, count in zip(writes, counts, strict=True)
+    )
 
 
 def write_now(cursor: psycopg.Cursor[Any], write: PendingWrite) -> None:
     """Execute ``write`` at once on ``cursor`` and check what it affected."""
     cursor.execute(write.sql, write.params)
-    _check([write], iter([cursor.rowcount]))
+    if _refused([write], [cursor.rowcount]):
+        _refuse(cursor, [write], [cursor.rowcount])
+
+
+def _refuse(cursor: psycopg.Cursor[Any], writes: list[PendingWrite], counts: list[int]) -> None:
+    """Fail the transaction in the database for the first write that affected the wrong rows.
+
+    ``ecp_expect_rows`` (migration core_0006) raises SQLSTATE :data:`REFUSED` naming the write,
+    so the transaction is aborted there: nothing the caller does next can commit the writes that
+    went with the refused one. The write's own error is raised.
+    """
+    expected = [write.expected for write in writes]
+    try:
+        cursor.execute("SELECT ecp_expect_rows(%s::bigint[], %s::bigint[])", (counts, expected))
+    except psycopg.Error as exc:
+        refused = refusal(writes, exc)
+        if refused is None:
+            raise
+        raise refused from None
+    raise RuntimeError("ecp_expect_rows accepted counts that differ from the expected ones")
 
 
 class UnitConnection(psycopg.Connection[dict[str, Any]]):
@@ -175,40 +196,31 @@ class UnitConnection(psycopg.Connection[dict[str, Any]]):
     def flush(self) -> None:
         """Send the queued writes (one statement).
 
-        A write that affected other than it must raises its error.
+        A write that affected other than it must raises its error and aborts the transaction.
         """
         writes = self.pending.take()
         if writes:
-            self._send(writes, commit=False)
+            self._send(writes)
 
     def commit(self) -> None:
-        """Send the queued writes and the commit together (one round trip), then forget the memo.
-
-        The writes' checks run inside their statement, so a refused write fails the transaction
-        before the COMMIT behind it is considered.
-        """
-        writes = self.pending.take()
-        if writes:
-            self._send(writes, commit=True)
-        else:
-            super().commit()
+        """Send the queued writes, then the commit, then forget the memo."""
+        self.flush()
+        super().commit()
         self.memo.clear()
 
-    def _send(self, writes: list[PendingWrite], *, commit: bool) -> None:
+    def _send(self, writes: list[PendingWrite]) -> None:
+        """A lone write goes as itself; several go as one ``WITH`` that returns their counts."""
+        if len(writes) == 1:
+            with super().cursor() as cursor:
+                write_now(cursor, writes[0])
+            return
         sql, params = combined(writes)
-        try:
-            if not commit:
-                with psycopg.RawCursor(self) as cursor:
-                    cursor.execute(sql, params)
-                return
-            with self.pipeline(), psycopg.RawCursor(self) as cursor:
-                cursor.execute(sql, params)
-                super().commit()
-        except psycopg.Error as exc:
-            refused = refusal(writes, exc)
-            if refused is None:
-                raise
-            raise refused from None
+        with psycopg.RawCursor(self, row_factory=tuple_row) as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+            counts: list[int] = list(row[0]) if row is not None else []
+            if _refused(writes, counts):
+                _refuse(super().cursor(), writes, counts)
 
     def rollback(self) -> None:
         """Forget the queued writes and the memo, then roll back."""

@@ -48,7 +48,8 @@ FROM (
 
 # claim_due and dead_letters write the status into the SQL rather than pass it as a parameter,
 # so their partial indexes still apply once psycopg prepares them and a generic plan is used.
-_LIVE = "deleted_at IS NULL"
+LIVE_SUBSCRIPTION = "deleted_at IS NULL"
+"""SQL: a subscription row that is not deleted."""
 _REVIVE = ", ".join(
     [f"{c} = EXCLUDED.{c}" for c in SUBSCRIPTIONS.columns if c != "subscription_id"]
     + ["deleted_at = NULL"]
@@ -58,7 +59,7 @@ _REVIVE = ", ".join(
 _ROTATE = f"""
 UPDATE ecp_webhook_subscriptions
 SET previous_secret = secret, previous_secret_expires_at = %s, secret = %s
-WHERE subscription_id = %s AND tenant_id = %s AND {_LIVE}
+WHERE subscription_id = %s AND tenant_id = %s AND {LIVE_SUBSCRIPTION}
 RETURNING {SUBSCRIPTIONS.column_list}
 """  # noqa: S608 - fixed text
 
@@ -69,10 +70,6 @@ def subscribed_key(tenant_id: str, deployment_ref: str) -> tuple[str, str, str]:
 
 
 _SUBSCRIPTIONS_MEMO = "subscriptions"
-
-
-LIVE_SUBSCRIPTION = _LIVE
-"""SQL: a subscription row that is not deleted."""
 
 
 class PostgresWebhooks(Repository):
@@ -96,7 +93,7 @@ class PostgresWebhooks(Repository):
         """One live subscription of the tenant, or None."""
         return self._one(
             SUBSCRIPTIONS,
-            f"subscription_id = %s AND tenant_id = %s AND {_LIVE}",
+            f"subscription_id = %s AND tenant_id = %s AND {LIVE_SUBSCRIPTION}",
             (subscription_id, tenant_id),
         )
 
@@ -104,7 +101,7 @@ class PostgresWebhooks(Repository):
         """The tenant's live subscriptions, oldest first."""
         return self._all(
             SUBSCRIPTIONS,
-            f"WHERE tenant_id = %s AND {_LIVE} ORDER BY created_at, subscription_id",
+            f"WHERE tenant_id = %s AND {LIVE_SUBSCRIPTION} ORDER BY created_at, subscription_id",
             (tenant_id,),
         )
 
@@ -133,7 +130,7 @@ class PostgresWebhooks(Repository):
         if key not in memo:
             memo[key] = self._all(
                 SUBSCRIPTIONS,
-                f"WHERE tenant_id = %s AND deployment_ref = %s AND {_LIVE}"
+                f"WHERE tenant_id = %s AND deployment_ref = %s AND {LIVE_SUBSCRIPTION}"
                 " ORDER BY created_at, subscription_id",
                 (tenant_id, deployment_ref),
             )
