@@ -84,9 +84,6 @@ def test_conflict_and_not_found_messages_are_the_core_s(uow):
         tx.runs.add(run("r1"))
         tx.retention.add_hold(_hold("h1", "t1"))
         with pytest.raises(Conflict) as raised:
-            tx.runs.add(run("r1"))
-        assert raised.value.detail == exists("run", "r1").detail
-        with pytest.raises(Conflict) as raised:
             tx.retention.add_hold(_hold("h1", "t2"))
         assert raised.value.detail == exists("hold", "h1").detail
         with pytest.raises(NotFound) as raised:
@@ -98,6 +95,13 @@ def test_conflict_and_not_found_messages_are_the_core_s(uow):
         tx.runs.save(run("r2"))
         tx.runs.count("t1")
     assert raised.value.detail == missing("run", "r2").detail
+    with uow() as tx:
+        tx.runs.add(run("r1"))
+        tx.commit()
+    with uow() as tx, pytest.raises(Conflict) as raised:
+        tx.runs.add(run("r1"))
+        tx.runs.count("t1")
+    assert raised.value.detail == exists("run", "r1").detail
 
 
 _examples = itertools.count()

@@ -27,6 +27,7 @@ from ecp_postgres.runs import PostgresRuns
 from ecp_postgres.session import MAX_WRITES, UnitConnection
 
 RUNS = ("r1", "r2")
+NEW_RUNS = ("r3", "r4")
 APPROVALS = ("a1", "a2")
 TABLES = {
     "ecp_runs": "run_id",
@@ -45,20 +46,33 @@ operations = st.lists(
         st.tuples(st.just("action"), st.sampled_from(APPROVALS), st.integers(0, 99)),
         st.tuples(st.just("append"), st.none(), st.none()),
         st.tuples(st.just("read"), st.sampled_from(RUNS), st.none()),
+        st.tuples(st.just("add_run"), st.sampled_from(NEW_RUNS), st.none()),
+        st.tuples(st.just("lock"), st.sampled_from(RUNS + NEW_RUNS), st.none()),
+        st.tuples(st.just("save_run"), st.sampled_from(NEW_RUNS), st.integers(0, 3)),
         st.tuples(st.just("commit"), st.none(), st.none()),
     ),
     max_size=25,
 )
 
 
-def apply(conn, ops) -> None:
-    """Play ``ops`` through the repositories on ``conn`` (batching or plain alike)."""
+def apply(conn, ops) -> list:
+    """Play ``ops`` through the repositories on ``conn`` (batching or plain alike).
+
+    Returns what each lock read.
+    """
+    locked = []
     runs, approvals, audit = PostgresRuns(conn), PostgresApprovals(conn), PostgresAudit(conn)
     added: set[str] = set()
+    runs_added: set[str] = set()
     appended = 0
     for op, key, value in ops:
-        if op == "save_run":
+        if op == "save_run" and (key in RUNS or key in runs_added):
             runs.save(attrs.evolve(run(key), steps=value, status=RunStatus.RUNNING))
+        elif op == "add_run" and key not in runs_added:
+            runs.add(run(key))
+            runs_added.add(key)
+        elif op == "lock" and (key in RUNS or key in runs_added):
+            locked.append(runs.lock("t1", key))
         elif op == "add_approval" and key not in added:
             approvals.add(approval(key, run_id=value))
             added.add(key)
@@ -82,6 +96,7 @@ def apply(conn, ops) -> None:
         elif op == "commit":
             conn.commit()
     conn.commit()
+    return locked
 
 
 def contents(url: str) -> dict[str, list[dict]]:
@@ -119,10 +134,11 @@ def test_batched_writes_leave_the_rows_writing_each_at_once_leaves(two_databases
     for url in two_databases:
         reset(url)
     with PostgresStore(batched_url, max_size=1) as store, store.unit_of_work() as uow:
-        apply(uow._conn, ops)  # the unit of work's own (batching) connection
+        batched_locks = apply(uow._conn, ops)  # the unit of work's own (batching) connection
     with psycopg.connect(plain_url, row_factory=dict_row) as conn:
-        apply(conn, ops)
+        plain_locks = apply(conn, ops)
     assert contents(batched_url) == contents(plain_url)
+    assert batched_locks == plain_locks
 
 
 def test_a_refused_write_refuses_the_whole_transaction(postgres_store):

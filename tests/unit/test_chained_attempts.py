@@ -111,3 +111,65 @@ def test_driven_to_the_end_every_node_runs_once_in_as_few_transactions_as_is_saf
     transactions += 1 if chained else 0
     assert counting.commits - before == transactions
     assert ecp.audit.verify_run("t", run.run_id).verified
+
+
+@settings(max_examples=40, deadline=None)
+@given(kinds_of_nodes)
+def test_a_start_and_drive_commits_the_first_attempts_without_effects_with_the_start(kinds):
+    """ADR 0067: the start's transaction makes the attempts before the first action with effects."""
+    ecp, counting, _ = world(kinds)
+    before = counting.commits
+    run, created = ecp.runs.start_and_drive("t", StartRunRequest(deployment_ref="d"))
+    assert created
+    assert run.status is RunStatus.COMPLETED
+    entries = ecp.audit.timeline("t", run.run_id).entries
+    assert [entry.node_id for entry in entries] == [f"n{i}" for i in range(len(kinds))] + ["done"]
+    assert ecp.audit.verify_run("t", run.run_id).verified
+    # The start takes the nodes up to the first action with effects (16 at most); drive the rest.
+    nodes = [*kinds, None]
+    first = next((i for i, kind in enumerate(nodes) if kind is not None), len(nodes))
+    in_start = min(first, CHAINED_ATTEMPTS)
+    transactions, chained = 1, 0
+    for kind in nodes[in_start:]:
+        chained += 1
+        if kind is not None or chained == CHAINED_ATTEMPTS:
+            transactions, chained = transactions + 1, 0
+    transactions += 1 if chained else 0
+    assert counting.commits - before == transactions
+
+
+class SignerFailingOnce:
+    """A signer whose first signature fails (a fault in the middle of an attempt)."""
+
+    key_id = SIGNER.key_id
+
+    def __init__(self):
+        self.failed = False
+
+    def sign_text(self, text):
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("the signing service hiccuped")
+        return SIGNER.sign_text(text)
+
+    def published(self):
+        return SIGNER.published()
+
+
+def test_a_start_whose_first_attempts_raise_stores_the_run_alone_then_drives_it(caplog):
+    """The failure rolls back the attempts, not the start: the run is stored and driven as usual."""
+    graph = GraphBuilder("g").action("a", "set", arguments={"values": {"a": 1}}).end("done")
+    graph = graph.chain("a", "done").build()
+    counting = Counting(MemoryStore().unit_of_work)
+    signer = SignerFailingOnce()
+    ecp = Ecp.build(counting, signer=signer)
+    ecp.graphs.register("t", graph)
+    ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
+    before = counting.commits
+    run, created = ecp.runs.start_and_drive("t", StartRunRequest(deployment_ref="d"))
+    assert signer.failed
+    assert created
+    assert run.status is RunStatus.COMPLETED
+    assert [e.node_id for e in ecp.audit.timeline("t", run.run_id).entries] == ["a", "done"]
+    assert counting.commits - before == 2  # the start alone, then one drive through both nodes
+    assert "run started without its first attempts" in caplog.text

@@ -13,6 +13,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
 
+from ecp_core.approvals.model import ApprovalRecord
 from ecp_core.runs.model import Run
 from ecp_core.runs.state_machine import TERMINAL
 from ecp_core.types import RunStatus
@@ -79,6 +80,12 @@ class _Runs:
 
     def lock_header(self, tenant_id: str, run_id: str) -> Run | None:
         return self._locked(self._inner.lock_header(tenant_id, run_id))
+
+    def lock_for_approval(
+        self, tenant_id: str, approval_id: str
+    ) -> tuple[ApprovalRecord, Run | None] | None:
+        found = self._inner.lock_for_approval(tenant_id, approval_id)
+        return None if found is None else (found[0], self._locked(found[1]))
 
     def save(self, run: Run) -> None:
         self._inner.save(run)

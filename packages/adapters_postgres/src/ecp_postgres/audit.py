@@ -71,7 +71,7 @@ def settings_key(tenant_id: str) -> tuple[str, str]:
     return ("audit_settings", tenant_id)
 
 
-def _head_move(
+def head_move(
     head: ChainHead, since: tuple[int | None, str | None], record: NodeAuditRecord
 ) -> PendingWrite:
     """Move the chain head to ``head`` from ``since`` (attempt, digest; 0 and None: no chain)."""
@@ -140,7 +140,7 @@ class PostgresAudit(Repository):
             since = queued.params.get("from_attempt"), queued.params.get("from_digest")
         else:
             since = record.attempt - 1, record.previous_record_digest
-        self._write(_head_move(new_head, since, record), key)
+        self._write(head_move(new_head, since, record), key)
         self._write(
             PendingWrite(
                 AUDIT.insert_sql(on_conflict_nothing=True),

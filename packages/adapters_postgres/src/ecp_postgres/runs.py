@@ -3,11 +3,13 @@
 from datetime import datetime
 from typing import Any
 
+from ecp_core.approvals.model import ApprovalRecord
 from ecp_core.audit.record import ChainHead
 from ecp_core.errors import exists, missing
 from ecp_core.runs.dispatch import CLAIM_CANDIDATE_BUDGET
 from ecp_core.runs.model import Run, RunClaim
 from ecp_core.types import RunStatus
+from ecp_postgres.approvals import APPROVALS, PostgresApprovals
 from ecp_postgres.audit import SETTINGS, head_key, settings_key
 from ecp_postgres.policies import POLICIES, policy_key
 from ecp_postgres.retention import not_held
@@ -63,25 +65,64 @@ def _prefixed(prefix: str, table: Table[Any], alias: str) -> str:
     return ", ".join(f"{alias}.{c} AS {prefix}{c}" for c in table.columns)
 
 
-_LOCK = f"""
+_LOCK_READ = f"""
 SELECT {", ".join(f"r.{c}" for c in RUNS.columns)},
        h.attempt AS head__attempt, h.record_digest AS head__record_digest,
        s.tenant_id AS settings__present, {_prefixed("settings__", SETTINGS, "s")},
        p.tenant_id AS policy__present, {_prefixed("policy__", POLICIES, "p")},
        EXISTS (SELECT 1 FROM ecp_webhook_subscriptions w
                 WHERE w.tenant_id = r.tenant_id AND w.deployment_ref = r.deployment_ref
-                  AND w.{LIVE_SUBSCRIPTION}) AS subscribed
-  FROM ecp_runs r
-  LEFT JOIN ecp_audit_heads h ON h.run_id = r.run_id
+                  AND w.{LIVE_SUBSCRIPTION}) AS subscribed"""  # noqa: S608 - column names are ours
+# ecp_runs.run_id is COLLATE "C", the head's run_id is not: compared under the head's collation so
+# that its primary key answers (tests/integration/test_lock_plans.py).
+_LOCK_JOINS = """
+  LEFT JOIN ecp_audit_heads h ON h.run_id = r.run_id COLLATE "default"
   LEFT JOIN ecp_audit_settings s ON s.tenant_id = r.tenant_id
-  LEFT JOIN ecp_policies p ON p.tenant_id = r.tenant_id AND p.deployment_ref = r.deployment_ref
+  LEFT JOIN ecp_policies p ON p.tenant_id = r.tenant_id AND p.deployment_ref = r.deployment_ref"""
+_LOCK = f"""{_LOCK_READ}
+  FROM ecp_runs r{_LOCK_JOINS}
  WHERE r.run_id = %s AND r.tenant_id = %s
    FOR UPDATE OF r
-"""  # noqa: S608 - column names are ours
+"""
 """The run, row-locked, with what its attempts read next: its chain head (when it agrees with
-the run's count of attempts), the tenant's audit settings, the deployment's policy and whether the deployment has webhook subscriptions (read
-next, when it has). One
-statement instead of four or more per attempt (ADR 0059)."""
+the run's count of attempts), the tenant's audit settings, the deployment's policy and whether
+the deployment has webhook subscriptions (read next, when it has). One statement instead of four
+or more per attempt (ADR 0059)."""
+_LOCK_FOR_APPROVAL = f"""{_LOCK_READ}, {_prefixed("approval__", APPROVALS, "a")}
+  FROM ecp_runs r{_LOCK_JOINS}
+  JOIN ecp_approvals a ON a.approval_id = %(approval_id)s
+ WHERE r.run_id = (SELECT x.run_id COLLATE "C" FROM ecp_approvals x
+                    WHERE x.approval_id = %(approval_id)s AND x.tenant_id = %(tenant_id)s)
+   AND r.tenant_id = %(tenant_id)s
+   FOR UPDATE OF r
+"""  # noqa: S608 - column names are ours
+""":data:`_LOCK` of the run an approval belongs to, with the approval (ADR 0067). The run is
+found by its id (the subquery), so the plan is the lock's own whatever the statistics say."""
+
+
+_CONTEXT = f"""
+SELECT s.tenant_id AS settings__present, {_prefixed("settings__", SETTINGS, "s")},
+       p.tenant_id AS policy__present, {_prefixed("policy__", POLICIES, "p")},
+       EXISTS (SELECT 1 FROM ecp_webhook_subscriptions w
+                WHERE w.tenant_id = k.tenant_id AND w.deployment_ref = k.deployment_ref
+                  AND w.{LIVE_SUBSCRIPTION}) AS subscribed
+  FROM (SELECT %(tenant_id)s::text AS tenant_id, %(deployment_ref)s::text AS deployment_ref) k
+  LEFT JOIN ecp_audit_settings s ON s.tenant_id = k.tenant_id
+  LEFT JOIN ecp_policies p ON p.tenant_id = k.tenant_id AND p.deployment_ref = k.deployment_ref
+"""  # noqa: S608 - column names are ours
+"""What :data:`_LOCK` joins to a run, for a run this transaction is adding (ADR 0067)."""
+_INSERT = RUNS.insert_sql(on_conflict_nothing=True)
+_UPDATE = RUNS.update_sql("run_id") + " AND tenant_id = %(tenant_id)s"
+
+
+def _run_key(run_id: str) -> tuple[str, str]:
+    """The batch key of a run's insert or save (a later one replaces it)."""
+    return ("run", run_id)
+
+
+def _added_key(run_id: str) -> tuple[str, str]:
+    """The memo key of a run this transaction added, as last saved."""
+    return ("run_added", run_id)
 
 
 def _part(row: dict[str, Any], prefix: str) -> dict[str, Any]:
@@ -92,8 +133,25 @@ class PostgresRuns(Repository):
     """RunRepository on PostgreSQL."""
 
     def add(self, run: Run) -> None:
-        """Store a new run (its id and idempotency key must be new)."""
-        self._insert(RUNS, run, exists("run", run.run_id))
+        """Store a new run (its id and idempotency key must be new).
+
+        The insert waits in the batch like a save (Conflict at the next statement or commit); a
+        save before it leaves inserts the saved run instead, and :meth:`lock` answers for the
+        run without sending it.
+        """
+        if self._pending(_run_key(run.run_id)) is not None:  # added or saved already
+            raise exists("run", run.run_id)
+        self._queue(run, insert=True)
+
+    def _queue(self, run: Run, *, insert: bool) -> None:
+        """Queue the run's insert or update; a later one of the same run replaces it."""
+        if insert:
+            self._memo()[_added_key(run.run_id)] = run
+        sql, error = (_INSERT, exists) if insert else (_UPDATE, missing)
+        write = PendingWrite(
+            sql, RUNS.params(run), expected=1, error=lambda: error("run", run.run_id)
+        )
+        self._write(write, _run_key(run.run_id))
 
     def get(self, tenant_id: str, run_id: str) -> Run | None:
         """One run of the tenant, or None."""
@@ -105,10 +163,50 @@ class PostgresRuns(Repository):
         The same statement reads what the run's next attempts need and the transaction
         remembers it (see :data:`_LOCK`).
         """
+        added = self._added(tenant_id, run_id)
+        if added is not None:
+            return added
         row = self._conn.execute(_LOCK, (run_id, tenant_id)).fetchone()
-        if row is None:
+        return None if row is None else self._locked(row)
+
+    def _added(self, tenant_id: str, run_id: str) -> Run | None:
+        """The run whose insert still waits in the batch, with what :data:`_LOCK` would join.
+
+        No other transaction can see the run before it commits, so it needs no row lock; its
+        chain has no head yet. The read leaves the insert waiting (ADR 0067).
+        """
+        queued = self._pending(_run_key(run_id))
+        session = session_of(self._conn)
+        if queued is None or queued.sql != _INSERT or session is None:
             return None
+        run: Run = self._memo()[_added_key(run_id)]
+        if run.tenant_id != tenant_id:
+            return None
+        params = {"tenant_id": tenant_id, "deployment_ref": run.deployment_ref}
+        row = session.execute_before_writes(_CONTEXT, params).fetchone()
+        assert row is not None  # noqa: S101 - the statement always returns its one row
+        self._memo()[head_key(run_id)] = None
+        self._remember(row, tenant_id, run.deployment_ref)
+        return run
+
+    def lock_for_approval(
+        self, tenant_id: str, approval_id: str
+    ) -> tuple[ApprovalRecord, Run | None] | None:
+        """The tenant's approval and its run, locked as :meth:`lock` locks it, in one statement.
+
+        An approval whose run is not stored is read alone.
+        """
+        params = {"approval_id": approval_id, "tenant_id": tenant_id}
+        row = self._conn.execute(_LOCK_FOR_APPROVAL, params).fetchone()
+        if row is None:
+            approval = PostgresApprovals(self._conn).get(tenant_id, approval_id)
+            return None if approval is None else (approval, None)
+        return APPROVALS.load(_part(row, "approval__")), self._locked(row)
+
+    def _locked(self, row: dict[str, Any]) -> Run:
+        """The run of a lock's row; the transaction remembers what the row joined."""
         memo = self._memo()
+        run_id, tenant_id = row["run_id"], row["tenant_id"]
         head = _part(row, "head__")
         # A lock that waited saw the run's newest row but the head as of the statement's start:
         # it is remembered only when it agrees with the run's count of attempts.
@@ -116,12 +214,17 @@ class PostgresRuns(Repository):
             memo[head_key(run_id)] = (
                 None if head["attempt"] is None else ChainHead(run_id=run_id, **head)
             )
+        self._remember(row, tenant_id, row["deployment_ref"])
+        return RUNS.load(row)
+
+    def _remember(self, row: dict[str, Any], tenant_id: str, deployment_ref: str) -> None:
+        """Keep the tenant's audit settings and the deployment's policy and subscriptions."""
+        memo = self._memo()
         settings = _part(row, "settings__")
         memo[settings_key(tenant_id)] = (
             None if settings.pop("present") is None else SETTINGS.load(settings)
         )
         policy = _part(row, "policy__")
-        deployment_ref = row["deployment_ref"]
         memo[policy_key(tenant_id, deployment_ref)] = (
             None if policy.pop("present") is None else POLICIES.load(policy)
         )
@@ -129,23 +232,17 @@ class PostgresRuns(Repository):
             memo[subscribed_key(tenant_id, deployment_ref)] = []
         else:  # read now, before the attempt's writes, so that they still leave together
             PostgresWebhooks(self._conn).live_for(tenant_id, deployment_ref)
-        return RUNS.load(row)
 
     def save(self, run: Run) -> None:
         """Replace a stored run.
 
         The write waits for the transaction's next statement or commit; a later save of the run
-        in the same transaction replaces it.
+        in the same transaction replaces it (and a run added but not yet sent is inserted as
+        saved).
         """
-        self._write(
-            PendingWrite(
-                RUNS.update_sql("run_id") + " AND tenant_id = %(tenant_id)s",
-                RUNS.params(run),
-                expected=1,
-                error=lambda: missing("run", run.run_id),
-            ),
-            ("run", run.run_id),
-        )
+        queued = self._pending(_run_key(run.run_id))
+        # A run added in this transaction and not sent yet is inserted as saved.
+        self._queue(run, insert=queued is not None and queued.sql == _INSERT)
 
     def by_idempotency_key(self, tenant_id: str, deployment_ref: str, key: str) -> Run | None:
         """The run started with this key, or None."""

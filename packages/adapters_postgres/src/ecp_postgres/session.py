@@ -193,6 +193,10 @@ class UnitConnection(psycopg.Connection[dict[str, Any]]):
             self.flush()
         return super().cursor(*args, **kwargs)
 
+    def execute_before_writes(self, query: str, params: dict[str, Any]) -> psycopg.Cursor[Any]:
+        """Run a read that neither sees nor needs the queued writes, leaving them queued."""
+        return super().cursor().execute(query, params)
+
     def flush(self) -> None:
         """Send the queued writes (one statement).
 

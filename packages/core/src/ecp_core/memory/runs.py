@@ -5,6 +5,7 @@ from typing import Any
 
 import attrs
 
+from ecp_core.approvals.model import ApprovalRecord
 from ecp_core.errors import exists, missing
 from ecp_core.memory.retention import held
 from ecp_core.memory.tables import Repository, detached
@@ -60,6 +61,16 @@ class MemoryRuns(Repository):
     def lock(self, tenant_id: str, run_id: str) -> Run | None:
         """The run (the unit of work already holds the store lock)."""
         return self.get(tenant_id, run_id)
+
+    @detached
+    def lock_for_approval(
+        self, tenant_id: str, approval_id: str
+    ) -> tuple[ApprovalRecord, Run | None] | None:
+        """The tenant's approval and its run (the unit of work already holds the store lock)."""
+        approval: ApprovalRecord | None = self._t.table("approvals").get(approval_id)
+        if approval is None or approval.tenant_id != tenant_id:
+            return None
+        return approval, self.get(tenant_id, approval.run_id)
 
     def save(self, run: Run) -> None:
         """Replace a stored run."""

@@ -17,6 +17,7 @@ from ecp_core.ports.webhooks import WithWebhooks
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from ecp_core.approvals.model import ApprovalRecord
     from ecp_core.runs.model import Run, RunClaim
 
 
@@ -24,7 +25,11 @@ class RunRepository(Protocol):
     """Runs and their checkpoints."""
 
     def add(self, run: Run) -> None:
-        """Store a new run (Conflict when the id exists)."""
+        """Store a new run (Conflict when the id or its idempotency key exists).
+
+        A store may send the write with the unit of work's next statement or at commit, and
+        report the Conflict there (ADR 0067).
+        """
         ...
 
     def get(self, tenant_id: str, run_id: str) -> Run | None:
@@ -33,6 +38,16 @@ class RunRepository(Protocol):
 
     def lock(self, tenant_id: str, run_id: str) -> Run | None:
         """Like :meth:`get`, holding the run against concurrent writers until commit."""
+        ...
+
+    def lock_for_approval(
+        self, tenant_id: str, approval_id: str
+    ) -> tuple[ApprovalRecord, Run | None] | None:
+        """The tenant's approval and its run, the run held as :meth:`lock` holds it.
+
+        None when the tenant has no such approval; the run is None when it is not stored. One
+        read where a store can (ADR 0067).
+        """
         ...
 
     def save(self, run: Run) -> None:

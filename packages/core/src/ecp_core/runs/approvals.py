@@ -93,13 +93,13 @@ class ApprovalService:
         """
         tenant_id = actor.tenant_id
         with self._uow() as uow:
-            approval = uow.approvals.get(tenant_id, approval_id)
-            if approval is None or approval.deployment_ref != deployment_ref:
+            found = uow.runs.lock_for_approval(tenant_id, approval_id)
+            if found is None or found[0].deployment_ref != deployment_ref:
                 raise NotFound(f"approval {approval_id} not found")
+            approval, run = found
             if approval.status is not ApprovalStatus.PENDING:
                 raise ApprovalAlreadyResolved(f"approval {approval_id} is {approval.status.value}")
             _check_request(uow, approval, request)
-            run = uow.runs.lock(tenant_id, approval.run_id)
             # Under the run's lock: a run still paused on the approval means it is still pending
             # (a resolution or an escalation moves the run in the same commit). Otherwise one
             # committed meanwhile: the approval is read afresh to say which.

@@ -9,7 +9,14 @@ import attrs
 
 from ecp_core.canonical import canonical_json, json_digest, thaw
 from ecp_core.catalog.service import require_deployment, require_graph
-from ecp_core.errors import Conflict, FieldError, IllegalTransition, NotFound, ValidationFailed
+from ecp_core.errors import (
+    Conflict,
+    DatabaseUnavailable,
+    FieldError,
+    IllegalTransition,
+    NotFound,
+    ValidationFailed,
+)
 from ecp_core.graphs.paths import set_path
 from ecp_core.pages import MAX_PAGE, check_limit, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
@@ -28,6 +35,10 @@ log = logging.getLogger("ecp_core.runs")
 
 CHAINED_ATTEMPTS = 16
 """At most this many further attempts share one transaction (a claim stays short and fair)."""
+
+
+class _FirstAttemptsFailed(Exception):
+    """The first attempts made in a start's transaction raised (the start is rolled back)."""
 
 
 class RunService:
@@ -57,6 +68,26 @@ class RunService:
         Returns the run and whether it was created. A repeat of a key with a different request is
         a Conflict. The run input must be canonical JSON.
         """
+        return self._start(tenant_id, request, first_attempts=False)
+
+    def start_and_drive(self, tenant_id: str, request: StartRunRequest) -> tuple[Run, bool]:
+        """Start a run as :meth:`start` does, then drive it until it waits or ends.
+
+        The new run's first attempts that change nothing outside it (structural nodes, actions
+        registered ``side_effect: none``; at most :data:`CHAINED_ATTEMPTS`) commit with its
+        creation, so a run that reaches an approval that way costs one transaction (ADR 0067).
+        An action with effects, and whatever follows it, runs only once the run is stored, as in
+        :meth:`drive`. Should those first attempts raise, the run is started alone and driven as
+        usual. A repeated idempotency key drives the first run (which may have moved on).
+        """
+        run, created = self._start(tenant_id, request, first_attempts=True)
+        if run.status in TERMINAL or run.status in WAITING:
+            return run, created
+        return self.drive(tenant_id, run.run_id), created
+
+    def _start(
+        self, tenant_id: str, request: StartRunRequest, *, first_attempts: bool
+    ) -> tuple[Run, bool]:
         try:
             canonical_json(request.input)
         except ValidationFailed as exc:
@@ -66,15 +97,27 @@ class RunService:
             ) from exc
         fingerprint = json_digest({"input": request.input, "thread_id": request.thread_id})
         try:
-            return self._start_once(tenant_id, request, fingerprint)
+            return self._start_once(tenant_id, request, fingerprint, first_attempts=first_attempts)
+        except _FirstAttemptsFailed as failed:
+            log.warning(
+                "run started without its first attempts",
+                exc_info=failed.__cause__,
+                extra={"tenant_id": tenant_id, "deployment_ref": request.deployment_ref},
+            )
+            return self._start(tenant_id, request, first_attempts=False)
         except Conflict:
             if request.idempotency_key is None:
                 raise
             # A concurrent start with the same key won the insert; its run is visible now.
-            return self._start_once(tenant_id, request, fingerprint)
+            return self._start_once(tenant_id, request, fingerprint, first_attempts=False)
 
     def _start_once(
-        self, tenant_id: str, request: StartRunRequest, fingerprint: str
+        self,
+        tenant_id: str,
+        request: StartRunRequest,
+        fingerprint: str,
+        *,
+        first_attempts: bool,
     ) -> tuple[Run, bool]:
         with self._uow() as uow:
             deployment = require_deployment(uow, tenant_id, request.deployment_ref)
@@ -104,8 +147,27 @@ class RunService:
                 updated_at=now,
             )
             uow.runs.add(run)
+            if first_attempts:
+                run = self._first_attempts(uow, run)
             uow.commit()
         return run, True
+
+    def _first_attempts(self, uow: RunsUnit, run: Run) -> Run:
+        """Attempt a run just added, in its start's unit of work, while nothing leaves the run.
+
+        Any error but a lost database becomes :class:`_FirstAttemptsFailed`.
+        """
+        try:
+            # The lock of the run this transaction just added reads what its attempts need.
+            run = uow.runs.lock(run.tenant_id, run.run_id) or run
+            run = self._lifecycle.apply(uow, self._stepper.start(run))
+            run = self.continue_in(uow, run, effects=False)
+            uow.runs.save(run)
+        except DatabaseUnavailable:
+            raise
+        except Exception as exc:
+            raise _FirstAttemptsFailed from exc
+        return run
 
     def advance(self, tenant_id: str, run_id: str) -> Run:
         """Make one node attempt if the run is PENDING or RUNNING; otherwise return it as it is."""
@@ -218,19 +280,22 @@ class RunService:
         uow.commit()
         return run
 
-    def continue_in(self, uow: RunsUnit, run: Run) -> Run:
+    def continue_in(self, uow: RunsUnit, run: Run, *, effects: bool = True) -> Run:
         """Attempt ``run``'s next node in the caller's unit of work, and more while that is safe.
 
         After an attempt whose node changed nothing outside the run, the next one joins the same
         transaction (ADR 0059), up to :data:`CHAINED_ATTEMPTS` in all: an attempt with side
-        effects is always the last before the commit, so a failure later never repeats it. Stops
-        when the run pauses or ends. The caller saves the run and commits.
+        effects is always the last before the commit, so a failure later never repeats it; with
+        ``effects=False`` none is made (a run being started, ADR 0067). Stops when the run pauses
+        or ends. The caller saves the run and commits.
         """
         for _ in range(CHAINED_ATTEMPTS):
             if run.status is not RunStatus.RUNNING:
                 return run
             graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
             node = graph.node(run.next_node_id or graph.entry)
+            if not effects and not self._stepper.keeps_to_the_run(node):
+                return run
             policy = uow.policies.get(run.tenant_id, run.deployment_ref)
             child = child_target(uow, run, graph)
             run = self._lifecycle.apply(uow, self._stepper.attempt(run, graph, policy, child))

@@ -6,7 +6,7 @@ import pytest
 from ecp_core.errors import Conflict, NotFound
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.testing.conformance._base import StoreSuite
-from ecp_core.testing.samples import run
+from ecp_core.testing.samples import approval, run
 from ecp_core.types import RunStatus
 
 
@@ -25,8 +25,26 @@ class RunRepositoryConformance(StoreSuite):
             assert tx.runs.get("t2", "run-1") is None
             assert tx.runs.by_idempotency_key("t1", "dep", "k1").run_id == "run-1"
             assert tx.runs.by_idempotency_key("t2", "dep", "k1") is None
-            with pytest.raises(Conflict):
-                tx.runs.add(run())
+        # A store may report it by the next statement or the commit (ADR 0067).
+        with uow() as tx, pytest.raises(Conflict):
+            tx.runs.add(run())
+            tx.commit()
+
+    def test_lock_for_approval_reads_the_approval_and_its_run(self, uow: UnitOfWorkFactory) -> None:
+        """The approval with its run, in the approval's tenant only; None for an unknown one."""
+        with uow() as tx:
+            tx.runs.add(run())
+            tx.approvals.add(approval())
+            tx.approvals.add(approval("ap-2", run_id="gone"))
+            tx.commit()
+        with uow() as tx:
+            assert tx.runs.lock_for_approval("t1", "ap-1") == (approval(), run())
+            assert tx.runs.lock_for_approval("t1", "ap-2") == (
+                approval("ap-2", run_id="gone"),
+                None,
+            )
+            assert tx.runs.lock_for_approval("t2", "ap-1") is None
+            assert tx.runs.lock_for_approval("t1", "nope") is None
 
     def test_save_replaces(self, uow: UnitOfWorkFactory) -> None:
         """Saving replaces a stored run; saving an unknown run is NotFound."""
