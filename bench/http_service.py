@@ -70,8 +70,9 @@ IDLE_SECONDS = 3.0
 RUNS_BEFORE = 27.3
 """Completed runs/s with 4 clients before issue 22: the code at 63ba175 measured on the 2-CPU
 machine at load 2, 2026-11-27 13:45, a minute after this tree gave 48.8 (the earlier median of
-16.0 was taken at load 4.5 to 9, and flattered the ratio). A fixed figure: compare on the same
-machine and load, or run the old tree beside this one."""
+16.0 was taken at load 4.5 to 9, and flattered the ratio). A fixed figure: this machine's speed
+moves by a third within an hour, so compare on the same machine and load, or run the old tree
+beside this one (bench/README.md, "Against the code before issue 22, side by side")."""
 BEFORE_CLIENTS = 4
 RUNS_GAIN_TARGET = 2.0
 QUIET = {"ECP_LOG_LEVEL": "WARNING", "ECP_METRICS_ENABLED": "false"}
