@@ -116,6 +116,27 @@ def load_evidence(ecp, at):
         )
 
 
+def daily_schedules(ecp, names):
+    """A daily v1-v2 schedule per name, each its own comparison (its window a number of seconds
+    longer than 7 days), by id."""
+    made = (
+        ecp.decisions.create_schedule(
+            ACTOR,
+            CreateScheduleRequest(
+                workflow_id="w",
+                baseline_version="v1",
+                candidate_version="v2",
+                interval_seconds=DAY,
+                policy=ComparisonPolicy(min_success_rate=0.5),
+                window_seconds=7 * DAY + extra,
+                name=name,
+            ),
+        )
+        for name, extra in names.items()
+    )
+    return {schedule.schedule_id: schedule for schedule in made}
+
+
 def test_two_processes_never_run_one_occurrence_twice(fresh_database, tmp_path):
     with PostgresStore(fresh_database, max_size=2) as store:
         ecp = Ecp.build(store.unit_of_work, signer=None)
@@ -127,25 +148,13 @@ def test_two_processes_never_run_one_occurrence_twice(fresh_database, tmp_path):
                 assert read_line(worker).strip() == "ready"
             contested, ran_by = 0, [0, 0]
             for round_ in range(ROUNDS):
-                made = {
-                    schedule.schedule_id: schedule
-                    for schedule in (
-                        ecp.decisions.create_schedule(
-                            ACTOR,
-                            CreateScheduleRequest(
-                                workflow_id="w",
-                                baseline_version="v1",
-                                candidate_version="v2",
-                                interval_seconds=DAY,
-                                policy=ComparisonPolicy(min_success_rate=0.5),
-                                # Distinct windows: each schedule is its own comparison.
-                                window_seconds=7 * DAY + round_ * PER_ROUND + index,
-                                name=f"round {round_} schedule {index}",
-                            ),
-                        )
+                made = daily_schedules(
+                    ecp,
+                    {
+                        f"round {round_} schedule {index}": round_ * PER_ROUND + index
                         for index in range(PER_ROUND)
-                    )
-                }
+                    },
+                )
                 for worker in workers:  # both are blocked reading: released together
                     worker.stdin.write("go\n")
                 answers = [json.loads(read_line(worker)) for worker in workers]

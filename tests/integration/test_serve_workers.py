@@ -18,7 +18,7 @@ import httpx
 import psycopg
 import pytest
 from tests.e2e.helpers import Caller, check, deploy, steps
-from tests.integration.test_scheduler_race import ACTOR, DAY, load_evidence
+from tests.integration.test_scheduler_race import DAY, daily_schedules, load_evidence
 from tests.integration.test_serve_lifecycle import (
     CHAIN_GRAPH,
     STEPS,
@@ -31,7 +31,6 @@ from tests.integration.test_serve_lifecycle import (
 )
 
 from ecp_core import Ecp
-from ecp_core.decisions.model import ComparisonPolicy, CreateScheduleRequest
 from ecp_postgres import PostgresStore
 
 RUNS = 16
@@ -155,24 +154,7 @@ def test_each_due_schedule_fires_in_exactly_one_of_three_server_processes(
     with PostgresStore(fresh_database, max_size=2) as store:
         ecp = Ecp.build(store.unit_of_work, signer=None)
         load_evidence(ecp, datetime.now(UTC) - 2 * ONE_DAY)
-        made = {
-            schedule.schedule_id: schedule
-            for schedule in (
-                ecp.decisions.create_schedule(
-                    ACTOR,
-                    CreateScheduleRequest(
-                        workflow_id="w",
-                        baseline_version="v1",
-                        candidate_version="v2",
-                        interval_seconds=DAY,
-                        policy=ComparisonPolicy(min_success_rate=0.5),
-                        window_seconds=7 * DAY + index,  # each its own comparison
-                        name=f"schedule {index}",
-                    ),
-                )
-                for index in range(SCHEDULES)
-            )
-        }
+        made = daily_schedules(ecp, {f"schedule {index}": index for index in range(SCHEDULES)})
         with psycopg.connect(fresh_database) as holder:
             holder.execute("SELECT 1 FROM ecp_decision_schedules FOR UPDATE")
             served = ecp_serve(
