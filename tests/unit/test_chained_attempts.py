@@ -173,3 +173,16 @@ def test_a_start_whose_first_attempts_raise_stores_the_run_alone_then_drives_it(
     assert [e.node_id for e in ecp.audit.timeline("t", run.run_id).entries] == ["a", "done"]
     assert counting.commits - before == 2  # the start alone, then one drive through both nodes
     assert "run started without its first attempts" in caplog.text
+
+
+def test_a_repeated_start_and_drive_returns_the_first_run_without_attempting_it_again():
+    ecp, counting, _ = world([None, 1])  # a pure set, then an action with effects
+    request = StartRunRequest(deployment_ref="d", idempotency_key="k")
+    first, created = ecp.runs.start_and_drive("t", request)
+    before = counting.commits
+    again, created_again = ecp.runs.start_and_drive("t", request)
+    assert (created, created_again) == (True, False)
+    assert again == first
+    assert again.status is RunStatus.COMPLETED
+    assert counting.commits == before  # nothing committed: the run had ended
+    assert len(ecp.audit.timeline("t", first.run_id).entries) == 3

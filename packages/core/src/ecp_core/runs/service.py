@@ -155,7 +155,9 @@ class RunService:
     def _first_attempts(self, uow: RunsUnit, run: Run) -> Run:
         """Attempt a run just added, in its start's unit of work, while nothing leaves the run.
 
-        Any error but a lost database becomes :class:`_FirstAttemptsFailed`.
+        Any error but a lost database or a Conflict becomes :class:`_FirstAttemptsFailed`; a
+        Conflict here is the run's own insert refused (a store may send it with a read the
+        attempts make), which :meth:`_start` answers like any other.
         """
         try:
             # The lock of the run this transaction just added reads what its attempts need.
@@ -163,7 +165,7 @@ class RunService:
             run = self._lifecycle.apply(uow, self._stepper.start(run))
             run = self.continue_in(uow, run, effects=False)
             uow.runs.save(run)
-        except DatabaseUnavailable:
+        except (DatabaseUnavailable, Conflict):
             raise
         except Exception as exc:
             raise _FirstAttemptsFailed from exc
