@@ -71,6 +71,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "audit_0002_salts",
             "pending",
+            "audit_0003_deployment_order",
+            "pending",
             "approvals_0001_approvals_and_actions",
             "pending",
             "approvals_0002_inbox",
@@ -119,8 +121,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 33 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 33
+        assert "applied 34 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 34
         assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

@@ -107,7 +107,8 @@ class PostgresBacktests(Repository):
         """The oldest queued backtest, or a running one whose deadline is before ``stale_before``."""
         row = self._conn.execute(
             "SELECT b.record, i.key_id, i.sealed FROM ecp_backtests b"
-            " LEFT JOIN ecp_backtest_inputs i USING (backtest_id)"
+            # b's id is COLLATE "C", i's is not: compared under i's so that its key answers
+            ' LEFT JOIN ecp_backtest_inputs i ON i.backtest_id = b.backtest_id COLLATE "default"'
             " WHERE b.status = 'queued' OR (b.status = 'running' AND b.deadline_at < %s)"
             " ORDER BY b.created_at, b.backtest_id LIMIT 1 FOR UPDATE OF b SKIP LOCKED",
             (stale_before,),
