@@ -763,16 +763,19 @@ def main() -> None:
                 "one transaction each"
             )
             started = time.perf_counter()
-            figures += bench_appends(databases, args.records, started + 0.5 * args.budget)
+            if args.records > 0:
+                figures += bench_appends(databases, args.records, started + 0.5 * args.budget)
             print(
                 f"\n2. completed runs (set -> approval -> end): {args.runs:,} per contender; "
                 f"{load_note()}"
             )
             started = time.perf_counter()
-            figures += bench_runs(
-                databases, args.runs, started + 0.4 * args.budget, profile=args.profile
-            )
-            print_summary(figures)
+            if args.runs > 0:
+                figures += bench_runs(
+                    databases, args.runs, started + 0.4 * args.budget, profile=args.profile
+                )
+            if figures:
+                print_summary(figures)
             print(f"  ({load_note()} at the end: other processes' load makes the figures noisy)")
         finally:
             databases.drop_all()

@@ -10,6 +10,7 @@ import attrs
 
 from ecp_core import ActorIdentity, AuthMethod, CreateDeploymentRequest, Ecp, ServiceRole
 from ecp_core.attestations.model import AttestationSubmission
+from ecp_core.audit.stored import kept_texts
 from ecp_core.certification.model import CertificationState, CreateCertificationRequest
 from ecp_core.graphs import GraphBuilder
 from ecp_core.memory import MemoryStore
@@ -102,3 +103,5 @@ class World:
         records = self.store.tables.table("audit")
         audit_id, record = next((k, r) for k, r in records.items() if r.run_id == run_id)
         records[audit_id] = attrs.evolve(record, output_snapshot={"n": 2})
+        texts = self.store.tables.table("audit_texts")  # the row's kept texts change with it
+        texts[audit_id] = kept_texts(records[audit_id])

@@ -12,12 +12,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecp_core.audit import PII_FIELDS, KeyRing, NodeAuditRecord, crypto_erase, verify_chain
-from ecp_core.audit.record import StoredRecord
-from ecp_core.audit.stored import proven, stored_record
+from ecp_core.audit import (
+    PII_FIELDS,
+    KeyRing,
+    NodeAuditRecord,
+    crypto_erase,
+    verify_chain,
+)
+from ecp_core.audit.record import RunChain, StoredRecord
+from ecp_core.audit.stored import kept_texts, proven, stored_record
+from ecp_core.audit.verify import verify_run_chain
 from ecp_core.canonical import canonical_json
+from ecp_core.memory import MemoryStore
 from ecp_core.testing.strategies.audit import SIGNER, START, build_chain, personal_data
-from ecp_core.testing.strategies.text import json_values
+from ecp_core.testing.strategies.text import STORABLE, json_values
 
 pytestmark = pytest.mark.spec("C4 stored-texts-verification")
 
@@ -64,7 +72,7 @@ def test_any_changed_text_is_found_either_way(contents, version, data):
     field = data.draw(st.sampled_from(PII_FIELDS))
     old = getattr(records[index], field)
     new = data.draw(
-        (st.text(max_size=5) if field in ("stdout", "stderr") else json_values).filter(
+        (st.text(STORABLE, max_size=5) if field in ("stdout", "stderr") else json_values).filter(
             lambda value: value is not None or old is not None
         )
     )
@@ -123,3 +131,74 @@ def test_erased_and_version_1_records_take_the_full_path():
         stored = as_stored(chain)
         assert not proven(stored[0])
         assert both(chain, stored).verified
+
+
+def _stored_in_memory(records: list[NodeAuditRecord]) -> MemoryStore:
+    store = MemoryStore()
+    with store.unit_of_work() as uow:
+        for record in records:
+            uow.audit.append(record)
+        uow.commit()
+    return store
+
+
+def _memory_chain(store: MemoryStore, run_id: str = "run-1") -> RunChain:
+    with store.unit_of_work() as uow:
+        (chain,) = uow.audit.chains("t1", [run_id])
+    return chain
+
+
+@given(st.lists(personal_data, min_size=1, max_size=3), st.sampled_from([2, 3]))
+def test_the_memory_store_keeps_canonical_texts_and_proves_from_them(contents, version):
+    """The memory store hands verification its kept texts (ADR 0069): a record whose values all
+    take the first tier comes as stored and is proven; any other comes whole. Either way the
+    answer is the answer over the records themselves."""
+    records, head = build_chain(contents, digest_version=version)
+    chain = _memory_chain(_stored_in_memory(records))
+    for record, entry in zip(records, chain.entries, strict=True):
+        texts = kept_texts(record)
+        assert isinstance(entry, StoredRecord) == (texts is not None)
+        if texts is not None:
+            assert entry.texts == texts
+            assert proven(entry)
+    assert verify_run_chain(chain, RING) == verify_chain(
+        records, RING, scope="run:run-1", head=head
+    )
+    assert list(chain.records) == records
+
+
+def test_a_value_off_the_first_tier_keeps_no_texts():
+    """A float JCS writes unlike Python: no texts are kept, and the record verifies in full."""
+    records, _ = build_chain([{"output_snapshot": {"big": 1e16}}, {"stdout": "x"}])
+    chain = _memory_chain(_stored_in_memory(records))
+    assert kept_texts(records[0]) is None
+    assert type(chain.entries[0]) is NodeAuditRecord
+    assert isinstance(chain.entries[1], StoredRecord)
+    assert verify_run_chain(chain, RING).verified
+
+
+def test_erasure_removes_the_kept_texts_with_the_personal_data():
+    """Crypto-erasure leaves no personal data behind in the kept texts; the chain still verifies."""
+    records, _ = build_chain([{"input_snapshot": {"email": "a@b.c"}}, {"stdout": "x"}])
+    store = _stored_in_memory(records)
+    with store.unit_of_work() as uow:
+        uow.audit.store_erasure(crypto_erase(records[0], "request", START))
+        uow.commit()
+    assert records[0].audit_id not in store.tables.table("audit_texts")
+    assert "a@b.c" not in repr(store.tables.table("audit_texts"))
+    chain = _memory_chain(store)
+    assert type(chain.entries[0]) is NodeAuditRecord
+    assert chain.entries[0].erased
+    assert verify_run_chain(chain, RING).verified
+
+
+def test_what_verification_is_handed_cannot_change_the_store():
+    """Loading a stored entry and changing what it gives back leaves the stored record as it was."""
+    records, _ = build_chain([{"input_snapshot": {"a": [1, 2]}}])
+    store = _stored_in_memory(records)
+    entry = _memory_chain(store).entries[0]
+    assert isinstance(entry, StoredRecord)
+    entry.load().input_snapshot["a"].append(3)
+    entry.pii_commitments["input_snapshot"] = "sha256:0"
+    assert _memory_chain(store).records == (records[0],)
+    assert proven(_memory_chain(store).entries[0])

@@ -1,11 +1,12 @@
 """The wire converter: strict types, no extras, every failing field located."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 
 import attrs
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from ecp_core.approvals.model import ApprovalResolutionRequest
 from ecp_core.errors import ValidationFailed
@@ -155,6 +156,21 @@ def test_timestamps_round_trip_in_utc_with_z():
     assert format_timestamp(moment) == "2026-11-22T05:30:00.123456Z"
     with pytest.raises(ValueError, match="offset"):
         parse_timestamp("2026-11-22T06:30:00")
+
+
+@pytest.mark.spec("C1 wire-values")
+@given(
+    st.datetimes(
+        timezones=st.sampled_from([UTC, timezone(timedelta(hours=-7)), timezone(timedelta(0))])
+    ),
+)
+def test_every_aware_moment_is_written_as_utc_with_six_digits_and_z(moment):
+    """The orjson fast path (a UTC moment with a fraction) and the general path write alike."""
+    text = format_timestamp(moment)
+    assert (
+        text == moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+    )
+    assert parse_timestamp(text) == moment
 
 
 @pytest.mark.spec("C1 wire-values")

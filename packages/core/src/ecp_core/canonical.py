@@ -20,6 +20,7 @@ import hashlib
 import importlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import ModuleType
 from typing import Any
 
 import rfc8785
@@ -60,11 +61,21 @@ def _make_dumps() -> Callable[[JsonValue], str]:
 _dumps = _make_dumps()
 
 
+def _import_orjson() -> ModuleType | None:
+    try:
+        return importlib.import_module("orjson")
+    except ImportError:
+        return None
+
+
+ORJSON = _import_orjson()
+"""The ``orjson`` module when installed (an optional speed-up, never required), else None."""
+
+
 def _load_orjson() -> Callable[[JsonValue], bytes] | None:
     """orjson.dumps with sorted keys and 53-bit integers, or None when orjson is not installed."""
-    try:
-        orjson = importlib.import_module("orjson")
-    except ImportError:
+    orjson = ORJSON
+    if orjson is None:
         return None
     option = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER | orjson.OPT_PASSTHROUGH_SUBCLASS
 

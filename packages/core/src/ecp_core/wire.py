@@ -22,7 +22,7 @@ from cattrs.cols import (
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn
 
-from ecp_core.canonical import storable_text
+from ecp_core.canonical import ORJSON, storable_text
 from ecp_core.constraints import WIRE_CHECKED, constraints_of, forbids_extras
 from ecp_core.errors import FieldError, ValidationFailed
 from ecp_core.money import money_text
@@ -33,7 +33,18 @@ Loc = tuple[str | int, ...]
 
 
 def format_timestamp(moment: datetime) -> str:
-    """Write an aware datetime as RFC 3339 UTC with microseconds and ``Z``."""
+    """Write an aware datetime as RFC 3339 UTC with microseconds and ``Z``.
+
+    orjson, when installed, writes a UTC datetime with a fraction the same way several times
+    faster (it leaves out a zero fraction, so those take the general path).
+    """
+    if (
+        ORJSON is not None
+        and type(moment) is datetime
+        and moment.tzinfo is UTC
+        and moment.microsecond
+    ):
+        return ORJSON.dumps(moment, option=ORJSON.OPT_UTC_Z)[1:-1].decode()  # type: ignore[no-any-return]
     if moment.tzinfo is None:
         msg = "naive datetime"
         raise ValueError(msg)

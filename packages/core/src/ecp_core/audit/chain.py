@@ -9,6 +9,7 @@ the digest covers the commitments, never the salt.
 """
 
 import hashlib
+import operator
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -61,8 +62,11 @@ def commitments_of(record: NodeAuditRecord | Mapping[str, Any]) -> dict[str, str
     return {field: commitment(getattr(record, field)) for field in PII_FIELDS}
 
 
+_envelope_values = operator.attrgetter(*ENVELOPE_FIELDS)
+
+
 def _envelope(record: NodeAuditRecord) -> dict[str, Any]:
-    envelope: dict[str, Any] = {field: getattr(record, field) for field in ENVELOPE_FIELDS}
+    envelope: dict[str, Any] = dict(zip(ENVELOPE_FIELDS, _envelope_values(record), strict=True))
     envelope["created_at"] = format_timestamp(record.created_at)
     envelope["status"] = str(record.status)
     return envelope

@@ -13,6 +13,7 @@ any change of any field is still found.
 """
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from ecp_core.audit.chain import hashed_form
@@ -24,7 +25,7 @@ from ecp_core.audit.record import (
     StoredRecord,
 )
 from ecp_core.audit.salted import commitment_prefix, parse_salt
-from ecp_core.canonical import canonical_json
+from ecp_core.canonical import by_orjson, canonical_json
 from ecp_core.errors import NotCanonicalizable
 
 _NULL = b"null"
@@ -73,10 +74,37 @@ def proven(entry: StoredRecord) -> bool:
     return "sha256:" + hashlib.sha256(hashed).hexdigest() == entry.record_digest
 
 
-def stored_record(record: NodeAuditRecord, texts: tuple[str | None, ...]) -> StoredRecord:
-    """``record`` as a store keeping ``texts`` would hand it to verification (tests, benches)."""
+def kept_texts(record: NodeAuditRecord) -> tuple[str | None, ...] | None:
+    """The canonical JSON text of each personal-data value of ``record`` (None for null).
+
+    None when a value does not take the first canonical tier (:func:`~ecp_core.canonical.by_orjson`):
+    a store then keeps no texts for the record and verification recomputes it in full.
+    """
+    texts: list[str | None] = []
+    for field in PII_FIELDS:
+        value = getattr(record, field)
+        if value is None:
+            texts.append(None)
+            continue
+        data = by_orjson(value)
+        if data is None:
+            return None
+        texts.append(data.decode())
+    return tuple(texts)
+
+
+def stored_record(
+    record: NodeAuditRecord,
+    texts: tuple[str | None, ...],
+    load: Callable[[], NodeAuditRecord] | None = None,
+) -> StoredRecord:
+    """``record`` as a store keeping ``texts`` hands it to verification.
+
+    ``load`` builds the full record when the texts do not prove it (``record`` itself by default).
+    """
     envelope = hashed_form(record)
     envelope.pop("pii_commitments", None)
+    commitments = record.pii_commitments
     return StoredRecord(
         audit_id=record.audit_id,
         attempt=record.attempt,
@@ -85,9 +113,9 @@ def stored_record(record: NodeAuditRecord, texts: tuple[str | None, ...]) -> Sto
         signature=record.signature,
         signing_key_id=record.signing_key_id,
         envelope=envelope,
-        pii_commitments=record.pii_commitments,
+        pii_commitments=dict(commitments) if type(commitments) is dict else commitments,
         pii_salt=record.pii_salt,
         erased=record.erased,
         texts=texts,
-        load=lambda: record,
+        load=(lambda: record) if load is None else load,
     )

@@ -1,5 +1,6 @@
 """AuditRepository in memory."""
 
+import copy
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -11,9 +12,11 @@ from ecp_core.audit.record import (
     ChainHead,
     NodeAuditRecord,
     RunChain,
+    StoredRecord,
     not_extending,
 )
 from ecp_core.audit.settings import AuditSettings
+from ecp_core.audit.stored import kept_texts, stored_record
 from ecp_core.errors import missing
 from ecp_core.memory.retention import held
 from ecp_core.memory.tables import Repository, detached
@@ -23,7 +26,9 @@ class MemoryAudit(Repository):
     """Records by id, each run's chain as a list of ids, and each run's chain head.
 
     A version 3 record's salt lives apart, in ``audit_salts`` by audit id: the record is stored
-    without it, reads join it back, and erasure removes it.
+    without it, reads join it back, and erasure removes it. Like PostgreSQL's ``json`` columns,
+    ``audit_texts`` keeps the canonical text of each personal-data value as appended (ADR 0069),
+    so verification proves a record by hashing them; erasure removes them with the values.
     """
 
     def _joined(self, record: NodeAuditRecord) -> NodeAuditRecord:
@@ -47,6 +52,9 @@ class MemoryAudit(Repository):
         )
         self._t.append("audit_chains", record.run_id, record.audit_id)
         self._t.put("audit", record.audit_id, attrs.evolve(record, pii_salt=None))
+        texts = None if record.erased else kept_texts(record)
+        if texts is not None:
+            self._t.put("audit_texts", record.audit_id, texts)
         if record.pii_salt is not None:
             self._t.put("audit_salts", record.audit_id, record.pii_salt)
         self._t.put("audit_heads", record.run_id, new_head)
@@ -72,12 +80,29 @@ class MemoryAudit(Repository):
             )
         ]
 
+    def _entry(self, record: NodeAuditRecord) -> NodeAuditRecord | StoredRecord:
+        """A record as verification reads it: with its kept texts, or copied whole without."""
+        joined = self._joined(record)
+        texts = self._t.table("audit_texts").get(record.audit_id)
+        if texts is None:
+            return copy.deepcopy(joined)
+        return stored_record(joined, texts, load=lambda: copy.deepcopy(joined))
+
     def chains(self, tenant_id: str, run_ids: Sequence[str]) -> list[RunChain]:
-        """Each run's records and chain head (the unit of work holds the store)."""
+        """Each run's records and chain head (the unit of work holds the store).
+
+        A record with kept texts comes as stored (proven from them); any other as a copy.
+        """
+        records = self._t.table("audit")
+        chains = self._t.table("audit_chains")
         return [
             RunChain(
                 run_id=run_id,
-                entries=tuple(self.for_run(tenant_id, run_id)),
+                entries=tuple(
+                    self._entry(record)
+                    for record in (records[audit_id] for audit_id in chains.get(run_id, []))
+                    if record.tenant_id == tenant_id
+                ),
                 head=self.head(run_id),
             )
             for run_id in run_ids
@@ -135,6 +160,7 @@ class MemoryAudit(Repository):
         check_erasure(stored, record)
         self._t.put("audit", record.audit_id, record)
         self._t.remove("audit_salts", record.audit_id)
+        self._t.remove("audit_texts", record.audit_id)
 
     @detached
     def settings(self, tenant_id: str) -> AuditSettings | None:
