@@ -1,2 +1,4 @@
+CREATE INDEX ecp_audit_by_deployment_by_default
+    ON ecp_audit_records (tenant_id, deployment_ref, run_id, attempt);
 DROP INDEX ecp_audit_by_deployment;
-CREATE INDEX ecp_audit_by_deployment ON ecp_audit_records (tenant_id, deployment_ref, run_id, attempt);
+ALTER INDEX ecp_audit_by_deployment_by_default RENAME TO ecp_audit_by_deployment;

@@ -6,6 +6,10 @@
 -- collation (the lookups by run, the chain reads and the joins compare under it), and
 -- ecp_audit_by_run answers a run's records.
 
-DROP INDEX ecp_audit_by_deployment;
-CREATE INDEX ecp_audit_by_deployment
+-- The new index is built before the old one is dropped: reads of the table go on during the
+-- build (appends wait for it), and the drop's exclusive lock lasts only to the commit.
+
+CREATE INDEX ecp_audit_by_deployment_in_order
     ON ecp_audit_records (tenant_id, deployment_ref, run_id COLLATE "C", attempt);
+DROP INDEX ecp_audit_by_deployment;
+ALTER INDEX ecp_audit_by_deployment_in_order RENAME TO ecp_audit_by_deployment;
