@@ -20,6 +20,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg.rows import dict_row
 
 from ecp_core.errors import EcpError
 from ecp_core.types import ApprovalStatus
@@ -29,7 +30,7 @@ from ecp_postgres.audit import PostgresAudit
 from ecp_postgres.backtests import PostgresBacktests
 from ecp_postgres.connectors import PostgresConnectorCosts
 from ecp_postgres.retention import PostgresRetention
-from ecp_postgres.runs import PostgresRuns
+from ecp_postgres.runs import _TENANTS, PostgresRuns
 from ecp_postgres.tasks import PostgresTasks
 from ecp_postgres.webhooks import PostgresWebhooks
 
@@ -287,3 +288,19 @@ def test_the_run_claim_reads_by_index(populated):
     plan = "\n".join(row[0] for row in rows)
     assert "Seq Scan" not in plan, plan
     assert "ecp_runs_runnable_by_tenant" in plan, plan
+
+
+def test_the_tenants_of_the_retention_sweep_are_read_one_probe_each(populated):
+    """``PostgresRuns.tenants`` reads a few index entries per tenant, not one per run (4,000)."""
+    with psycopg.connect(populated, row_factory=dict_row) as conn:
+        assert PostgresRuns(conn).tenants() == ["t0", "t1", "t2", "t3"]
+        conn.execute("SET enable_seqscan = off")
+        (plan,) = conn.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {_TENANTS}").fetchone()[
+            "QUERY PLAN"
+        ]
+
+    def rows_read(node: dict[str, Any]) -> int:
+        own = node["Actual Rows"] * node["Actual Loops"] if "Relation Name" in node else 0
+        return own + sum(rows_read(child) for child in node.get("Plans", []))
+
+    assert rows_read(plan["Plan"]) <= 10, plan
