@@ -43,12 +43,25 @@ class PostgresTasks(Repository, RuleApplyingTasks):
     def _claimable(
         self, tenant_id: str, topics: Collection[str], now: datetime, limit: int
     ) -> list[Task]:
-        """Claimable tasks, oldest first, locked for this transaction; rows others hold are skipped."""
+        """Claimable tasks, oldest first, locked for this transaction; rows others hold are skipped.
+
+        One topic is compared with ``=``: ``ecp_tasks_open`` then hands the tasks over in order and
+        the scan stops at ``limit``. Several topics (``= ANY``) get no ordered index path on
+        PostgreSQL 16, so their claimable tasks are sorted (ADR 0068).
+        """
+        listed = list(topics)
+        one = len(listed) == 1
         rows = self._conn.execute(
-            f"{TASKS.select_sql()} WHERE tenant_id = %(tenant)s AND topic = ANY(%(topics)s)"
+            f"{TASKS.select_sql()} WHERE tenant_id = %(tenant)s"
+            f" AND {'topic = %(topics)s' if one else 'topic = ANY(%(topics)s)'}"
             f" AND {_OPEN} AND ({_CLAIMABLE})"
             " ORDER BY created_at, task_id LIMIT %(limit)s FOR UPDATE SKIP LOCKED",
-            {"tenant": tenant_id, "topics": list(topics), "now": now, "limit": limit},
+            {
+                "tenant": tenant_id,
+                "topics": listed[0] if one else listed,
+                "now": now,
+                "limit": limit,
+            },
         ).fetchall()
         return [TASKS.load(row) for row in rows]
 
