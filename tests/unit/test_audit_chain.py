@@ -14,6 +14,7 @@ from ecp_core.audit import (
     seal,
     verify_chain,
 )
+from ecp_core.audit.chain import compute_digest
 from ecp_core.errors import AuditRecordNotErasable
 from ecp_core.testing.strategies.audit import SIGNER, START, build_chain, personal_data
 from ecp_core.testing.strategies.text import json_values
@@ -337,4 +338,29 @@ def test_records_need_utc_timestamps():
                 **attrs.asdict(build_chain([{}])[0][0], recurse=False),
                 "created_at": START.astimezone(timezone(timedelta(hours=2))),
             }
+        )
+
+
+@given(personal_data, st.sampled_from([1, 2]))
+def test_a_sealed_record_is_the_record_its_digest_recomputes_from(content, version):
+    """seal builds the record once from the values it hashes: recomputing from the built record
+    gives its digest, and its signature is of that digest."""
+    (record,), _ = build_chain([content], digest_version=version)
+    assert compute_digest(record) == record.record_digest
+    assert RING.verify_text(record.signing_key_id, record.record_digest, record.signature)
+
+
+def test_sealing_without_an_envelope_field_names_it():
+    with pytest.raises(TypeError, match="node_id"):
+        seal(
+            previous_record_digest=None,
+            signer=None,
+            created_at=START,
+            audit_id="a-1",
+            run_id="r-1",
+            tenant_id="t1",
+            deployment_ref="dep",
+            graph_version_ref="g@1",
+            attempt=1,
+            status=AttemptStatus.SUCCEEDED,
         )

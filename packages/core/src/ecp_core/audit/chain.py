@@ -8,13 +8,12 @@ Version 3 (opt-in per tenant) is version 2 with salted commitments (:mod:`ecp_co
 the digest covers the commitments, never the salt.
 """
 
+import functools
 import hashlib
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
-
-import attrs
 
 from ecp_core.audit.record import (
     DIGEST_VERSION,
@@ -65,21 +64,21 @@ def commitments_of(record: NodeAuditRecord | Mapping[str, Any]) -> dict[str, str
 _envelope_values = operator.attrgetter(*ENVELOPE_FIELDS)
 
 
-def _envelope(record: NodeAuditRecord) -> dict[str, Any]:
-    envelope: dict[str, Any] = dict(zip(ENVELOPE_FIELDS, _envelope_values(record), strict=True))
-    envelope["created_at"] = format_timestamp(record.created_at)
-    envelope["status"] = str(record.status)
+def _hashed(envelope: dict[str, Any], value: Callable[[str], Any]) -> dict[str, Any]:
+    """The hashed form from the envelope fields' values and ``value`` of any other field."""
+    envelope["created_at"] = format_timestamp(envelope["created_at"])
+    envelope["status"] = str(envelope["status"])
+    if envelope["digest_version"] == LEGACY_DIGEST_VERSION:
+        envelope.update({field: value(field) for field in PII_FIELDS})
+    else:
+        envelope["pii_commitments"] = value("pii_commitments")
     return envelope
 
 
 def hashed_form(record: NodeAuditRecord) -> dict[str, Any]:
     """The exact JSON object whose canonical bytes the record digest covers."""
-    envelope = _envelope(record)
-    if record.digest_version == LEGACY_DIGEST_VERSION:
-        envelope.update({field: getattr(record, field) for field in PII_FIELDS})
-    else:
-        envelope["pii_commitments"] = record.pii_commitments
-    return envelope
+    envelope = dict(zip(ENVELOPE_FIELDS, _envelope_values(record), strict=True))
+    return _hashed(envelope, functools.partial(getattr, record))
 
 
 def hashed_bytes(record: NodeAuditRecord) -> bytes:
@@ -118,21 +117,24 @@ def seal(
     ``digest_version=1`` builds a legacy record (import of old chains and tests only);
     ``digest_version=3`` needs the record's 32-byte ``salt`` (:func:`~ecp_core.audit.salted.new_salt`).
     """
-    draft = NodeAuditRecord(
-        previous_record_digest=previous_record_digest,
-        created_at=created_at,
-        digest_version=digest_version,
-        record_digest="",
-        pii_commitments=_sealed_commitments(digest_version, fields, salt),
-        pii_salt=None if salt is None else salt_hex(salt),
+    values: dict[str, Any] = {
+        "previous_record_digest": previous_record_digest,
+        "created_at": created_at,
+        "digest_version": digest_version,
+        "pii_commitments": _sealed_commitments(digest_version, fields, salt),
+        "pii_salt": None if salt is None else salt_hex(salt),
         **fields,
-    )
-    digest = compute_digest(draft)
-    if signer is None:
-        return attrs.evolve(draft, record_digest=digest)
-    return attrs.evolve(
-        draft,
+    }
+    absent = [field for field in ENVELOPE_FIELDS if field not in values]
+    if absent:
+        msg = f"seal() needs the record's {', '.join(absent)}"
+        raise TypeError(msg)
+    # The record is built once, from the values its digest covers (models validate, never convert).
+    envelope = {field: values[field] for field in ENVELOPE_FIELDS}
+    digest = sha256_digest(canonical_json(_hashed(envelope, values.get)))
+    return NodeAuditRecord(
         record_digest=digest,
-        signature=signer.sign_text(digest),
-        signing_key_id=signer.key_id,
+        signature=None if signer is None else signer.sign_text(digest),
+        signing_key_id=None if signer is None else signer.key_id,
+        **values,
     )
