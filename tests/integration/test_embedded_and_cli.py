@@ -99,6 +99,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "tasks_0002_lock_expiry",
             "pending",
+            "tasks_0003_claim_by_age",
+            "pending",
             "billing_0001_subscriptions",
             "pending",
             "billing_0002_merchant_events",
@@ -121,8 +123,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 34 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 34
+        assert "applied 35 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 35
         assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

@@ -116,8 +116,11 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             assert rollback_migrations(url, 1) == [every[-undone]]
             assert complete - tables(url) == set(hosted[:undone])
         every, complete = every[: -len(hosted)], complete - set(hosted)
-        # Issue 17: the external task queue comes next; undo it, its lock-expiry and per-run
-        # indexes before its table.
+        # Issue 17: the external task queue comes next; undo its claim-by-age index (ADR 0068),
+        # its lock-expiry and per-run indexes before its table.
+        assert "ecp_tasks_open_by_age" in indexes(url)
+        assert rollback_migrations(url, 1) == ["tasks_0003_claim_by_age"]
+        assert "ecp_tasks_open_by_age" not in indexes(url)
         task_indexes = {"ecp_tasks_lock_expiry", "ecp_tasks_by_run"}
         assert {"ecp_tasks_open", "ecp_tasks_by_tenant"} | task_indexes <= indexes(url)
         assert rollback_migrations(url, 1) == ["tasks_0002_lock_expiry"]
@@ -125,7 +128,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert complete == tables(url)
         assert rollback_migrations(url, 1) == ["tasks_0001_tasks"]
         assert complete - tables(url) == {"ecp_tasks"}
-        every, complete = every[:-2], complete - {"ecp_tasks"}
+        every, complete = every[:-3], complete - {"ecp_tasks"}
         assert every[-8:] == [
             "retention_0001_policies_holds_log",
             "retention_0002_aged_salted_records",
@@ -184,6 +187,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             *every,
             "tasks_0001_tasks",
             "tasks_0002_lock_expiry",
+            "tasks_0003_claim_by_age",
             "billing_0001_subscriptions",
             "billing_0002_merchant_events",
             "entitlements_0001_meters",

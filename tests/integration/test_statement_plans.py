@@ -192,11 +192,10 @@ CASES: dict[str, tuple[Call, str | None]] = {
     "approvals of a run": (lambda c: PostgresApprovals(c).for_run("t1", "run-000401"), None),
     "approvals overdue": (lambda c: PostgresApprovals(c).overdue(NOW, 50), ORDERED),
     "approval trail": (lambda c: PostgresApprovals(c).actions("t1", "ap-run-000401"), None),
-    # tasks (the claim sorts the asked topics' claimable tasks: several topics, one index range
-    # each)
+    # tasks (one topic in ecp_tasks_open's order; several in ecp_tasks_open_by_age's, filtered)
     "tasks claim": (
         lambda c: PostgresTasks(c)._claimable("t1", ["topic-1", "topic-2"], NOW, 10),
-        None,
+        ORDERED,
     ),
     "tasks claim of one topic": (
         lambda c: PostgresTasks(c)._claimable("t1", ["topic-1"], NOW, 10),

@@ -46,8 +46,9 @@ class PostgresTasks(Repository, RuleApplyingTasks):
         """Claimable tasks, oldest first, locked for this transaction; rows others hold are skipped.
 
         One topic is compared with ``=``: ``ecp_tasks_open`` then hands the tasks over in order and
-        the scan stops at ``limit``. Several topics (``= ANY``) get no ordered index path on
-        PostgreSQL 16, so their claimable tasks are sorted (ADR 0068).
+        the scan stops at ``limit``. Several topics (``= ANY``) get no ordered path from that index
+        on PostgreSQL 16; ``ecp_tasks_open_by_age`` gives the tenant's open tasks in order, filtered
+        by topic, where the planner finds that cheaper than sorting the topics' own (ADR 0068).
         """
         listed = list(topics)
         one = len(listed) == 1

@@ -1,0 +1,1 @@
+DROP INDEX ecp_tasks_open_by_age;
