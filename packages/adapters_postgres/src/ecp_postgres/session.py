@@ -222,7 +222,8 @@ class UnitConnection(psycopg.Connection[dict[str, Any]]):
         with psycopg.RawCursor(self, row_factory=tuple_row) as cursor:
             cursor.execute(sql, params)
             row = cursor.fetchone()
-            counts: list[int] = list(row[0]) if row is not None else []
+            assert row is not None  # noqa: S101 - the statement always returns its one row
+            counts: list[int] = list(row[0])
             if _refused(writes, counts):
                 _refuse(super().cursor(), writes, counts)
 

@@ -60,12 +60,16 @@ class MemoryAudit(Repository):
         self._t.put("audit_heads", record.run_id, new_head)
         return new_head
 
+    def _stored_chain(self, tenant_id: str, run_id: str) -> list[NodeAuditRecord]:
+        """The tenant's records of the run's chain as stored (not copied, salts apart)."""
+        records = self._t.table("audit")
+        chain = [records[audit_id] for audit_id in self._t.table("audit_chains").get(run_id, [])]
+        return [record for record in chain if record.tenant_id == tenant_id]
+
     @detached
     def for_run(self, tenant_id: str, run_id: str) -> list[NodeAuditRecord]:
         """A run's records in chain order."""
-        records = self._t.table("audit")
-        chain = [records[audit_id] for audit_id in self._t.table("audit_chains").get(run_id, [])]
-        return [self._joined(record) for record in chain if record.tenant_id == tenant_id]
+        return [self._joined(record) for record in self._stored_chain(tenant_id, run_id)]
 
     def chain_run_ids(self, tenant_id: str, deployment_ref: str) -> list[str]:
         """The runs of a deployment that have audit records, in code-point order."""
@@ -93,16 +97,10 @@ class MemoryAudit(Repository):
 
         A record with kept texts comes as stored (proven from them); any other as a copy.
         """
-        records = self._t.table("audit")
-        chains = self._t.table("audit_chains")
         return [
             RunChain(
                 run_id=run_id,
-                entries=tuple(
-                    self._entry(record)
-                    for record in (records[audit_id] for audit_id in chains.get(run_id, []))
-                    if record.tenant_id == tenant_id
-                ),
+                entries=tuple(map(self._entry, self._stored_chain(tenant_id, run_id))),
                 head=self.head(run_id),
             )
             for run_id in run_ids
