@@ -40,19 +40,17 @@ script ends in bounded time on a slow machine, and then says how many items it m
 import argparse
 import cProfile
 import importlib
-import math
-import os
 import pstats
-import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 import psycopg
 from psycopg.rows import dict_row
 
+from _attempt_appends import bench_attempt_appends
 from _database import Databases, server
+from _rounds import Figure, Timing, interleave, load_note, paired_ratio, print_summary, rate_line
 from _statements import statement_kind, statements_seen
 from ecp_core import (
     ActorIdentity,
@@ -88,120 +86,6 @@ APPEND_TARGET = 0.8
 RUNS_TARGET = 2.0
 STATEMENTS_TARGET = 15
 COMMITS_TARGET = 3
-
-
-# -- timing and reporting -------------------------------------------------------------------------
-
-
-@dataclass
-class Timing:
-    """Items, wall-clock seconds and this process's CPU seconds of one contender, by round."""
-
-    rounds: list[tuple[int, float]] = field(default_factory=list)
-    cpu_seconds: float = 0.0
-
-    @property
-    def count(self) -> int:
-        return sum(n for n, _ in self.rounds)
-
-    @property
-    def seconds(self) -> float:
-        return sum(s for _, s in self.rounds)
-
-    @property
-    def rate(self) -> float:
-        return self.count / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def ms(self) -> float:
-        return self.seconds * 1e3 / max(self.count, 1)
-
-    @property
-    def median_ms(self) -> float:
-        """The median over rounds of milliseconds per item (robust to passing load)."""
-        return statistics.median(s * 1e3 / n for n, s in self.rounds)
-
-    @property
-    def cpu_ms(self) -> float:
-        """Milliseconds of this process's CPU per item (the client side: Python, psycopg)."""
-        return self.cpu_seconds * 1e3 / max(self.count, 1)
-
-
-def paired_ratio(a: Timing, b: Timing) -> float:
-    """Median over rounds of a's rate / b's rate in the same round (same items per round)."""
-    return statistics.median(
-        (na / sa) / (nb / sb) for (na, sa), (nb, sb) in zip(a.rounds, b.rounds, strict=True)
-    )
-
-
-def interleave(
-    steps: dict[str, Callable[[int, int], None]],
-    count: int,
-    rounds: int,
-    deadline: float,
-    what: str,
-) -> dict[str, Timing]:
-    """Run every step over items [lo, hi) of each round, rotating their order; time each."""
-    timings = {name: Timing() for name in steps}
-    names = list(steps)
-    chunk = max(1, math.ceil(count / rounds))
-    for number, lo in enumerate(range(0, count, chunk)):
-        hi = min(count, lo + chunk)
-        shift = number % len(names)
-        for name in names[shift:] + names[:shift]:
-            began, cpu = time.perf_counter(), time.process_time()
-            steps[name](lo, hi)
-            timings[name].rounds.append((hi - lo, time.perf_counter() - began))
-            timings[name].cpu_seconds += time.process_time() - cpu
-        if hi < count and time.perf_counter() > deadline:
-            print(f"  (time budget spent: measured {hi:,} of {count:,} {what} per contender)")
-            break
-    return timings
-
-
-def rate_line(label: str, timing: Timing, unit: str) -> str:
-    return (
-        f"  {label:<46} {timing.rate:>6,.0f} {unit}/s  {timing.ms:6.3f} ms each"
-        f" (median {timing.median_ms:6.3f}), client CPU {timing.cpu_ms:6.3f} ms"
-    )
-
-
-@dataclass
-class Figure:
-    name: str
-    value: float | None
-    unit: str
-    target: float | None = None
-    at_most: bool = False
-    """Whether the target is a ceiling (a count) rather than a floor (a rate or ratio)."""
-
-    def shown(self) -> str:
-        if self.value is None:
-            return "skipped"
-        return f"{self.value:,.2f}" if self.unit == "x" else f"{self.value:,.0f} {self.unit}"
-
-    def met(self) -> str:
-        if self.target is None:
-            return "-"
-        if self.value is None:
-            return "n/a"
-        met = self.value <= self.target if self.at_most else self.value >= self.target
-        return "yes" if met else "no"
-
-
-def print_summary(figures: list[Figure]) -> None:
-    print("\nsummary")
-    width = max(len(f.name) for f in figures)
-    print(f"  {'figure':<{width}}  {'value':>12}  {'target':>7}  met")
-    for figure in figures:
-        bound = "<=" if figure.at_most else ">="
-        target = "-" if figure.target is None else f"{bound} {figure.target:g}"
-        print(f"  {figure.name:<{width}}  {figure.shown():>12}  {target:>7}  {figure.met()}")
-
-
-def load_note() -> str:
-    one_minute = os.getloadavg()[0]
-    return f"load average {one_minute:.2f} on {os.cpu_count()} CPUs"
 
 
 # -- the server and its databases ---------------------------------------------------------------
@@ -764,9 +648,23 @@ def main() -> None:
             )
             started = time.perf_counter()
             if args.records > 0:
-                figures += bench_appends(databases, args.records, started + 0.5 * args.budget)
+                figures += bench_appends(databases, args.records, started + 0.3 * args.budget)
             print(
-                f"\n2. completed runs (set -> approval -> end): {args.runs:,} per contender; "
+                f"\n2. audit appends inside attempts: {args.records:,} attempts per method, each "
+                "locking its run, writing one record and the run's state, and committing"
+            )
+            started = time.perf_counter()
+            if args.records > 0:
+                figures += bench_attempt_appends(
+                    databases,
+                    args.records,
+                    started + 0.2 * args.budget,
+                    tenant_id=TENANT,
+                    signer=SIGNER,
+                    fields=attempt_fields,
+                )
+            print(
+                f"\n3. completed runs (set -> approval -> end): {args.runs:,} per contender; "
                 f"{load_note()}"
             )
             started = time.perf_counter()
