@@ -67,6 +67,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "core_0007_claim_function",
             "pending",
+            "core_0008_tenant_in_moved_notifications",
+            "pending",
             "audit_0001_records_and_heads",
             "pending",
             "audit_0002_salts",
@@ -123,8 +125,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 35 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 35
+        assert "applied 36 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 36
         assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

@@ -224,6 +224,52 @@ def test_a_long_poll_answers_with_a_task_offered_while_it_waits(client):
     assert [t["run_id"] for t in tasks] == [run["run_id"]]
 
 
+def tasks_bell(client: TestClient) -> tuple[float, float]:
+    """The claims waiting on the tasks-offered bell now, and how many its rings woke, scraped."""
+    text = client.get("/metrics", headers=auth()).text
+
+    def value(family: str) -> float:
+        start = f'{family}{{bell="tasks_offered"}} '
+        return float(next(line for line in text.splitlines() if line.startswith(start)).split()[1])
+
+    return value("ecp_long_polls_waiting"), value("ecp_long_poll_wakeups_total")
+
+
+def eventually(condition: Any) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+@pytest.mark.spec("C10 tenant-keyed-claim-wakeups")
+def test_a_waiting_claim_is_woken_by_its_own_tenants_offers_only():
+    """globex's offer and its worker's failed attempt reach no acme claim; acme's offer does."""
+    settings = Settings(jwt_secret=SECRET, audit_signing_key=SEED, dispatch_poll_seconds=0.02)
+    with TestClient(create_app(settings, storage=MemoryStore())) as fresh:
+        for tenant in ("acme", "globex"):
+            deploy(fresh, "keyed", "keyed.work", tenant=tenant)
+        answers: list[Any] = []
+        waiting = threading.Thread(
+            target=lambda: answers.append(claim(fresh, "keyed.work", wait_seconds=30))
+        )
+        waiting.start()
+        eventually(lambda: tasks_bell(fresh) == (1, 0))
+        start(fresh, "keyed", tenant="globex")  # answered once the run waits: its offer rang
+        other = claim(fresh, "keyed.work", tenant="globex").json()["tasks"][0]
+        failed = fresh.post(
+            f"/v1/tasks/{other['task_id']}/fail",
+            json={"lock_token": other["lock_token"], "error": "busy"},
+            headers=auth("worker", "globex"),
+        )
+        assert failed.json()["status"] == "waiting"  # offered again at once, to globex
+        assert tasks_bell(fresh) == (1, 0)  # acme's claim was not woken: it claimed nothing
+        run = start(fresh, "keyed")
+        waiting.join(30)
+        assert [t["run_id"] for t in answers[0].json()["tasks"]] == [run["run_id"]]
+        assert tasks_bell(fresh) == (0, 1)
+
+
 @pytest.mark.spec(RULE)
 def test_a_long_poll_with_nothing_offered_answers_an_empty_list(client):
     answer = claim(client, "nobody.offers.this", wait_seconds=1)

@@ -38,6 +38,8 @@ FAMILIES = {
     "ecp_webhook_outbox_depth",
     "ecp_tasks_waiting",
     "ecp_audit_records_appended",
+    "ecp_long_poll_wakeups",
+    "ecp_long_polls_waiting",
 }
 RFC3339_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 

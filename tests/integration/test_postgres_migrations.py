@@ -31,6 +31,15 @@ def indexes(url):
     return {row[0] for row in rows}
 
 
+def run_notify_source(url):
+    """The body of the trigger function that sends the run notifications (ADR 0063, 0071)."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT prosrc FROM pg_proc WHERE proname = 'ecp_runs_notify'"
+        ).fetchone()
+    return None if row is None else row[0]
+
+
 @pytest.mark.spec("§9 migrations")
 def test_each_migration_rolls_back_and_reapplies(postgres_url):
     url = create_database(postgres_url, "ecp_test_migrations")
@@ -38,6 +47,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         every = [m.id for m in migrations()]
         assert {pathlib.Path(m.path).parent.name for m in migrations()} == set(AREAS)
         assert apply_migrations(url) == every
+        assert "NEW.tenant_id" in run_notify_source(url)
         complete = tables(url)
         assert {"ecp_runs", "ecp_audit_records", "ecp_audit_heads", "ecp_approvals"} <= complete
         assert {"ecp_retention_policies", "ecp_legal_holds", "ecp_retention_audit_log"} <= complete
@@ -181,6 +191,9 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert not {"ecp_runs_expired", "ecp_audit_aged"} & indexes(url)
         for undone in range(9, len(every) + 1):
             assert rollback_migrations(url, 1) == [every[-undone]]
+            if every[-undone] == "core_0008_tenant_in_moved_notifications":  # the old payload
+                assert "NEW.tenant_id" not in run_notify_source(url)
+                assert "NEW.run_id" in run_notify_source(url)
         assert tables(url) == set()
         assert not any(applied for _, applied in migration_status(url))
         assert apply_migrations(url) == [
@@ -198,6 +211,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert tables(url) == complete | {"ecp_tasks", *hosted, *backtests} | {
             table for _, dropped in governance for table in dropped
         }
+        assert "NEW.tenant_id" in run_notify_source(url)
         assert apply_migrations(url) == []
     finally:
         drop_database(postgres_url, "ecp_test_migrations")

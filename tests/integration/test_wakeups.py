@@ -9,6 +9,7 @@ is idle again. Nothing here asserts a duration.
 
 import base64
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -27,7 +28,13 @@ from ecp_http.long_poll import Bell
 from ecp_http.settings import Settings
 from ecp_http.wakeups import WakeupMetrics, wakeup_listener
 from ecp_postgres import PostgresStore
-from ecp_postgres.notifications import RUNS_MOVED, RUNS_RUNNABLE, NotificationListener
+from ecp_postgres.notifications import (
+    RUNS_MOVED,
+    RUNS_RUNNABLE,
+    NotificationListener,
+    RunMoved,
+    moved,
+)
 
 SIGNER = Ed25519Signer(bytes(range(9, 41)), key_id="wakeups")
 TEN_MINUTES = 600.0
@@ -207,6 +214,107 @@ def test_prefer_wait_hears_a_run_another_process_moved(fresh_database):
         assert metric(client, "ecp_notification_listener_up") == 1
 
 
+KEYED = "C10 tenant-keyed-claim-wakeups"
+
+
+def deploy_task(ecp: Ecp, tenant: str) -> None:
+    graph = GraphBuilder("g").task("work", "keyed.work").end("done").chain("work", "done").build()
+    ecp.graphs.register(tenant, graph)
+    ecp.graphs.deploy(tenant, CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
+
+
+def waiting_claim(client: TestClient, answers: list[dict[str, object]]) -> threading.Thread:
+    """A worker of TENANT long-polling for a task of ``keyed.work``; its answer goes to ``answers``."""
+    body = {"worker_id": "w", "topics": ["keyed.work"], "wait_seconds": 30}
+    token = mint_token(SECRET, tenant=TENANT, roles=["worker"])
+    headers = {"Authorization": f"Bearer {token}"}
+    waiting = threading.Thread(
+        target=lambda: answers.append(
+            client.post("/v1/tasks/claim", json=body, headers=headers).json()
+        )
+    )
+    waiting.start()
+    return waiting
+
+
+def tasks_bell(client: TestClient) -> tuple[float, float]:
+    """The claims waiting on the tasks-offered bell now, and how many its rings woke."""
+    return (
+        metric(client, 'ecp_long_polls_waiting{bell="tasks_offered"}'),
+        metric(client, 'ecp_long_poll_wakeups_total{bell="tasks_offered"}'),
+    )
+
+
+@pytest.mark.spec(KEYED)
+def test_a_waiting_claim_hears_only_its_tenants_offers_from_another_process(fresh_database):
+    """Process A holds a claim of TENANT; process B's dispatcher offers a task to another tenant,
+    then to TENANT. A hears both notifications; only the second wakes the claim, which takes it.
+    The listener handles notifications in commit order, so a wake-up by the first would be
+    counted before the second's: one wake-up in all means the first reached no claim.
+    """
+    app = create_app(settings(fresh_database), start_workers=False)
+    with TestClient(app) as client, PostgresStore(fresh_database, max_size=4) as other:
+        listener = app.state.runtime.listener
+        listener.start()  # only the listener of A: its dispatcher stays stopped
+        assert listener.wait_connected(30)
+        ecp = Ecp.build(other.unit_of_work, signer=SIGNER)
+        for tenant in (TENANT, "other tenant"):
+            deploy_task(ecp, tenant)
+        dispatcher = Dispatcher(ecp.runs, workers=1, poll_seconds=0.05)
+        dispatcher.start()
+        answers: list[dict[str, object]] = []
+        try:
+            waiting = waiting_claim(client, answers)
+            wait_for(lambda: tasks_bell(client) == (1, 0))
+            foreign = ecp.runs.start("other tenant", StartRunRequest(deployment_ref="d"))[0]
+            moved = 'ecp_notifications_received_total{channel="ecp_runs_moved"}'
+            wait_for(lambda: metric(client, moved) >= 1)  # the foreign offer, heard
+            own = start(ecp)
+            waiting.join(60)
+        finally:
+            dispatcher.stop()
+        assert [task["run_id"] for task in answers[0]["tasks"]] == [own]  # type: ignore[index]
+        assert tasks_bell(client) == (0, 1)
+        assert ecp.runs.get("other tenant", foreign.run_id).status.value == "WAITING_TASK"
+
+
+@pytest.mark.spec(KEYED)
+def test_an_offer_of_this_process_rings_its_claims_once_with_the_listener_on(fresh_database):
+    """The dispatcher leaves its offer to the notification: one ring, not one of each."""
+    app = create_app(settings(fresh_database, dispatch_poll_seconds=0.05))
+    with TestClient(app) as client:
+        assert app.state.runtime.listener.wait_connected(30)
+        with PostgresStore(fresh_database, max_size=4) as other:
+            deploy_task(Ecp.build(other.unit_of_work, signer=SIGNER), TENANT)
+        answers: list[dict[str, object]] = []
+        waiting = waiting_claim(client, answers)
+        wait_for(lambda: tasks_bell(client) == (1, 0))
+        started = client.post("/runs", json={"deployment_ref": "d"}, headers=auth())
+        assert started.status_code == 201
+        waiting.join(60)
+        run_id = started.json()["run_id"]
+        assert [task["run_id"] for task in answers[0]["tasks"]] == [run_id]  # type: ignore[index]
+        assert tasks_bell(client) == (0, 1)
+        assert metric(client, 'ecp_notifications_received_total{channel="ecp_runs_moved"}') >= 1
+
+
+@pytest.mark.spec(KEYED)
+def test_the_run_moved_notification_names_the_tenant(woken, fresh_database):
+    ecp, _, _ = woken
+    heard: list[str] = []
+    listener = NotificationListener(fresh_database, {RUNS_MOVED: heard.append})
+    listener.start()
+    try:
+        assert listener.wait_connected(30)
+        run_id = start(ecp)
+        with psycopg.connect(fresh_database, autocommit=True) as conn:
+            conn.execute("UPDATE ecp_runs SET status = 'WAITING_TASK' WHERE run_id = %s", (run_id,))
+        wait_for(lambda: heard)
+    finally:
+        listener.stop()
+    assert [moved(payload) for payload in heard] == [RunMoved("WAITING_TASK", run_id, TENANT)]
+
+
 @pytest.mark.spec("C8 notify-wakeups")
 def test_a_queued_delivery_wakes_a_sender_that_polls_every_ten_minutes(fresh_database):
     with receiver() as hook:
@@ -251,4 +359,4 @@ def test_a_session_with_ecp_notify_off_notifies_nothing(woken, fresh_database):
         wait_for(lambda: heard)
     finally:
         listener.stop()
-    assert heard == [f"WAITING_INTERRUPT {loud}"]
+    assert heard == [f"WAITING_INTERRUPT {loud} {TENANT}"]

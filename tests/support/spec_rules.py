@@ -331,6 +331,7 @@ RULES: dict[str, str] = {
     "C10 action-plugins": "actions come from ecp.actions entry points and ECP_ACTION_MODULES; GET /v1/actions lists them; unknown actions are 422",
     "C10 http-request-action": "the http_request action keeps secrets out of state, caps the response and refuses private targets by default",
     "C10 external-tasks": "task nodes are claimed, heartbeated, completed once and failed by workers under expiring locks",
+    "C10 tenant-keyed-claim-wakeups": "a long-polling task claim is woken by the tasks offered to its own tenant only, once per offer; another tenant's offers cost it no claim",
     "C10 approver-inbox": "GET /v1/approvals, /v1/graphs and /v1/deployments list what an approver or operator needs",
     # C11 Webhooks, second round
     "C11 standard-webhooks": "deliveries also carry the Standard Webhooks headers, one signature per active secret",
@@ -537,6 +538,12 @@ HOMES: dict[str, tuple[str, ...]] = {
         "ecp_http.handlers.actions",
     ),
     "C10 approver-inbox": ("ecp_core.runs.approvals", "ecp_core.catalog.service"),
+    "C10 tenant-keyed-claim-wakeups": (
+        "ecp_http.handlers.tasks",
+        "ecp_http.long_poll",
+        "ecp_http.wakeups",
+        "ecp_postgres.notifications",
+    ),
     "C11 standard-webhooks": ("ecp_core.webhooks.signing", "ecp_core.webhooks.delivery"),
     "C11 secret-rotation": ("ecp_core.webhooks.service", "ecp_http.handlers.webhooks"),
     "C11 whsec-secrets": ("ecp_core.webhooks.signing", "ecp_core.webhooks.service"),

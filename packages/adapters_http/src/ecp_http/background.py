@@ -2,12 +2,14 @@
 
 Sweeps deliver due webhooks, escalate overdue approvals, purge expired data (when retention is
 enabled), release external-task locks that ran out and settle connector test reservations a
-dead process left behind (ADR 0050). A run that starts waiting for a task, and
-a lock released, ring the bell that long-polling claims wait on; a run that waits or ends rings
-the ``Prefer: wait`` bell for its id. Other processes' changes arrive by ``LISTEN/NOTIFY``
+dead process left behind (ADR 0050). A run that starts waiting for a task rings the bell that
+long-polling claims wait on for its tenant, unless the notification listener is connected and
+rings it (ADR 0071); a lock released rings it for all. A run that waits or ends rings the
+``Prefer: wait`` bell for its id. Other processes' changes arrive by ``LISTEN/NOTIFY``
 (:mod:`ecp_http.wakeups`, ADR 0063).
 """
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -105,17 +107,23 @@ def background_work(
     tracing: "Tracing | None",
     bells: tuple[Bell, Bell],
     metrics: "Metrics | None" = None,
+    *,
+    listening: threading.Event | None = None,
 ) -> tuple[Dispatcher, Dispatcher | None]:
     """The run dispatcher (with the sweeps) and the decision scheduler (None when disabled).
 
     ``bells`` are rung when a task is offered or released, and when a run waits or ends;
-    ``metrics`` counts what the sweeps settle.
+    ``metrics`` counts what the sweeps settle. While ``listening`` is set (the notification
+    listener is connected), a task offered here is rung by its notification, not again here.
     """
     tasks_offered, runs_moved = bells
 
+    def notified() -> bool:  # then the offer's notification rings its claims, once
+        return listening is not None and listening.is_set()
+
     def advanced(run: Run) -> None:
-        if run.status is RunStatus.WAITING_TASK:
-            tasks_offered.ring()
+        if run.status is RunStatus.WAITING_TASK and not notified():
+            tasks_offered.ring(run.tenant_id)
         if run.status in TERMINAL or run.status in WAITING:
             runs_moved.ring(run.run_id, run)  # the news its Prefer: wait answers from
 

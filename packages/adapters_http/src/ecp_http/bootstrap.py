@@ -261,12 +261,18 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     )
     attach_model_call(actions, ecp.runs.get, ecp.evidence.ingest_executions)  # its evidence
     bells = (Bell(), Bell())  # tasks offered, runs moved
-    dispatcher, scheduler = background_work(ecp, settings, tracing, bells, metrics)
+    if metrics is not None:
+        metrics.watch_bells({"tasks_offered": bells[0], "runs_moved": bells[1]})
+    listening = threading.Event()  # set while notifications ring the tasks offered (ADR 0071)
+    dispatcher, scheduler = background_work(
+        ecp, settings, tracing, bells, metrics, listening=listening
+    )
     listener = process_listener(
         store.url if isinstance(store, PostgresStore) and settings.dispatch_notify else None,
         dispatcher=dispatcher,
         bells=bells,
         registry=None if metrics is None else metrics.registry,
+        listening=listening,
     )
     operations = tuple(
         all_operations(

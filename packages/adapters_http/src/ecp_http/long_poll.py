@@ -6,8 +6,10 @@ loop, either a :class:`Bell` (rung when there may be something now: a task offer
 a run that waits or ended, by this process or, through ``LISTEN/NOTIFY``, by another one; ADR
 0063) or a short interval that doubles up to a second (the fallback when notifications are off
 or one is lost), and tries again in a worker thread each time. A poll may wait for one key (a
-run id): rings for other keys pass it by. So a thousand idle callers cost a thousand coroutines
-and a few cheap queries a second, never the thread pool that every other request needs.
+run id, a claim's tenant): rings for other keys pass it by (ADR 0071). So a thousand idle callers
+cost a thousand coroutines and a few cheap queries a second, never the thread pool that every
+other request needs. A bell counts the polls its rings reached and those waiting on it now
+(``ecp_long_poll_wakeups_total``, ``ecp_long_polls_waiting``).
 
 A handler may start its :class:`Watch` before it asks for the work it waits for (so no ring is
 missed in between), and a ring may carry news, the run the dispatcher of this process just moved:
@@ -97,6 +99,8 @@ class Bell:
         """No one waits yet."""
         self.lock = threading.Lock()
         self._watches: set[Watch] = set()
+        self.woken = 0
+        """How many watches its rings reached so far: each is a poll that tries again."""
 
     def watch(self, key: str | None = None, seconds: float = 0.0) -> Watch:
         """A :class:`Watch` hearing rings from now on: all of them, or with ``key`` those for it.
@@ -110,6 +114,12 @@ class Bell:
                 self._watches = {w for w in self._watches if w.expires > now}
             self._watches.add(watch)
         return watch
+
+    @property
+    def watching(self) -> int:
+        """How many watches hear it now: the polls waiting on it (and any not yet dropped)."""
+        with self.lock:
+            return len(self._watches)
 
     def forget(self, watch: Watch) -> None:
         """Stop ringing ``watch``."""
@@ -127,6 +137,7 @@ class Bell:
                 for w in self._watches
                 if key is None or w.key is None or w.key == key
             ]
+            self.woken += len(waiters)
         for waiter in waiters:
             if waiter is None:
                 continue
@@ -165,7 +176,7 @@ class Poll:
     bell: Bell
     then: Callable[[Any], Any] = _as_is
     key: str | None = None
-    """What the poll waits for (a run id): the bell's rings for other keys do not wake it."""
+    """What the poll waits for (a run id, a tenant): the bell's rings for other keys do not wake it."""
     watch: Watch | None = None
     """The wait, made before the work was asked for (else made when the poll starts)."""
     heard: Callable[[Any], Any] | None = None

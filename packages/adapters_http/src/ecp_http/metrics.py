@@ -2,19 +2,24 @@
 
 Counters are bumped where the work commits (see :mod:`ecp_http.observed`) and by the request
 middleware; the queue gauges are read from the database when ``/metrics`` is scraped, one query
-for all of them. No label ever holds a tenant id or other tenant data.
+for all of them, and the long-poll wake-ups from the bells. No label ever holds a tenant id or
+other tenant data.
 """
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
 from ecp_core.types import RunPublicStatus
 from ecp_postgres.operations import QueueFigures
+
+if TYPE_CHECKING:
+    from ecp_http.long_poll import Bell
 
 log = logging.getLogger("ecp_http.metrics")
 
@@ -66,6 +71,30 @@ class _QueueCollector(Collector):
                 "External tasks waiting for a worker to claim them.",
                 value=figures.tasks_waiting,
             )
+
+
+class _BellCollector(Collector):
+    """``ecp_long_poll_wakeups_total{bell}`` and ``ecp_long_polls_waiting{bell}``, per scrape."""
+
+    def __init__(self, bells: Mapping[str, "Bell"]) -> None:
+        self._bells = dict(bells)
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "ecp_long_poll_wakeups",
+            "Long polls woken by a ring, by bell: each tries again (a claim, a run read; ADR 0071).",
+            labels=["bell"],
+        )
+        waiting = GaugeMetricFamily(
+            "ecp_long_polls_waiting",
+            "Long polls waiting on a bell now, by bell (task claims, run reads).",
+            labels=["bell"],
+        )
+        for name, bell in self._bells.items():
+            family.add_metric([name], bell.woken)
+            waiting.add_metric([name], bell.watching)
+        yield family
+        yield waiting
 
 
 class Metrics:
@@ -134,6 +163,10 @@ class Metrics:
     def watch_queues(self, read: Callable[[], QueueFigures]) -> None:
         """Report the queue gauges from ``read``, called once per scrape."""
         self.registry.register(_QueueCollector(read))
+
+    def watch_bells(self, bells: Mapping[str, "Bell"]) -> None:
+        """Report the polls each of ``bells`` (by name) woke and has waiting, once per scrape."""
+        self.registry.register(_BellCollector(bells))
 
     def render(self) -> tuple[bytes, str]:
         """The Prometheus text exposition and its content type."""

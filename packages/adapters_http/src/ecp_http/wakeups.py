@@ -2,14 +2,19 @@
 
 One :class:`~ecp_postgres.notifications.NotificationListener` per server process: a run made
 runnable wakes the run dispatcher, a run that waits or ends rings the ``Prefer: wait`` bell for
-that run (and the task bell when it waits for a task), a queued webhook delivery hurries the
-delivery sweep. Every connection of the listener wakes all of them once, since notifications
-sent while it was away are lost. Polling stays as the fallback (``ECP_DISPATCH_POLL_SECONDS``,
-``ECP_WEBHOOK_POLL_SECONDS``, the long-poll interval). The memory store has no listener: its
-only process wakes its workers directly.
+that run (and, when it waits for a task, the task bell for its tenant's claims: ADR 0071), a
+queued webhook delivery hurries the delivery sweep. Every connection of the listener wakes all
+of them once, since notifications sent while it was away are lost. Polling stays as the fallback
+(``ECP_DISPATCH_POLL_SECONDS``, ``ECP_WEBHOOK_POLL_SECONDS``, the long-poll interval). The memory
+store has no listener: its only process wakes its workers directly.
+
+While the listener is connected it sets ``listening``: the dispatcher of this process then leaves
+the tasks it offers to their notification, so each offer rings its tenant's claims once.
 """
 
 import logging
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from prometheus_client import Counter, Gauge
@@ -61,10 +66,12 @@ def process_listener(
     dispatcher: Dispatcher,
     bells: tuple[Bell, Bell],
     registry: "CollectorRegistry | None",
+    listening: threading.Event | None = None,
 ) -> NotificationListener | None:
     """The server's listener on PostgreSQL at ``url``; None without one (memory, or turned off).
 
-    ``bells`` are (tasks offered, runs moved); ``registry`` gets the wake-up metrics.
+    ``bells`` are (tasks offered, runs moved); ``registry`` gets the wake-up metrics;
+    ``listening`` is set while the listener is connected.
     """
     if url is None:
         return None
@@ -76,6 +83,7 @@ def process_listener(
         runs_moved=runs_moved,
         tasks_offered=tasks_offered,
         metrics=metrics,
+        listening=listening,
     )
 
 
@@ -86,8 +94,12 @@ def wakeup_listener(
     runs_moved: Bell,
     tasks_offered: Bell,
     metrics: WakeupMetrics | None = None,
+    listening: threading.Event | None = None,
 ) -> NotificationListener:
-    """The listener on ``url`` that wakes ``dispatcher`` and rings the bells (not started)."""
+    """The listener on ``url`` that wakes ``dispatcher`` and rings the bells (not started).
+
+    ``listening``, when given, is set while the listener is connected and cleared when it is not.
+    """
 
     def counted(channel: str) -> None:
         if metrics is not None:
@@ -99,11 +111,14 @@ def wakeup_listener(
 
     def run_moved(payload: str) -> None:
         counted(RUNS_MOVED)
-        status, run_id = moved(payload)
-        log.debug("run moved, by notification", extra={"run_id": run_id, "status": status})
-        runs_moved.ring(run_id)
-        if status == RunStatus.WAITING_TASK.value:
-            tasks_offered.ring()
+        run = moved(payload)
+        log.debug(
+            "run moved, by notification",
+            extra={"run_id": run.run_id, "status": run.status, "tenant_id": run.tenant_id},
+        )
+        runs_moved.ring(run.run_id)
+        if run.status == RunStatus.WAITING_TASK.value:
+            tasks_offered.ring(run.tenant_id)  # None (a trigger before core_0008): every claim
 
     def deliveries_due(_: str) -> None:
         counted(WEBHOOKS_DUE)
@@ -115,16 +130,30 @@ def wakeup_listener(
         runs_moved.ring()
         tasks_offered.ring()
 
-    def state(connected: bool) -> None:  # noqa: FBT001 - the listener's hook
-        if metrics is not None:
-            metrics.listener_up.set(1 if connected else 0)
-
     return NotificationListener(
         url,
         {RUNS_RUNNABLE: runnable, RUNS_MOVED: run_moved, WEBHOOKS_DUE: deliveries_due},
         on_connect=everything,
-        on_state=state,
+        on_state=_connection_state(metrics, listening),
     )
+
+
+def _connection_state(
+    metrics: WakeupMetrics | None, listening: threading.Event | None
+) -> Callable[[bool], None]:
+    """The listener's ``on_state`` hook: the ``up`` gauge and the ``listening`` event follow it."""
+
+    def state(connected: bool) -> None:  # noqa: FBT001 - the listener's hook
+        if metrics is not None:
+            metrics.listener_up.set(1 if connected else 0)
+        if listening is None:
+            return
+        if connected:
+            listening.set()
+        else:
+            listening.clear()
+
+    return state
 
 
 __all__ = ["DELIVERY_SWEEP", "WakeupMetrics", "process_listener", "wakeup_listener"]

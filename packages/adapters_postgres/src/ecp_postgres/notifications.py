@@ -1,8 +1,9 @@
 """Wake-ups by ``LISTEN/NOTIFY`` (ADR 0063): one thread, one connection, reconnecting by itself.
 
-Triggers (migrations ``core_0005`` and ``webhooks_0003``) notify when a run becomes runnable
-(:data:`RUNS_RUNNABLE`), when a run starts to wait or ends (:data:`RUNS_MOVED`, payload
-``"<STATUS> <run_id>"``) and when a webhook delivery is queued (:data:`WEBHOOKS_DUE`). A
+Triggers (migrations ``core_0005``, ``core_0008`` and ``webhooks_0003``) notify when a run
+becomes runnable (:data:`RUNS_RUNNABLE`), when a run starts to wait or ends (:data:`RUNS_MOVED`,
+payload ``"<STATUS> <run_id> <tenant_id>"``, read by :func:`moved`) and when a webhook delivery is
+queued (:data:`WEBHOOKS_DUE`). A
 :class:`NotificationListener` hands each notification's payload to the handler of its channel.
 
 Notifications are a shortcut, never the only way work is found: whoever listens keeps polling.
@@ -15,6 +16,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
 import psycopg
 from psycopg import sql
 
@@ -23,7 +25,7 @@ log = logging.getLogger("ecp_postgres.notifications")
 RUNS_RUNNABLE = "ecp_runs_runnable"
 """A run was inserted pending or went back to running from a wait; the payload is empty."""
 RUNS_MOVED = "ecp_runs_moved"
-"""A run started to wait or ended; the payload is ``"<STATUS> <run_id>"``."""
+"""A run started to wait or ended; the payload is ``"<STATUS> <run_id> <tenant_id>"`` (ADR 0071)."""
 WEBHOOKS_DUE = "ecp_webhooks_due"
 """A pending webhook delivery was queued; the payload is empty."""
 CHANNELS = (RUNS_RUNNABLE, RUNS_MOVED, WEBHOOKS_DUE)
@@ -37,10 +39,25 @@ RECONNECT_CAP_SECONDS = 5.0
 """The longest wait between two connection attempts."""
 
 
-def moved(payload: str) -> tuple[str, str]:
-    """The status and run id of a :data:`RUNS_MOVED` payload."""
-    status, _, run_id = payload.partition(" ")
-    return status, run_id
+@attrs.frozen
+class RunMoved:
+    """What a :data:`RUNS_MOVED` notification says: a run's new status, the run, its tenant."""
+
+    status: str
+    run_id: str
+    tenant_id: str | None
+    """None from a trigger older than ``core_0008``, whose payload did not name the tenant."""
+
+
+def moved(payload: str) -> RunMoved:
+    """What a :data:`RUNS_MOVED` payload says; the older shape names no tenant.
+
+    The payload is ``"<STATUS> <run_id> <tenant_id>"`` (before ``core_0008``, ``"<STATUS>
+    <run_id>"``). The tenant comes last, so it may hold spaces; statuses and run ids hold none.
+    """
+    status, _, rest = payload.partition(" ")
+    run_id, _, tenant_id = rest.partition(" ")
+    return RunMoved(status, run_id, tenant_id or None)
 
 
 class NotificationListener:
@@ -162,5 +179,6 @@ __all__ = [
     "RUNS_RUNNABLE",
     "WEBHOOKS_DUE",
     "NotificationListener",
+    "RunMoved",
     "moved",
 ]

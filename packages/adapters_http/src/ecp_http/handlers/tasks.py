@@ -1,8 +1,9 @@
 """External tasks: the worker API (claim with long-poll, heartbeat, complete, fail) and the list.
 
 A claim with ``wait_seconds`` that finds nothing returns a :class:`~ecp_http.long_poll.Poll`, so
-the wait happens on the event loop (ADR 0031). Every change a worker makes rings the bell or wakes
-the run workers: a completion moves its run on, a failed attempt may make the task claimable.
+the wait happens on the event loop (ADR 0031); it hears the rings for its tenant only (ADR 0071).
+Every change a worker makes rings the bell or wakes the run workers: a completion moves its run
+on, a failed attempt that may be retried at once makes the task claimable for its tenant.
 """
 
 import time
@@ -17,6 +18,7 @@ from ecp_core.tasks.model import (
     TaskHeartbeatRequest,
     TaskListResponse,
     TaskLockResponse,
+    TaskStatus,
     TaskSummary,
 )
 from ecp_http.long_poll import Poll
@@ -34,7 +36,9 @@ LOCK_LOST = (
 def claim_tasks(call: Call, services: Services) -> TaskClaimResponse | Poll:
     """Lock up to ``max_tasks`` tasks of the topics; with ``wait_seconds``, wait for one.
 
-    The wait is at most ``ECP_MAX_WAIT_SECONDS``, like every request that waits.
+    The wait is at most ``ECP_MAX_WAIT_SECONDS``, like every request that waits, and only the
+    tasks offered to the caller's tenant (or an unkeyed ring: locks released, a reconnection)
+    wake it: another tenant's offers cost it no claim.
     """
     request: TaskClaimRequest = call.body
     tenant = call.tenant
@@ -54,6 +58,7 @@ def claim_tasks(call: Call, services: Services) -> TaskClaimResponse | Poll:
         at_deadline=lambda: TaskClaimResponse(tasks=()),
         deadline=time.monotonic() + seconds,
         bell=services.tasks_offered,
+        key=tenant,
     )
 
 
@@ -73,8 +78,10 @@ def complete_task(call: Call, services: Services) -> TaskSummary:
 
 def fail_task(call: Call, services: Services) -> TaskSummary:
     """Fail the attempt: the task waits for another claim, or fails its run at the last one."""
-    task = services.ecp.tasks.fail(call.tenant, call.path["task_id"], call.body)
-    services.tasks_offered.ring()
+    request: TaskFailRequest = call.body
+    task = services.ecp.tasks.fail(call.tenant, call.path["task_id"], request)
+    if task.status is TaskStatus.WAITING and request.retry_after_seconds == 0:
+        services.tasks_offered.ring(call.tenant)  # claimable now; a later retry is polled for
     return TaskSummary.of(task)
 
 
