@@ -61,6 +61,9 @@ def statement_kind(sql: str) -> str:
     if verb == "SELECT" and "FOR UPDATE OF r" in sql:
         table = re.search(r"FROM (\w+) r\b", sql).group(1)  # type: ignore[union-attr]
         return f"SELECT {table} FOR UPDATE (joined reads)"
+    if verb == "SELECT" and "LEFT JOIN ecp_audit_settings s" in sql:  # ecp_postgres.run_context
+        table = re.search(r"\bFROM (\w+) \w+\s+LEFT JOIN", sql)
+        return f"SELECT {table.group(1) if table else 'the run context'} (joined reads)"
     if verb == "SELECT" and "FROM" in words:
         table = words[words.index("FROM") + 1]
     elif verb == "SELECT":

@@ -37,6 +37,7 @@ POSTGRES_PLUMBING = {
     "session",  # the unit of work's connection: batched writes, remembered reads (ADR 0059)
     "notifications",  # the LISTEN/NOTIFY listener (ADR 0063)
     "audit_chains",  # chains and heads read in one snapshot for verification (ADR 0061)
+    "run_context",  # what a run's attempts read besides the run, joined to other reads (ADR 0067)
 }
 
 

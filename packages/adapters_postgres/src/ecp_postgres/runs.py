@@ -10,12 +10,19 @@ from ecp_core.runs.dispatch import CLAIM_CANDIDATE_BUDGET
 from ecp_core.runs.model import Run, RunClaim
 from ecp_core.types import RunStatus
 from ecp_postgres.approvals import APPROVALS, PostgresApprovals
-from ecp_postgres.audit import SETTINGS, head_key, settings_key
-from ecp_postgres.policies import POLICIES, policy_key
+from ecp_postgres.audit import head_key
 from ecp_postgres.retention import not_held
 from ecp_postgres.rows import Repository, Table
+from ecp_postgres.run_context import (
+    context_columns,
+    context_joins,
+    known,
+    part,
+    prefixed,
+    remember,
+)
 from ecp_postgres.session import PendingWrite, session_of
-from ecp_postgres.webhooks import LIVE_SUBSCRIPTION, PostgresWebhooks, subscribed_key
+from ecp_postgres.webhooks import PostgresWebhooks
 
 RUNS = Table(
     "ecp_runs",
@@ -61,24 +68,14 @@ locked in order, skipping locked ones, and the claimed run is stamped from a seq
 tenant becomes the most recently served."""
 
 
-def _prefixed(prefix: str, table: Table[Any], alias: str) -> str:
-    return ", ".join(f"{alias}.{c} AS {prefix}{c}" for c in table.columns)
-
-
 _LOCK_READ = f"""
 SELECT {", ".join(f"r.{c}" for c in RUNS.columns)},
        h.attempt AS head__attempt, h.record_digest AS head__record_digest,
-       s.tenant_id AS settings__present, {_prefixed("settings__", SETTINGS, "s")},
-       p.tenant_id AS policy__present, {_prefixed("policy__", POLICIES, "p")},
-       EXISTS (SELECT 1 FROM ecp_webhook_subscriptions w
-                WHERE w.tenant_id = r.tenant_id AND w.deployment_ref = r.deployment_ref
-                  AND w.{LIVE_SUBSCRIPTION}) AS subscribed"""  # noqa: S608 - column names are ours
+       {context_columns("r")}"""
 # ecp_runs.run_id is COLLATE "C", the head's run_id is not: compared under the head's collation so
 # that its primary key answers (tests/integration/test_lock_plans.py).
-_LOCK_JOINS = """
-  LEFT JOIN ecp_audit_heads h ON h.run_id = r.run_id COLLATE "default"
-  LEFT JOIN ecp_audit_settings s ON s.tenant_id = r.tenant_id
-  LEFT JOIN ecp_policies p ON p.tenant_id = r.tenant_id AND p.deployment_ref = r.deployment_ref"""
+_LOCK_JOINS = f"""
+  LEFT JOIN ecp_audit_heads h ON h.run_id = r.run_id COLLATE "default"{context_joins("r")}"""
 _LOCK = f"""{_LOCK_READ}
   FROM ecp_runs r{_LOCK_JOINS}
  WHERE r.run_id = %s AND r.tenant_id = %s
@@ -88,7 +85,7 @@ _LOCK = f"""{_LOCK_READ}
 the run's count of attempts), the tenant's audit settings, the deployment's policy and whether
 the deployment has webhook subscriptions (read next, when it has). One statement instead of four
 or more per attempt (ADR 0059)."""
-_LOCK_FOR_APPROVAL = f"""{_LOCK_READ}, {_prefixed("approval__", APPROVALS, "a")}
+_LOCK_FOR_APPROVAL = f"""{_LOCK_READ}, {prefixed("approval__", APPROVALS, "a")}
   FROM ecp_runs r{_LOCK_JOINS}
   JOIN ecp_approvals a ON a.approval_id = %(approval_id)s
  WHERE r.run_id = (SELECT x.run_id COLLATE "C" FROM ecp_approvals x
@@ -101,16 +98,12 @@ found by its id (the subquery), so the plan is the lock's own whatever the stati
 
 
 _CONTEXT = f"""
-SELECT s.tenant_id AS settings__present, {_prefixed("settings__", SETTINGS, "s")},
-       p.tenant_id AS policy__present, {_prefixed("policy__", POLICIES, "p")},
-       EXISTS (SELECT 1 FROM ecp_webhook_subscriptions w
-                WHERE w.tenant_id = k.tenant_id AND w.deployment_ref = k.deployment_ref
-                  AND w.{LIVE_SUBSCRIPTION}) AS subscribed
+SELECT {context_columns("k")}
   FROM (SELECT %(tenant_id)s::text AS tenant_id, %(deployment_ref)s::text AS deployment_ref) k
-  LEFT JOIN ecp_audit_settings s ON s.tenant_id = k.tenant_id
-  LEFT JOIN ecp_policies p ON p.tenant_id = k.tenant_id AND p.deployment_ref = k.deployment_ref
+{context_joins("k")}
 """  # noqa: S608 - column names are ours
-"""What :data:`_LOCK` joins to a run, for a run this transaction is adding (ADR 0067)."""
+"""What :data:`_LOCK` joins to a run, for a run this transaction is adding (ADR 0067) and whose
+deployment it has not read (a deployment's read joins the same, :mod:`ecp_postgres.run_context`)."""
 _INSERT = RUNS.insert_sql(on_conflict_nothing=True)
 _UPDATE = RUNS.update_sql("run_id") + " AND tenant_id = %(tenant_id)s"
 
@@ -123,10 +116,6 @@ def _run_key(run_id: str) -> tuple[str, str]:
 def _added_key(run_id: str) -> tuple[str, str]:
     """The memo key of a run this transaction added, as last saved."""
     return ("run_added", run_id)
-
-
-def _part(row: dict[str, Any], prefix: str) -> dict[str, Any]:
-    return {key[len(prefix) :]: value for key, value in row.items() if key.startswith(prefix)}
 
 
 _TENANTS = """
@@ -197,11 +186,14 @@ class PostgresRuns(Repository):
         run: Run = self._memo()[_added_key(run_id)]
         if run.tenant_id != tenant_id:
             return None
-        params = {"tenant_id": tenant_id, "deployment_ref": run.deployment_ref}
-        row = session.execute_before_writes(_CONTEXT, params).fetchone()
-        assert row is not None  # noqa: S101 - the statement always returns its one row
         self._memo()[head_key(run_id)] = None
-        self._remember(row, tenant_id, run.deployment_ref)
+        if not known(self._conn, tenant_id, run.deployment_ref):
+            params = {"tenant_id": tenant_id, "deployment_ref": run.deployment_ref}
+            row = session.execute_before_writes(_CONTEXT, params).fetchone()
+            assert row is not None  # noqa: S101 - the statement always returns its one row
+            remember(self._conn, row, tenant_id, run.deployment_ref, read_subscriptions=True)
+        else:  # the start's read of the deployment joined it; subscriptions, when any, now
+            PostgresWebhooks(self._conn).live_for(tenant_id, run.deployment_ref, before_writes=True)
         return run
 
     def lock_for_approval(
@@ -216,37 +208,21 @@ class PostgresRuns(Repository):
         if row is None:
             approval = PostgresApprovals(self._conn).get(tenant_id, approval_id)
             return None if approval is None else (approval, None)
-        return APPROVALS.load(_part(row, "approval__")), self._locked(row)
+        return APPROVALS.load(part(row, "approval__")), self._locked(row)
 
     def _locked(self, row: dict[str, Any]) -> Run:
         """The run of a lock's row; the transaction remembers what the row joined."""
         memo = self._memo()
         run_id, tenant_id = row["run_id"], row["tenant_id"]
-        head = _part(row, "head__")
+        head = part(row, "head__")
         # A lock that waited saw the run's newest row but the head as of the statement's start:
         # it is remembered only when it agrees with the run's count of attempts.
         if (head["attempt"] or 0) == row["attempts"]:
             memo[head_key(run_id)] = (
                 None if head["attempt"] is None else ChainHead(run_id=run_id, **head)
             )
-        self._remember(row, tenant_id, row["deployment_ref"])
+        remember(self._conn, row, tenant_id, row["deployment_ref"], read_subscriptions=True)
         return RUNS.load(row)
-
-    def _remember(self, row: dict[str, Any], tenant_id: str, deployment_ref: str) -> None:
-        """Keep the tenant's audit settings and the deployment's policy and subscriptions."""
-        memo = self._memo()
-        settings = _part(row, "settings__")
-        memo[settings_key(tenant_id)] = (
-            None if settings.pop("present") is None else SETTINGS.load(settings)
-        )
-        policy = _part(row, "policy__")
-        memo[policy_key(tenant_id, deployment_ref)] = (
-            None if policy.pop("present") is None else POLICIES.load(policy)
-        )
-        if not row["subscribed"]:
-            memo[subscribed_key(tenant_id, deployment_ref)] = []
-        else:  # read now, before the attempt's writes, so that they still leave together
-            PostgresWebhooks(self._conn).live_for(tenant_id, deployment_ref)
 
     def save(self, run: Run) -> None:
         """Replace a stored run.

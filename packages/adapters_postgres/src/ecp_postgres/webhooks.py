@@ -12,7 +12,7 @@ from ecp_core.webhooks.model import (
     WebhookEventType,
 )
 from ecp_postgres.rows import Repository, Table
-from ecp_postgres.session import PendingWrite
+from ecp_postgres.session import PendingWrite, session_of
 
 SUBSCRIPTIONS = Table("ecp_webhook_subscriptions", Subscription, jsonb=["event_types"])
 DELIVERIES = Table("ecp_webhook_deliveries", Delivery, jsonb=["payload"])
@@ -70,6 +70,11 @@ def subscribed_key(tenant_id: str, deployment_ref: str) -> tuple[str, str, str]:
 
 
 _SUBSCRIPTIONS_MEMO = "subscriptions"
+_LIVE = (
+    f"{SUBSCRIPTIONS.select_sql()} WHERE tenant_id = %(tenant_id)s"
+    f" AND deployment_ref = %(deployment_ref)s AND {LIVE_SUBSCRIPTION}"
+    " ORDER BY created_at, subscription_id"
+)
 
 
 class PostgresWebhooks(Repository):
@@ -123,17 +128,25 @@ class PostgresWebhooks(Repository):
         ]:
             del memo[key]
 
-    def live_for(self, tenant_id: str, deployment_ref: str) -> list[Subscription]:
-        """The deployment's live subscriptions, oldest first (read once per transaction)."""
+    def live_for(
+        self, tenant_id: str, deployment_ref: str, *, before_writes: bool = False
+    ) -> list[Subscription]:
+        """The deployment's live subscriptions, oldest first (read once per transaction).
+
+        ``before_writes``: read without sending the unit of work's queued writes first, for a
+        caller whose queued writes change no subscription (a run's lock, ``ecp_postgres.run_context``).
+        """
         memo = self._memo()
         key = subscribed_key(tenant_id, deployment_ref)
         if key not in memo:
-            memo[key] = self._all(
-                SUBSCRIPTIONS,
-                f"WHERE tenant_id = %s AND deployment_ref = %s AND {LIVE_SUBSCRIPTION}"
-                " ORDER BY created_at, subscription_id",
-                (tenant_id, deployment_ref),
+            session = session_of(self._conn)
+            params = {"tenant_id": tenant_id, "deployment_ref": deployment_ref}
+            cursor = (
+                session.execute_before_writes(_LIVE, params)
+                if before_writes and session is not None
+                else self._conn.execute(_LIVE, params)
             )
+            memo[key] = [SUBSCRIPTIONS.load(row) for row in cursor.fetchall()]
         live: list[Subscription] = memo[key]
         return live
 
