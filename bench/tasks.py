@@ -203,6 +203,18 @@ def batch(
 # -- main ----------------------------------------------------------------------------------------
 
 
+WAKEUPS = 'ecp_long_poll_wakeups_total{bell="tasks_offered"}'
+
+
+def claims_woken(http: httpx.Client) -> float | None:
+    """How many waiting task claims the server's rings have woken so far (ADR 0071), if shown."""
+    response = http.get("/metrics")
+    if response.status_code != 200:
+        return None
+    found = [line for line in response.text.splitlines() if line.startswith(WAKEUPS)]
+    return float(found[0].rsplit(" ", 1)[1]) if found else None
+
+
 def prepare(http: httpx.Client) -> None:
     """Register and deploy both graphs."""
     for definition, deployment in ((IN_PROCESS, "in-process"), (EXTERNAL, "task")):
@@ -220,23 +232,27 @@ def measure(
     per_round = max(1, args.runs // args.rounds)
     results: dict[str, list[tuple[int, float]]] = {name: [] for name in CONTENDERS}
     cpu: dict[str, list[float]] = {name: [] for name in CONTENDERS}
+    woken: dict[str, list[float]] = {name: [] for name in CONTENDERS}
     names = list(CONTENDERS)
     for number in range(args.rounds):
         for name in names if number % 2 == 0 else names[::-1]:
-            before = child.cpu_seconds()
+            before, rung = child.cpu_seconds(), claims_woken(http)
             count, seconds = batch(http, headers, CONTENDERS[name], per_round)
-            after = child.cpu_seconds()
+            after, rung_after = child.cpu_seconds(), claims_woken(http)
             if before is not None and after is not None:
                 cpu[name].append(after - before)
+            if rung is not None and rung_after is not None:
+                woken[name].append(rung_after - rung)
             results[name].append((count, seconds))
             print(f"  round {number + 1} {name:<22} {count / seconds:8.1f} runs/s")
     print()
     for name, rounds in results.items():
         runs, seconds = sum(n for n, _ in rounds), sum(s for _, s in rounds)
         used = f"{sum(cpu[name]) * 1e3 / runs:.1f} ms" if cpu[name] else "n/a"
+        rung = f"{sum(woken[name]) / runs:.2f}" if woken[name] else "n/a"
         print(
             f"  {name:<22} {runs / seconds:8.1f} runs/s  ({runs} runs in {seconds:.1f} s; "
-            f"server CPU {used} per run)"
+            f"server CPU {used} per run; waiting claims woken {rung} per run)"
         )
     return results
 

@@ -103,6 +103,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "tasks_0003_claim_by_age",
             "pending",
+            "tasks_0004_offer_notifications",
+            "pending",
             "billing_0001_subscriptions",
             "pending",
             "billing_0002_merchant_events",
@@ -125,8 +127,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 36 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 36
+        assert "applied 37 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 37
         assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

@@ -31,6 +31,15 @@ def indexes(url):
     return {row[0] for row in rows}
 
 
+def task_triggers(url):
+    """The triggers on ecp_tasks (the offer notifications of ADR 0071)."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT tgname FROM pg_trigger WHERE tgrelid = 'ecp_tasks'::regclass AND NOT tgisinternal"
+        ).fetchall()
+    return {row[0] for row in rows}
+
+
 def run_notify_source(url):
     """The body of the trigger function that sends the run notifications (ADR 0063, 0071)."""
     with psycopg.connect(url) as conn:
@@ -126,8 +135,11 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             assert rollback_migrations(url, 1) == [every[-undone]]
             assert complete - tables(url) == set(hosted[:undone])
         every, complete = every[: -len(hosted)], complete - set(hosted)
-        # Issue 17: the external task queue comes next; undo its claim-by-age index (ADR 0068),
-        # its lock-expiry and per-run indexes before its table.
+        # Issue 17: the external task queue comes next; undo its offer notifications (ADR 0071),
+        # its claim-by-age index (ADR 0068), its lock-expiry and per-run indexes before its table.
+        assert task_triggers(url) == {"ecp_tasks_notify_offered", "ecp_tasks_notify_waiting_again"}
+        assert rollback_migrations(url, 1) == ["tasks_0004_offer_notifications"]
+        assert task_triggers(url) == set()
         assert "ecp_tasks_open_by_age" in indexes(url)
         assert rollback_migrations(url, 1) == ["tasks_0003_claim_by_age"]
         assert "ecp_tasks_open_by_age" not in indexes(url)
@@ -138,7 +150,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert complete == tables(url)
         assert rollback_migrations(url, 1) == ["tasks_0001_tasks"]
         assert complete - tables(url) == {"ecp_tasks"}
-        every, complete = every[:-3], complete - {"ecp_tasks"}
+        every, complete = every[:-4], complete - {"ecp_tasks"}
         assert every[-8:] == [
             "retention_0001_policies_holds_log",
             "retention_0002_aged_salted_records",
@@ -201,6 +213,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             "tasks_0001_tasks",
             "tasks_0002_lock_expiry",
             "tasks_0003_claim_by_age",
+            "tasks_0004_offer_notifications",
             "billing_0001_subscriptions",
             "billing_0002_merchant_events",
             "entitlements_0001_meters",
@@ -212,6 +225,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             table for _, dropped in governance for table in dropped
         }
         assert "NEW.tenant_id" in run_notify_source(url)
+        assert len(task_triggers(url)) == 2
         assert apply_migrations(url) == []
     finally:
         drop_database(postgres_url, "ecp_test_migrations")

@@ -31,9 +31,12 @@ from ecp_postgres import PostgresStore
 from ecp_postgres.notifications import (
     RUNS_MOVED,
     RUNS_RUNNABLE,
+    TASKS_OFFERED,
     NotificationListener,
     RunMoved,
+    TaskOffered,
     moved,
+    offered,
 )
 
 SIGNER = Ed25519Signer(bytes(range(9, 41)), key_id="wakeups")
@@ -223,9 +226,14 @@ def deploy_task(ecp: Ecp, tenant: str) -> None:
     ecp.graphs.deploy(tenant, CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
 
 
-def waiting_claim(client: TestClient, answers: list[dict[str, object]]) -> threading.Thread:
-    """A worker of TENANT long-polling for a task of ``keyed.work``; its answer goes to ``answers``."""
-    body = {"worker_id": "w", "topics": ["keyed.work"], "wait_seconds": 30}
+def waiting_claim(
+    client: TestClient,
+    answers: list[dict[str, object]],
+    topic: str = "keyed.work",
+    seconds: int = 30,
+) -> threading.Thread:
+    """A worker of TENANT long-polling for a task of ``topic``; its answer goes to ``answers``."""
+    body = {"worker_id": "w", "topics": [topic], "wait_seconds": seconds}
     token = mint_token(SECRET, tenant=TENANT, roles=["worker"])
     headers = {"Authorization": f"Bearer {token}"}
     waiting = threading.Thread(
@@ -248,9 +256,9 @@ def tasks_bell(client: TestClient) -> tuple[float, float]:
 @pytest.mark.spec(KEYED)
 def test_a_waiting_claim_hears_only_its_tenants_offers_from_another_process(fresh_database):
     """Process A holds a claim of TENANT; process B's dispatcher offers a task to another tenant,
-    then to TENANT. A hears both notifications; only the second wakes the claim, which takes it.
-    The listener handles notifications in commit order, so a wake-up by the first would be
-    counted before the second's: one wake-up in all means the first reached no claim.
+    then to TENANT. A hears both offers; only the second wakes the claim, which takes it. The
+    listener handles notifications in commit order, so a wake-up by the first would be counted
+    before the second's: one wake-up in all means the first reached no claim.
     """
     app = create_app(settings(fresh_database), start_workers=False)
     with TestClient(app) as client, PostgresStore(fresh_database, max_size=4) as other:
@@ -267,8 +275,8 @@ def test_a_waiting_claim_hears_only_its_tenants_offers_from_another_process(fres
             waiting = waiting_claim(client, answers)
             wait_for(lambda: tasks_bell(client) == (1, 0))
             foreign = ecp.runs.start("other tenant", StartRunRequest(deployment_ref="d"))[0]
-            moved = 'ecp_notifications_received_total{channel="ecp_runs_moved"}'
-            wait_for(lambda: metric(client, moved) >= 1)  # the foreign offer, heard
+            heard = f'ecp_notifications_received_total{{channel="{TASKS_OFFERED}"}}'
+            wait_for(lambda: metric(client, heard) >= 1)  # the foreign offer
             own = start(ecp)
             waiting.join(60)
         finally:
@@ -295,7 +303,71 @@ def test_an_offer_of_this_process_rings_its_claims_once_with_the_listener_on(fre
         run_id = started.json()["run_id"]
         assert [task["run_id"] for task in answers[0]["tasks"]] == [run_id]  # type: ignore[index]
         assert tasks_bell(client) == (0, 1)
-        assert metric(client, 'ecp_notifications_received_total{channel="ecp_runs_moved"}') >= 1
+        assert metric(client, f'ecp_notifications_received_total{{channel="{TASKS_OFFERED}"}}') >= 1
+
+
+@pytest.mark.spec(KEYED)
+def test_a_task_offered_wakes_one_waiting_claim_of_its_topic(fresh_database):
+    """Three claims of TENANT wait for ``keyed.work`` and one for another topic. Another process
+    offers one task: the notification wakes one claim of the topic, which takes the task, and no
+    other; the claims still waiting find nothing until their deadline."""
+    app = create_app(settings(fresh_database), start_workers=False)
+    with TestClient(app) as client, PostgresStore(fresh_database, max_size=4) as other:
+        listener = app.state.runtime.listener
+        listener.start()  # only the listener of this process: its dispatcher stays stopped
+        assert listener.wait_connected(30)
+        ecp = Ecp.build(other.unit_of_work, signer=SIGNER)
+        deploy_task(ecp, TENANT)
+        dispatcher = Dispatcher(ecp.runs, workers=1, poll_seconds=0.05)
+        dispatcher.start()
+        answers: list[dict[str, object]] = []
+        waiting = [waiting_claim(client, answers, seconds=8) for _ in range(3)]
+        waiting.append(waiting_claim(client, answers, topic="other.work", seconds=8))
+        try:
+            wait_for(lambda: tasks_bell(client) == (4, 0))
+            own = start(ecp)
+            wait_for(lambda: len(answers) == 1)
+            after_the_offer = tasks_bell(client)
+        finally:  # the claims end by their deadline: the client may close only after them
+            for thread in waiting:
+                thread.join(60)
+            dispatcher.stop()
+        assert after_the_offer == (3, 1)
+        taken = [[task["run_id"] for task in answer["tasks"]] for answer in answers]  # type: ignore[union-attr]
+        assert taken == [[own], [], [], []]
+        assert tasks_bell(client) == (0, 1)
+
+
+@pytest.mark.spec(KEYED)
+def test_the_task_offer_notification_names_tenant_and_topic(fresh_database):
+    """Offered, and waiting again after a lock ran out; tenants and topics with spaces, quotes and
+    characters beyond ASCII come back as they were. A task that waits for a later retry is quiet."""
+    heard: list[str] = []
+    listener = NotificationListener(fresh_database, {TASKS_OFFERED: heard.append})
+    listener.start()
+    tenant, topic = 'acme "corp" Zoë', "bill pay/€ 1"
+    columns = (
+        "task_id, tenant_id, run_id, node_id, topic, status, arguments, state, attempt,"
+        " max_attempts, lock_seconds, created_at, updated_at"
+    )
+    try:
+        assert listener.wait_connected(30)
+        with psycopg.connect(fresh_database, autocommit=True) as conn:
+            row = "%s, %s, 'r', 'n', %s, %s, '{}', '{}', 1, 3, 60, now(), now()"
+            insert = f"INSERT INTO ecp_tasks ({columns}) VALUES ({row})"  # noqa: S608
+            conn.execute(insert, ("t1", tenant, topic, "waiting"))
+            conn.execute(insert, ("t2", tenant, topic, "locked"))  # held: not offered
+            conn.execute("UPDATE ecp_tasks SET status = 'waiting' WHERE task_id = 't2'")
+            conn.execute("UPDATE ecp_tasks SET status = 'locked' WHERE task_id = 't1'")
+            conn.execute(
+                "UPDATE ecp_tasks SET status = 'waiting', not_before = now() + interval '1 hour'"
+                " WHERE task_id = 't1'"
+            )
+        wait_for(lambda: len(heard) >= 2)
+        time.sleep(0.5)  # a third notification, were the delayed retry to send one, arrives
+    finally:
+        listener.stop()
+    assert [offered(payload) for payload in heard] == [TaskOffered(tenant, topic)] * 2
 
 
 @pytest.mark.spec(KEYED)

@@ -17,6 +17,7 @@ the poll answers from it on the event loop instead of reading the run again (ADR
 """
 
 import asyncio
+import itertools
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -34,6 +35,7 @@ ABANDONED_WATCH_SECONDS = 60.0
 """How long after its wait should have ended a watch never closed may still be rung."""
 PRUNE_ABOVE = 1024
 """A bell holding this many watches drops the abandoned ones before it adds another."""
+_ARRIVALS = itertools.count()
 
 
 class Watch:
@@ -44,14 +46,24 @@ class Watch:
     which the waiter can answer from without reading it again.
     """
 
-    def __init__(self, bell: "Bell", key: str | None, expires: float) -> None:
+    def __init__(
+        self,
+        bell: "Bell",
+        key: str | None,
+        expires: float,
+        topics: frozenset[str] | None = None,
+    ) -> None:
         """Registered on ``bell`` at once; :meth:`close` when done with it.
 
         ``expires`` (:func:`time.monotonic`) is when the bell may drop it unclosed: a poll whose
-        request went away before it began waiting never closes its watch.
+        request went away before it began waiting never closes its watch. ``topics``: what the
+        waiter can take (a claim's topics), None for anything.
         """
         self.key = key
+        self.topics = topics
         self.expires = expires
+        self.arrival = next(_ARRIVALS)
+        """Its place among the watches made in this process: the lower, the longer it waits."""
         self._bell = bell
         self._rung = False
         self._news: Any = None
@@ -84,6 +96,22 @@ class Watch:
         """Stop hearing the bell."""
         self._bell.forget(self)
 
+    def hears(self, key: str | None, topic: str | None) -> bool:
+        """Whether a ring for ``key`` and ``topic`` (None: any) concerns this watch."""
+        return (key is None or self.key is None or self.key == key) and (
+            topic is None or self.topics is None or topic in self.topics
+        )
+
+    def free_rank(self) -> tuple[int, int]:
+        """The order a ring for one picks watches in (the bell's lock held).
+
+        One waiting and not rung yet first, then one between two tries, then one rung already;
+        among equals, the one there longest.
+        """
+        if self._rung:
+            return (2, self.arrival)
+        return (0 if self._waiter is not None else 1, self.arrival)
+
     def rung(self, news: Any) -> tuple[asyncio.AbstractEventLoop, asyncio.Event] | None:  # noqa: ANN401
         """Note a ring (the bell's lock held); the waiter to wake, if one waits."""
         self._rung = True
@@ -102,13 +130,19 @@ class Bell:
         self.woken = 0
         """How many watches its rings reached so far: each is a poll that tries again."""
 
-    def watch(self, key: str | None = None, seconds: float = 0.0) -> Watch:
+    def watch(
+        self,
+        key: str | None = None,
+        seconds: float = 0.0,
+        topics: frozenset[str] | None = None,
+    ) -> Watch:
         """A :class:`Watch` hearing rings from now on: all of them, or with ``key`` those for it.
 
         ``seconds``: how long it is meant to wait; it is dropped unclosed a minute after that.
+        ``topics``: a ring naming a topic reaches it only when it is one of them.
         """
         now = time.monotonic()
-        watch = Watch(self, key, now + seconds + ABANDONED_WATCH_SECONDS)
+        watch = Watch(self, key, now + seconds + ABANDONED_WATCH_SECONDS, topics)
         with self.lock:
             if len(self._watches) >= PRUNE_ABOVE:
                 self._watches = {w for w in self._watches if w.expires > now}
@@ -126,17 +160,25 @@ class Bell:
         with self.lock:
             self._watches.discard(watch)
 
-    def ring(self, key: str | None = None, news: Any = None) -> None:  # noqa: ANN401
+    def ring(
+        self,
+        key: str | None = None,
+        news: Any = None,  # noqa: ANN401
+        *,
+        topic: str | None = None,
+        one: bool = False,
+    ) -> None:
         """Wake the polls waiting now: all of them, or with ``key`` those for it or for any key.
 
-        ``news`` (with a key) goes to the watches of that key, for them to answer from.
+        ``news`` (with a key) goes to the watches of that key. ``topic`` narrows the ring to the
+        watches that take it. ``one``: wake a single one of those (one task offered wakes one
+        claim, ADR 0071), the one waiting longest that no ring has reached yet.
         """
         with self.lock:
-            waiters = [
-                w.rung(news if key is not None else None)
-                for w in self._watches
-                if key is None or w.key is None or w.key == key
-            ]
+            hearing = [w for w in self._watches if w.hears(key, topic)]
+            if one and hearing:
+                hearing = [min(hearing, key=Watch.free_rank)]
+            waiters = [w.rung(news if key is not None else None) for w in hearing]
             self.woken += len(waiters)
         for waiter in waiters:
             if waiter is None:
@@ -177,6 +219,8 @@ class Poll:
     then: Callable[[Any], Any] = _as_is
     key: str | None = None
     """What the poll waits for (a run id, a tenant): the bell's rings for other keys do not wake it."""
+    topics: frozenset[str] | None = None
+    """What the poll can take (a claim's topics): a ring naming another topic does not wake it."""
     watch: Watch | None = None
     """The wait, made before the work was asked for (else made when the poll starts)."""
     heard: Callable[[Any], Any] | None = None
@@ -188,7 +232,9 @@ class Poll:
         Stops trying once ``gone()`` says the caller hung up, so that nothing is claimed for a
         worker that is no longer there.
         """
-        watch = self.watch or self.bell.watch(self.key, self.deadline - time.monotonic())
+        watch = self.watch or self.bell.watch(
+            self.key, self.deadline - time.monotonic(), self.topics
+        )
         try:
             interval = FIRST_INTERVAL_SECONDS
             while (left := self.deadline - time.monotonic()) > 0:

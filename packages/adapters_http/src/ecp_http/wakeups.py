@@ -2,8 +2,8 @@
 
 One :class:`~ecp_postgres.notifications.NotificationListener` per server process: a run made
 runnable wakes the run dispatcher, a run that waits or ends rings the ``Prefer: wait`` bell for
-that run (and, when it waits for a task, the task bell for its tenant's claims: ADR 0071), a
-queued webhook delivery hurries the delivery sweep. Every connection of the listener wakes all
+that run, a task that can be claimed rings the task bell for one waiting claim of its tenant that
+takes its topic (ADR 0071), a queued webhook delivery hurries the delivery sweep. Every connection of the listener wakes all
 of them once, since notifications sent while it was away are lost. Polling stays as the fallback
 (``ECP_DISPATCH_POLL_SECONDS``, ``ECP_WEBHOOK_POLL_SECONDS``, the long-poll interval). The memory
 store has no listener: its only process wakes its workers directly.
@@ -19,16 +19,17 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import Counter, Gauge
 
-from ecp_core.types import RunStatus
 from ecp_http.dispatch import Dispatcher
 from ecp_http.long_poll import Bell
 from ecp_postgres.notifications import (
     CHANNELS,
     RUNS_MOVED,
     RUNS_RUNNABLE,
+    TASKS_OFFERED,
     WEBHOOKS_DUE,
     NotificationListener,
     moved,
+    offered,
 )
 
 if TYPE_CHECKING:
@@ -117,8 +118,15 @@ def wakeup_listener(
             extra={"run_id": run.run_id, "status": run.status, "tenant_id": run.tenant_id},
         )
         runs_moved.ring(run.run_id)
-        if run.status == RunStatus.WAITING_TASK.value:
-            tasks_offered.ring(run.tenant_id)  # None (a trigger before core_0008): every claim
+
+    def task_offered(payload: str) -> None:
+        counted(TASKS_OFFERED)
+        task = offered(payload)
+        if task is None:
+            log.warning("task offer notification not understood", extra={"payload": payload})
+            tasks_offered.ring()
+            return
+        tasks_offered.ring(task.tenant_id, topic=task.topic, one=True)
 
     def deliveries_due(_: str) -> None:
         counted(WEBHOOKS_DUE)
@@ -132,7 +140,12 @@ def wakeup_listener(
 
     return NotificationListener(
         url,
-        {RUNS_RUNNABLE: runnable, RUNS_MOVED: run_moved, WEBHOOKS_DUE: deliveries_due},
+        {
+            RUNS_RUNNABLE: runnable,
+            RUNS_MOVED: run_moved,
+            TASKS_OFFERED: task_offered,
+            WEBHOOKS_DUE: deliveries_due,
+        },
         on_connect=everything,
         on_state=_connection_state(metrics, listening),
     )

@@ -1,16 +1,18 @@
 """Wake-ups by ``LISTEN/NOTIFY`` (ADR 0063): one thread, one connection, reconnecting by itself.
 
-Triggers (migrations ``core_0005``, ``core_0008`` and ``webhooks_0003``) notify when a run
-becomes runnable (:data:`RUNS_RUNNABLE`), when a run starts to wait or ends (:data:`RUNS_MOVED`,
-payload ``"<STATUS> <run_id> <tenant_id>"``, read by :func:`moved`) and when a webhook delivery is
-queued (:data:`WEBHOOKS_DUE`). A
-:class:`NotificationListener` hands each notification's payload to the handler of its channel.
+Triggers (migrations ``core_0005``, ``core_0008``, ``tasks_0004`` and ``webhooks_0003``) notify
+when a run becomes runnable (:data:`RUNS_RUNNABLE`), when a run starts to wait or ends
+(:data:`RUNS_MOVED`, payload ``"<STATUS> <run_id> <tenant_id>"``, read by :func:`moved`), when a
+task can be claimed (:data:`TASKS_OFFERED`, its tenant and topic, read by :func:`offered`) and
+when a webhook delivery is queued (:data:`WEBHOOKS_DUE`). A :class:`NotificationListener` hands
+each notification's payload to the handler of its channel.
 
 Notifications are a shortcut, never the only way work is found: whoever listens keeps polling.
 A notification sent while the listener is away is lost, so after every (re)connection the
 listener calls ``on_connect``, which should look for work as if woken.
 """
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
@@ -26,9 +28,12 @@ RUNS_RUNNABLE = "ecp_runs_runnable"
 """A run was inserted pending or went back to running from a wait; the payload is empty."""
 RUNS_MOVED = "ecp_runs_moved"
 """A run started to wait or ended; the payload is ``"<STATUS> <run_id> <tenant_id>"`` (ADR 0071)."""
+TASKS_OFFERED = "ecp_tasks_offered"
+"""A task can be claimed now (offered, or waiting again); the payload is the JSON array
+``["<tenant_id>", "<topic>"]`` (ADR 0071)."""
 WEBHOOKS_DUE = "ecp_webhooks_due"
 """A pending webhook delivery was queued; the payload is empty."""
-CHANNELS = (RUNS_RUNNABLE, RUNS_MOVED, WEBHOOKS_DUE)
+CHANNELS = (RUNS_RUNNABLE, RUNS_MOVED, TASKS_OFFERED, WEBHOOKS_DUE)
 """Every channel the triggers notify on."""
 
 LISTEN_SLICE_SECONDS = 0.25
@@ -58,6 +63,27 @@ def moved(payload: str) -> RunMoved:
     status, _, rest = payload.partition(" ")
     run_id, _, tenant_id = rest.partition(" ")
     return RunMoved(status, run_id, tenant_id or None)
+
+
+@attrs.frozen
+class TaskOffered:
+    """What a :data:`TASKS_OFFERED` notification says: the tenant and topic of a claimable task."""
+
+    tenant_id: str
+    topic: str
+
+
+def offered(payload: str) -> TaskOffered | None:
+    """What a :data:`TASKS_OFFERED` payload says, or None when it is not the expected shape."""
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        return None
+    match value:
+        case [str() as tenant_id, str() as topic]:
+            return TaskOffered(tenant_id=tenant_id, topic=topic)
+        case _:
+            return None
 
 
 class NotificationListener:
@@ -177,8 +203,11 @@ __all__ = [
     "CHANNELS",
     "RUNS_MOVED",
     "RUNS_RUNNABLE",
+    "TASKS_OFFERED",
     "WEBHOOKS_DUE",
     "NotificationListener",
     "RunMoved",
+    "TaskOffered",
     "moved",
+    "offered",
 ]

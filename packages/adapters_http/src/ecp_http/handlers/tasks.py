@@ -1,7 +1,8 @@
 """External tasks: the worker API (claim with long-poll, heartbeat, complete, fail) and the list.
 
 A claim with ``wait_seconds`` that finds nothing returns a :class:`~ecp_http.long_poll.Poll`, so
-the wait happens on the event loop (ADR 0031); it hears the rings for its tenant only (ADR 0071).
+the wait happens on the event loop (ADR 0031); it hears the rings for its tenant's tasks of its
+topics only, and a task offered wakes one such claim (ADR 0071).
 Every change a worker makes rings the bell or wakes the run workers: a completion moves its run
 on, a failed attempt that may be retried at once makes the task claimable for its tenant.
 """
@@ -36,9 +37,9 @@ LOCK_LOST = (
 def claim_tasks(call: Call, services: Services) -> TaskClaimResponse | Poll:
     """Lock up to ``max_tasks`` tasks of the topics; with ``wait_seconds``, wait for one.
 
-    The wait is at most ``ECP_MAX_WAIT_SECONDS``, like every request that waits, and only the
-    tasks offered to the caller's tenant (or an unkeyed ring: locks released, a reconnection)
-    wake it: another tenant's offers cost it no claim.
+    The wait is at most ``ECP_MAX_WAIT_SECONDS``, like every request that waits. Only a task of
+    its topics offered to the caller's tenant wakes it, and each such task wakes one waiting
+    claim (or an unkeyed ring: locks released, a reconnection): other offers cost it no claim.
     """
     request: TaskClaimRequest = call.body
     tenant = call.tenant
@@ -59,6 +60,7 @@ def claim_tasks(call: Call, services: Services) -> TaskClaimResponse | Poll:
         deadline=time.monotonic() + seconds,
         bell=services.tasks_offered,
         key=tenant,
+        topics=frozenset(request.topics),
     )
 
 
@@ -81,7 +83,8 @@ def fail_task(call: Call, services: Services) -> TaskSummary:
     request: TaskFailRequest = call.body
     task = services.ecp.tasks.fail(call.tenant, call.path["task_id"], request)
     if task.status is TaskStatus.WAITING and request.retry_after_seconds == 0:
-        services.tasks_offered.ring(call.tenant)  # claimable now; a later retry is polled for
+        # Claimable now: one claim that takes it (a later retry is polled for).
+        services.tasks_offered.ring(call.tenant, topic=task.topic, one=True)
     return TaskSummary.of(task)
 
 
