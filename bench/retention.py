@@ -28,11 +28,9 @@ all runs, records and log lines were written and that a sample of erased chains 
 """
 
 import argparse
-import os
 import random
-import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -40,10 +38,10 @@ import attrs
 import psycopg
 
 from _database import Databases, server
+from _rounds import Timing, load_note, paired_ratio
 from _statements import statement_kind, statements_seen
 from ecp_core import ActorIdentity, AuthMethod, Ecp, Ed25519Signer
 from ecp_core.audit import crypto_erase, seal
-from ecp_core.audit.erasure import ERASABLE_FIELDS
 from ecp_core.audit.record import NodeAuditRecord
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention import (
@@ -60,7 +58,7 @@ from ecp_core.types import AttemptStatus, RunStatus
 from ecp_postgres import (
     PostgresStore,
 )
-from ecp_postgres.audit import AUDIT
+from ecp_postgres.audit import AUDIT, DROP_SALT_SQL, ERASURE_SQL
 from ecp_postgres.retention import RETENTION_LOG
 from ecp_postgres.runs import RUNS
 
@@ -79,12 +77,6 @@ INSERT_CHUNK = 1000
 SAMPLE = 40
 ADMIN_SUBJECT = "bench-dpo"
 
-AUDIT_ERASURE_SQL = (
-    "UPDATE ecp_audit_records SET "  # noqa: S608 - fixed column names
-    + ", ".join(f"{name} = %({name})s" for name in sorted(ERASABLE_FIELDS))
-    + " WHERE audit_id = %(audit_id)s"
-)
-"""The statement ``PostgresAudit.store_erasure`` sends."""
 RUN_UPDATE_SQL = RUNS.update_sql("run_id") + " AND tenant_id = %(tenant_id)s"
 """The statement ``PostgresRuns.save`` sends."""
 LOG_INSERT_SQL = RETENTION_LOG.insert_sql(on_conflict_nothing=True)
@@ -100,43 +92,6 @@ NEWLY_ERASED = {
 }
 """What each step's log line counts for one bench run (no approvals, no stored artifacts)."""
 Chain = tuple[Run, list[NodeAuditRecord]]
-
-
-# -- timing and reporting -------------------------------------------------------------------------
-
-
-@dataclass
-class Timing:
-    """Items and wall-clock seconds of one contender, by round."""
-
-    rounds: list[tuple[int, float]] = field(default_factory=list)
-
-    @property
-    def count(self) -> int:
-        return sum(n for n, _ in self.rounds)
-
-    @property
-    def seconds(self) -> float:
-        return sum(s for _, s in self.rounds)
-
-    @property
-    def rate(self) -> float:
-        return self.count / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def ms(self) -> float:
-        return self.seconds * 1e3 / max(self.count, 1)
-
-
-def paired_ratio(a: Timing, b: Timing) -> float:
-    """Median over rounds of a's rate / b's rate in the same round (same runs per round)."""
-    return statistics.median(
-        (na / sa) / (nb / sb) for (na, sa), (nb, sb) in zip(a.rounds, b.rounds, strict=True)
-    )
-
-
-def load_note() -> str:
-    return f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
 
 
 # -- the server and its databases ---------------------------------------------------------------
@@ -333,8 +288,9 @@ def replay_of(run: Run, records: list[NodeAuditRecord], ids: UuidV7Factory) -> R
 def send(conn: psycopg.Connection[Any], replays: list[Replay]) -> None:
     """Send the erasures' writes, one statement at a time, committing like the erasure does."""
     for replay in replays:
-        for params in replay.audits:
-            conn.execute(AUDIT_ERASURE_SQL, params)
+        for params in replay.audits:  # as PostgresAudit.store_erasure sends them
+            conn.execute(ERASURE_SQL, params)
+            conn.execute(DROP_SALT_SQL, (params["audit_id"],))
         for params in replay.runs:
             conn.execute(RUN_UPDATE_SQL, params)
         for params in replay.first_log:

@@ -6,7 +6,13 @@
 import os
 
 from hypothesis import HealthCheck, settings
-from tests.support.postgres import fresh_database, migrated_template, postgres_store, postgres_url
+from tests.support.postgres import (
+    fresh_database,
+    migrated_template,
+    postgres_store,
+    postgres_url,
+    two_databases,
+)
 
 settings.register_profile(
     "fast", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -16,4 +22,10 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
-__all__ = ["fresh_database", "migrated_template", "postgres_store", "postgres_url"]
+__all__ = [
+    "fresh_database",
+    "migrated_template",
+    "postgres_store",
+    "postgres_url",
+    "two_databases",
+]

@@ -114,17 +114,6 @@ def reset(url: str) -> None:
             PostgresRuns(conn).add(run(run_id))
 
 
-@pytest.fixture(scope="module")
-def two_databases(postgres_url, migrated_template):
-    from ecp_postgres import create_database, drop_database
-
-    names = ("ecp_test_batched_writes", "ecp_test_plain_writes")
-    urls = [create_database(postgres_url, name, template=migrated_template) for name in names]
-    yield urls
-    for name in names:
-        drop_database(postgres_url, name)
-
-
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

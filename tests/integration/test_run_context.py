@@ -8,7 +8,6 @@ which remembers nothing and reads every time.
 """
 
 import psycopg
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from psycopg.rows import dict_row
@@ -109,17 +108,6 @@ def reset(url: str) -> None:
         PostgresDeployments(conn).add(deployment())
         for run_id in STORED_RUNS:
             PostgresRuns(conn).add(run(run_id))
-
-
-@pytest.fixture(scope="module")
-def two_databases(postgres_url, migrated_template):
-    from ecp_postgres import create_database, drop_database
-
-    names = ("ecp_test_context_unit", "ecp_test_context_plain")
-    urls = [create_database(postgres_url, name, template=migrated_template) for name in names]
-    yield urls
-    for name in names:
-        drop_database(postgres_url, name)
 
 
 @settings(

@@ -8,6 +8,7 @@ is idle again. Nothing here asserts a duration.
 """
 
 import base64
+import contextlib
 import logging
 import threading
 import time
@@ -110,6 +111,19 @@ def woken(
                 listener.stop()
                 dispatcher.stop()
                 store.close()
+
+
+@contextlib.contextmanager
+def heard_on(url: str, channel: str) -> Iterator[list[str]]:
+    """The payloads of ``channel`` a listener of its own hears meanwhile, in order."""
+    heard: list[str] = []
+    listener = NotificationListener(url, {channel: heard.append})
+    listener.start()
+    try:
+        assert listener.wait_connected(30)
+        yield heard
+    finally:
+        listener.stop()
 
 
 def start(ecp: Ecp) -> str:
@@ -342,16 +356,12 @@ def test_a_task_offered_wakes_one_waiting_claim_of_its_topic(fresh_database):
 def test_the_task_offer_notification_names_tenant_and_topic(fresh_database):
     """Offered, and waiting again after a lock ran out; tenants and topics with spaces, quotes and
     characters beyond ASCII come back as they were. A task that waits for a later retry is quiet."""
-    heard: list[str] = []
-    listener = NotificationListener(fresh_database, {TASKS_OFFERED: heard.append})
-    listener.start()
     tenant, topic = 'acme "corp" Zoë', "bill pay/€ 1"
     columns = (
         "task_id, tenant_id, run_id, node_id, topic, status, arguments, state, attempt,"
         " max_attempts, lock_seconds, created_at, updated_at"
     )
-    try:
-        assert listener.wait_connected(30)
+    with heard_on(fresh_database, TASKS_OFFERED) as heard:
         with psycopg.connect(fresh_database, autocommit=True) as conn:
             row = "%s, %s, 'r', 'n', %s, %s, '{}', '{}', 1, 3, 60, now(), now()"
             insert = f"INSERT INTO ecp_tasks ({columns}) VALUES ({row})"  # noqa: S608
@@ -365,25 +375,17 @@ def test_the_task_offer_notification_names_tenant_and_topic(fresh_database):
             )
         wait_for(lambda: len(heard) >= 2)
         time.sleep(0.5)  # a third notification, were the delayed retry to send one, arrives
-    finally:
-        listener.stop()
     assert [offered(payload) for payload in heard] == [TaskOffered(tenant, topic)] * 2
 
 
 @pytest.mark.spec(KEYED)
 def test_the_run_moved_notification_names_the_tenant(woken, fresh_database):
     ecp, _, _ = woken
-    heard: list[str] = []
-    listener = NotificationListener(fresh_database, {RUNS_MOVED: heard.append})
-    listener.start()
-    try:
-        assert listener.wait_connected(30)
+    with heard_on(fresh_database, RUNS_MOVED) as heard:
         run_id = start(ecp)
         with psycopg.connect(fresh_database, autocommit=True) as conn:
             conn.execute("UPDATE ecp_runs SET status = 'WAITING_TASK' WHERE run_id = %s", (run_id,))
         wait_for(lambda: heard)
-    finally:
-        listener.stop()
     assert [moved(payload) for payload in heard] == [RunMoved("WAITING_TASK", run_id, TENANT)]
 
 
@@ -417,11 +419,7 @@ def test_a_queued_delivery_wakes_a_sender_that_polls_every_ten_minutes(fresh_dat
 @pytest.mark.spec("C8 notify-wakeups")
 def test_a_session_with_ecp_notify_off_notifies_nothing(woken, fresh_database):
     ecp, _, _ = woken
-    heard: list[str] = []
-    listener = NotificationListener(fresh_database, {RUNS_MOVED: heard.append})
-    listener.start()
-    try:
-        assert listener.wait_connected(30)
+    with heard_on(fresh_database, RUNS_MOVED) as heard:
         quiet, loud = start(ecp), start(ecp)
         for run_id, options in ((quiet, "-c ecp.notify=off"), (loud, "")):
             with psycopg.connect(fresh_database, autocommit=True, options=options) as conn:
@@ -429,6 +427,4 @@ def test_a_session_with_ecp_notify_off_notifies_nothing(woken, fresh_database):
                     "UPDATE ecp_runs SET status = 'WAITING_INTERRUPT' WHERE run_id = %s", (run_id,)
                 )
         wait_for(lambda: heard)
-    finally:
-        listener.stop()
     assert heard == [f"WAITING_INTERRUPT {loud} {TENANT}"]

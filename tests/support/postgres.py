@@ -52,6 +52,17 @@ def fresh_database(postgres_url, migrated_template) -> Iterator[str]:
     drop_database(postgres_url, name)
 
 
+@pytest.fixture(scope="module")
+def two_databases(postgres_url, migrated_template) -> Iterator[list[str]]:
+    """URLs of two new, migrated databases a module shares, dropped after it: a property plays
+    the same operations through two ways of writing or reading, one on each, and compares."""
+    names = [f"ecp_test_{os.getpid()}_{next(_names)}" for _ in range(2)]
+    urls = [create_database(postgres_url, name, template=migrated_template) for name in names]
+    yield urls
+    for name in names:
+        drop_database(postgres_url, name)
+
+
 @pytest.fixture
 def postgres_store(fresh_database) -> Iterator[PostgresStore]:
     """A store (connection pool) on a fresh database."""

@@ -61,6 +61,16 @@ ERASABLE_VERSIONS_SQL = ", ".join(str(int(version)) for version in ERASABLE_DIGE
 """The erasable digest versions as SQL literals: the predicate of the ``ecp_audit_aged`` index."""
 
 
+ERASURE_SQL = (
+    "UPDATE ecp_audit_records SET "  # noqa: S608 - fixed column names
+    + ", ".join(f"{f} = %({f})s" for f in sorted(ERASABLE_FIELDS) if f != SALT_FIELD)
+    + " WHERE audit_id = %(audit_id)s"
+)
+"""What an erasure changes in a stored record (its salt is a row of its own, dropped with it)."""
+DROP_SALT_SQL = "DELETE FROM ecp_audit_salts WHERE audit_id = %s"
+"""A record's version 3 salt, dropped when its personal data is erased."""
+
+
 def head_key(run_id: str) -> tuple[str, str]:
     """The memo key of a run's chain head (see :mod:`ecp_postgres.session`)."""
     return ("audit_head", run_id)
@@ -220,15 +230,8 @@ class PostgresAudit(Repository):
         if stored is None:
             raise missing("audit record", record.audit_id)
         check_erasure(stored, record)
-        params = AUDIT.params(record)
-        sets = ", ".join(
-            f"{field} = %({field})s" for field in sorted(ERASABLE_FIELDS) if field != SALT_FIELD
-        )
-        self._conn.execute(
-            f"UPDATE ecp_audit_records SET {sets} WHERE audit_id = %(audit_id)s",  # noqa: S608
-            params,
-        )
-        self._conn.execute("DELETE FROM ecp_audit_salts WHERE audit_id = %s", (record.audit_id,))
+        self._conn.execute(ERASURE_SQL, AUDIT.params(record))
+        self._conn.execute(DROP_SALT_SQL, (record.audit_id,))
 
     def settings(self, tenant_id: str) -> AuditSettings | None:
         """The tenant's stored audit settings, or None (read once per transaction)."""
