@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from ecp_postgres import PostgresStore
-from ecp_postgres.notifications import CHANNELS, RUNS_RUNNABLE, NotificationListener
+from ecp_postgres.notifications import CHANNELS, RUNS_MOVED, NotificationListener
 from postgres_audit import ecp_run, ecp_service
 
 if TYPE_CHECKING:
@@ -72,8 +72,10 @@ def bench_commits(databases: Databases, args: argparse.Namespace) -> None:
     time.sleep(0.5)  # the last notifications reach the listener
     listener.stop()
     print_rates(rates, (1, args.clients), "runs/s")
-    if heard[RUNS_RUNNABLE] < notified:  # each run is made runnable at least once
-        raise SystemExit(f"the listener heard {heard[RUNS_RUNNABLE]} runnable notifications")
+    # A run started and driven in one transaction is inserted waiting (ADR 0067), so it is never
+    # runnable in a commit; it notifies that it moved when it waits and when it ends.
+    if heard[RUNS_MOVED] < 2 * notified:
+        raise SystemExit(f"the listener heard {heard[RUNS_MOVED]} run-moved notifications")
     print(f"  (the listener heard {heard} notifications; ratio = median of per-round ratios)")
 
 
