@@ -27,9 +27,9 @@ from ecp_core.testing.samples import NOW
 from ecp_core.types import AuthMethod, CostMeasurement, ServiceRole
 from ecp_http.background import abandoned_reservations_sweep, sweeps_of
 from ecp_http.connector_backends import connector_setup
-from ecp_http.long_poll import Bell
 from ecp_http.metrics import Metrics
 from ecp_http.model_calls.standin import Reply
+from ecp_http.task_offers import TaskOffers
 from ecp_postgres import PostgresStore
 
 ACTOR = ActorIdentity(
@@ -170,7 +170,7 @@ def test_the_server_sweeps_every_batch_logs_each_and_counts_them(tmp_path, caplo
     registered = {
         name: seconds
         for name, _, seconds in sweeps_of(
-            ecp, settings(tmp_path, "http://127.0.0.1:9"), Bell(), metrics
+            ecp, settings(tmp_path, "http://127.0.0.1:9"), TaskOffers(), metrics
         )
     }
     assert registered["settle_abandoned_reservations"] == 30.0

@@ -27,6 +27,7 @@ from ecp_http.auth import mint_token
 from ecp_http.dispatch import Dispatcher
 from ecp_http.long_poll import Bell
 from ecp_http.settings import Settings
+from ecp_http.task_offers import TaskOffers
 from ecp_http.wakeups import WakeupMetrics, wakeup_listener
 from ecp_postgres import PostgresStore
 from ecp_postgres.notifications import (
@@ -94,7 +95,7 @@ def woken(
             fresh_database,
             dispatcher=dispatcher,
             runs_moved=Bell(),
-            tasks_offered=Bell(),
+            offers=TaskOffers(),
             metrics=metrics,
         )
         dispatcher.start()

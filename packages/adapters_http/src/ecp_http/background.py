@@ -2,14 +2,12 @@
 
 Sweeps deliver due webhooks, escalate overdue approvals, purge expired data (when retention is
 enabled), release external-task locks that ran out and settle connector test reservations a
-dead process left behind (ADR 0050). A run that starts waiting for a task rings the bell that
-long-polling claims wait on for its tenant, unless the notification listener is connected and
-rings it (ADR 0071); a lock released rings it for all. A run that waits or ends rings the
-``Prefer: wait`` bell for its id. Other processes' changes arrive by ``LISTEN/NOTIFY``
+dead process left behind (ADR 0050). A run that starts waiting for a task, and a lock released,
+make tasks claimable (:class:`~ecp_http.task_offers.TaskOffers` rings the claims, ADR 0071); a
+run that waits or ends rings the ``Prefer: wait`` bell for its id. Other processes' changes arrive by ``LISTEN/NOTIFY``
 (:mod:`ecp_http.wakeups`, ADR 0063).
 """
 
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -23,6 +21,7 @@ from ecp_http.backtest_worker import BacktestWorker
 from ecp_http.dispatch import Dispatcher, Outage
 from ecp_http.long_poll import Bell
 from ecp_http.settings import Settings
+from ecp_http.task_offers import TaskOffers
 from ecp_http.wakeups import DELIVERY_SWEEP
 from ecp_http.webhook_sender import HttpxSender
 
@@ -61,7 +60,7 @@ def abandoned_reservations_sweep(ecp: Ecp, metrics: "Metrics | None") -> Callabl
 
 
 def sweeps_of(
-    ecp: Ecp, settings: Settings, bell: Bell, metrics: "Metrics | None" = None
+    ecp: Ecp, settings: Settings, offers: TaskOffers, metrics: "Metrics | None" = None
 ) -> list[tuple[str, Callable[[], object], float]]:
     """The periodic sweeps as (name, action, interval seconds); ``metrics`` counts what they do."""
     sender = HttpxSender(
@@ -76,7 +75,7 @@ def sweeps_of(
 
     def expire_task_locks() -> None:
         if ecp.tasks.expire_locks():
-            bell.ring()
+            offers.released()
 
     sweeps: list[tuple[str, Callable[[], object], float]] = [
         (DELIVERY_SWEEP, deliver_webhooks, settings.webhook_poll_seconds),
@@ -105,25 +104,20 @@ def background_work(
     ecp: Ecp,
     settings: Settings,
     tracing: "Tracing | None",
-    bells: tuple[Bell, Bell],
-    metrics: "Metrics | None" = None,
     *,
-    listening: threading.Event | None = None,
+    offers: TaskOffers,
+    runs_moved: Bell,
+    metrics: "Metrics | None" = None,
 ) -> tuple[Dispatcher, Dispatcher | None]:
     """The run dispatcher (with the sweeps) and the decision scheduler (None when disabled).
 
-    ``bells`` are rung when a task is offered or released, and when a run waits or ends;
-    ``metrics`` counts what the sweeps settle. While ``listening`` is set (the notification
-    listener is connected), a task offered here is rung by its notification, not again here.
+    ``offers`` hears of the tasks made claimable here, ``runs_moved`` is rung when a run waits or
+    ends; ``metrics`` counts what the sweeps settle.
     """
-    tasks_offered, runs_moved = bells
-
-    def notified() -> bool:  # then the offer's notification rings its claims, once
-        return listening is not None and listening.is_set()
 
     def advanced(run: Run) -> None:
-        if run.status is RunStatus.WAITING_TASK and not notified():
-            tasks_offered.ring(run.tenant_id)
+        if run.status is RunStatus.WAITING_TASK:
+            offers.offered(run.tenant_id)  # the run holds no topic: every claim of the tenant
         if run.status in TERMINAL or run.status in WAITING:
             runs_moved.ring(run.run_id, run)  # the news its Prefer: wait answers from
 
@@ -132,7 +126,7 @@ def background_work(
         ecp.runs,
         workers=settings.dispatch_workers,
         poll_seconds=settings.dispatch_poll_seconds,
-        sweeps=sweeps_of(ecp, settings, tasks_offered, metrics),
+        sweeps=sweeps_of(ecp, settings, offers, metrics),
         tracing=tracing,
         outage=outage,
         on_advanced=advanced,

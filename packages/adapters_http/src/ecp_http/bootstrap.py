@@ -51,6 +51,7 @@ from ecp_http.secrets import with_development_secrets
 from ecp_http.services import Services
 from ecp_http.sessions import CloudIdentity
 from ecp_http.settings import Settings, SettingsError
+from ecp_http.task_offers import TaskOffers
 from ecp_http.wakeups import process_listener
 from ecp_postgres import PostgresStore, apply_migrations, migration_status
 from ecp_postgres.notifications import NotificationListener
@@ -260,19 +261,18 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         deployment_mode=DeploymentMode.HOSTED if settings.hosted else DeploymentMode.SELF_HOSTED,
     )
     attach_model_call(actions, ecp.runs.get, ecp.evidence.ingest_executions)  # its evidence
-    bells = (Bell(), Bell())  # tasks offered, runs moved
+    offers, runs_moved = TaskOffers(), Bell()
     if metrics is not None:
-        metrics.watch_bells({"tasks_offered": bells[0], "runs_moved": bells[1]})
-    listening = threading.Event()  # set while notifications ring the tasks offered (ADR 0071)
+        metrics.watch_bells({"tasks_offered": offers.bell, "runs_moved": runs_moved})
     dispatcher, scheduler = background_work(
-        ecp, settings, tracing, bells, metrics, listening=listening
+        ecp, settings, tracing, offers=offers, runs_moved=runs_moved, metrics=metrics
     )
     listener = process_listener(
         store.url if isinstance(store, PostgresStore) and settings.dispatch_notify else None,
         dispatcher=dispatcher,
-        bells=bells,
+        offers=offers,
+        runs_moved=runs_moved,
         registry=None if metrics is None else metrics.registry,
-        listening=listening,
     )
     operations = tuple(
         all_operations(
@@ -308,8 +308,8 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         background=runtime,
         api=ApiDocs(operations),
         metrics=metrics,
-        tasks_offered=bells[0],
-        runs_moved=bells[1],
+        task_offers=offers,
+        runs_moved=runs_moved,
         cloud_identity=identity,
     )
     return runtime

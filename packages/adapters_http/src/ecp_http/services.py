@@ -17,6 +17,7 @@ from ecp_http.long_poll import Bell
 from ecp_http.metrics import Metrics
 from ecp_http.sessions import CloudIdentity
 from ecp_http.settings import Settings
+from ecp_http.task_offers import TaskOffers
 
 
 class Background(Protocol):
@@ -59,8 +60,8 @@ class Services:
     api: ApiDescription
     metrics: Metrics | None = None
     """The Prometheus registry, unless ``ECP_METRICS_ENABLED`` is false."""
-    tasks_offered: Bell = attrs.field(factory=Bell)
-    """Rung when a task may have become claimable in this process; long-polling claims wait on it."""
+    task_offers: TaskOffers = attrs.field(factory=TaskOffers)
+    """The bell long-polling claims wait on, rung for the tasks this process makes claimable."""
     runs_moved: Bell = attrs.field(factory=Bell)
     """Rung when a run of this process starts to wait or ends; ``Prefer: wait`` reads wait on it."""
     cloud_identity: CloudIdentity | None = None

@@ -3,13 +3,14 @@
 One :class:`~ecp_postgres.notifications.NotificationListener` per server process: a run made
 runnable wakes the run dispatcher, a run that waits or ends rings the ``Prefer: wait`` bell for
 that run, a task that can be claimed rings the task bell for one waiting claim of its tenant that
-takes its topic (ADR 0071), a queued webhook delivery hurries the delivery sweep. Every connection of the listener wakes all
-of them once, since notifications sent while it was away are lost. Polling stays as the fallback
+takes its topic (ADR 0071), a queued webhook delivery hurries the delivery sweep. Every
+connection of the listener wakes all of them once, since notifications sent while it was away
+are lost. Polling stays as the fallback
 (``ECP_DISPATCH_POLL_SECONDS``, ``ECP_WEBHOOK_POLL_SECONDS``, the long-poll interval). The memory
 store has no listener: its only process wakes its workers directly.
 
-While the listener is connected it sets ``listening``: the dispatcher of this process then leaves
-the tasks it offers to their notification, so each offer rings its tenant's claims once.
+While the listener is connected it sets ``TaskOffers.listening``: this process then leaves the
+tasks it makes claimable to their notifications, so each task wakes one claim.
 """
 
 import logging
@@ -21,6 +22,7 @@ from prometheus_client import Counter, Gauge
 
 from ecp_http.dispatch import Dispatcher
 from ecp_http.long_poll import Bell
+from ecp_http.task_offers import TaskOffers
 from ecp_postgres.notifications import (
     CHANNELS,
     RUNS_MOVED,
@@ -65,26 +67,19 @@ def process_listener(
     url: str | None,
     *,
     dispatcher: Dispatcher,
-    bells: tuple[Bell, Bell],
+    offers: TaskOffers,
+    runs_moved: Bell,
     registry: "CollectorRegistry | None",
-    listening: threading.Event | None = None,
 ) -> NotificationListener | None:
     """The server's listener on PostgreSQL at ``url``; None without one (memory, or turned off).
 
-    ``bells`` are (tasks offered, runs moved); ``registry`` gets the wake-up metrics;
-    ``listening`` is set while the listener is connected.
+    ``registry`` gets the wake-up metrics.
     """
     if url is None:
         return None
-    tasks_offered, runs_moved = bells
     metrics = None if registry is None else WakeupMetrics(registry)
     return wakeup_listener(
-        url,
-        dispatcher=dispatcher,
-        runs_moved=runs_moved,
-        tasks_offered=tasks_offered,
-        metrics=metrics,
-        listening=listening,
+        url, dispatcher=dispatcher, runs_moved=runs_moved, offers=offers, metrics=metrics
     )
 
 
@@ -93,13 +88,13 @@ def wakeup_listener(
     *,
     dispatcher: Dispatcher,
     runs_moved: Bell,
-    tasks_offered: Bell,
+    offers: TaskOffers,
     metrics: WakeupMetrics | None = None,
-    listening: threading.Event | None = None,
 ) -> NotificationListener:
     """The listener on ``url`` that wakes ``dispatcher`` and rings the bells (not started).
 
-    ``listening``, when given, is set while the listener is connected and cleared when it is not.
+    ``offers.listening`` is set while it is connected: the offers of this process are rung from
+    their notifications then, here.
     """
 
     def counted(channel: str) -> None:
@@ -124,9 +119,9 @@ def wakeup_listener(
         task = offered(payload)
         if task is None:
             log.warning("task offer notification not understood", extra={"payload": payload})
-            tasks_offered.ring()
+            offers.bell.ring()
             return
-        tasks_offered.ring(task.tenant_id, topic=task.topic, one=True)
+        offers.bell.ring(task.tenant_id, topic=task.topic, one=True)
 
     def deliveries_due(_: str) -> None:
         counted(WEBHOOKS_DUE)
@@ -136,7 +131,7 @@ def wakeup_listener(
         dispatcher.wake()
         dispatcher.hurry(DELIVERY_SWEEP)
         runs_moved.ring()
-        tasks_offered.ring()
+        offers.bell.ring()
 
     return NotificationListener(
         url,
@@ -147,20 +142,18 @@ def wakeup_listener(
             WEBHOOKS_DUE: deliveries_due,
         },
         on_connect=everything,
-        on_state=_connection_state(metrics, listening),
+        on_state=_connection_state(metrics, offers.listening),
     )
 
 
 def _connection_state(
-    metrics: WakeupMetrics | None, listening: threading.Event | None
+    metrics: WakeupMetrics | None, listening: threading.Event
 ) -> Callable[[bool], None]:
     """The listener's ``on_state`` hook: the ``up`` gauge and the ``listening`` event follow it."""
 
     def state(connected: bool) -> None:  # noqa: FBT001 - the listener's hook
         if metrics is not None:
             metrics.listener_up.set(1 if connected else 0)
-        if listening is None:
-            return
         if connected:
             listening.set()
         else:

@@ -58,7 +58,7 @@ def claim_tasks(call: Call, services: Services) -> TaskClaimResponse | Poll:
         again=claim,
         at_deadline=lambda: TaskClaimResponse(tasks=()),
         deadline=time.monotonic() + seconds,
-        bell=services.tasks_offered,
+        bell=services.task_offers.bell,
         key=tenant,
         topics=frozenset(request.topics),
     )
@@ -83,8 +83,7 @@ def fail_task(call: Call, services: Services) -> TaskSummary:
     request: TaskFailRequest = call.body
     task = services.ecp.tasks.fail(call.tenant, call.path["task_id"], request)
     if task.status is TaskStatus.WAITING and request.retry_after_seconds == 0:
-        # Claimable now: one claim that takes it (a later retry is polled for).
-        services.tasks_offered.ring(call.tenant, topic=task.topic, one=True)
+        services.task_offers.offered(call.tenant, task.topic)  # a later retry is polled for
     return TaskSummary.of(task)
 
 
