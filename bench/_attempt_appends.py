@@ -29,8 +29,9 @@ from ecp_core import Ed25519Signer, KeyRing
 from ecp_core.audit import verify_chain
 from ecp_core.audit.chain import seal
 from ecp_core.ports.system import Signer
-from ecp_core.runs.audit_writer import AttemptRecord, AuditWriter
-from ecp_core.runs.model import Run
+from ecp_core.runs.audit.writer import AuditWriter
+from ecp_core.runs.run.attempts import AttemptRecord
+from ecp_core.runs.run.model import Run
 from ecp_core.system import SystemClock, UuidV7Factory
 from ecp_core.types import RunStatus
 from ecp_postgres import PostgresStore

@@ -22,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
 from ecp_core.permissions import Permission, permissions_of
-from ecp_core.runs.model import RunStatusResponse
+from ecp_core.runs.run.model import RunStatusResponse
 from ecp_core.wire import unstructure
 from ecp_http import logs, routing
 from ecp_http.app import create_app

@@ -37,7 +37,7 @@ INCLUSIVE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("database: SELECT the run, row to model", ("ecp_postgres/runs.py:get",)),
     ("database: roll back, give the connection back", ("ecp_postgres/database.py:__exit__",)),
-    ("response model (RunStatusResponse.of)", ("ecp_core/runs/model.py:of",)),
+    ("response model (RunStatusResponse.of)", ("ecp_core/runs/run/model.py:of",)),
     ("cattrs unstructure", ("ecp_core/wire.py:unstructure",)),
     ("JSON rendering", ("starlette/responses.py:render", "ecp_http/rendering.py:render")),
     (
@@ -52,9 +52,9 @@ INCLUSIVE: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 # The run path: the run's own work first, then the HTTP layer's parts outside it.
 RUN_INCLUSIVE: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("run work in requests: start a run", ("ecp_core/runs/service.py:start",)),
+    ("run work in requests: start a run", ("ecp_core/runs/engine/service.py:start",)),
     ("run work in requests: resolve, drive the run to its end", ("ecp_core/service.py:resolve",)),
-    ("run reads in requests (Prefer: wait)", ("ecp_core/runs/service.py:get",)),
+    ("run reads in requests (Prefer: wait)", ("ecp_core/runs/engine/service.py:get",)),
     ("dispatcher threads (claim, attempt)", ("ecp_http/dispatch.py:_loop",)),
     ("sweeps (overdue approvals, webhook outbox)", ("ecp_http/dispatch.py:_sweep_loop",)),
     INCLUSIVE[0],

@@ -45,8 +45,9 @@ from ecp_core.audit.record import NodeAuditRecord, RunChain
 from ecp_core.audit.verify import verify_run_chain
 from ecp_core.canonical import FAST_ENCODER, canonical_json
 from ecp_core.memory import MemoryStore
-from ecp_core.runs.audit_writer import AttemptRecord, AuditWriter
-from ecp_core.runs.model import Run
+from ecp_core.runs.audit.writer import AuditWriter
+from ecp_core.runs.run.attempts import AttemptRecord
+from ecp_core.runs.run.model import Run
 from ecp_core.system import SystemClock, UuidV7Factory
 from ecp_core.types import AttemptStatus, RunStatus
 

@@ -16,7 +16,7 @@ transaction: one deployment unsigned (the digest axis), one signed with Ed25519;
    verification hashes, the nine commitment inputs, salted for version 3, and the hashed form of
    each record, canonicalised in advance, in memory), the verification read alone
    (``uow.audit.chains`` in batches), the check alone (``verify_chain`` over entries read in
-   advance), ``AuditService.verify_deployment`` on one connection (read and check: texts hashed
+   advance), ``AuditTrail.verify_deployment`` on one connection (read and check: texts hashed
    as stored), and the full recomputation (the same read, every record parsed, built and
    re-encoded: verification before stored texts). Target: verification / raw hashing >= 0.25.
 2. ``verify_deployment`` of the signed deployment with ``connections=1`` against each
@@ -49,7 +49,7 @@ from ecp_core.audit.salted import commitment_bytes, new_salt, parse_salt
 from ecp_core.audit.stored import proven
 from ecp_core.canonical import canonical_json
 from ecp_core.deployments.model import Deployment
-from ecp_core.runs.audit_reads import RUNS_PER_READ, AuditService
+from ecp_core.runs.audit.trail import RUNS_PER_READ, AuditTrail
 from ecp_postgres import PostgresStore
 
 TENANT, SIGNED, UNSIGNED = "bench-tenant", "bench-dep", "bench-dep-unsigned"
@@ -187,7 +187,7 @@ def against_raw(store: PostgresStore, written: list[NodeAuditRecord], rounds: in
     count = len(written)
     blobs = hashed_inputs(written)
     run_ids = list(dict.fromkeys(record.run_id for record in written))
-    service = AuditService(store.unit_of_work, [], connections=1)
+    service = AuditTrail(store.unit_of_work, [], connections=1)
 
     def raw() -> None:
         sha256 = hashlib.sha256
@@ -274,7 +274,7 @@ def across_connections(
     keys = [SIGNER.published()]
     contenders = {
         str(n): lambda n=n: expect_verified(
-            AuditService(store.unit_of_work, keys, connections=n).verify_deployment(TENANT, SIGNED),
+            AuditTrail(store.unit_of_work, keys, connections=n).verify_deployment(TENANT, SIGNED),
             records,
             signed=True,
         )

@@ -51,7 +51,7 @@ from ecp_core.retention import (
     RetentionPolicyRequest,
 )
 from ecp_core.retention.service import PURGE_BATCH
-from ecp_core.runs.model import FailureState, Run
+from ecp_core.runs.run.model import FailureState, Run
 from ecp_core.service import RetentionSettings
 from ecp_core.system import FixedClock, UuidV7Factory
 from ecp_core.types import AttemptStatus, RunStatus

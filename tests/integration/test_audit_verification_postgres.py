@@ -16,8 +16,8 @@ import pytest
 from ecp_core.audit import AuditVerificationResponse, seal
 from ecp_core.audit.record import NodeAuditRecord
 from ecp_core.deployments.model import Deployment
-from ecp_core.runs.audit_reads import RUNS_PER_READ, AuditService
-from ecp_core.runs.model import Run
+from ecp_core.runs.audit.trail import RUNS_PER_READ, AuditTrail
+from ecp_core.runs.run.model import Run
 from ecp_core.testing.strategies.audit import SIGNER, fixed_salt
 from ecp_core.types import AttemptStatus, RunStatus
 
@@ -89,11 +89,11 @@ def _run(run_id: str) -> Run:
     )
 
 
-def _services(store) -> tuple[AuditService, AuditService]:
+def _services(store) -> tuple[AuditTrail, AuditTrail]:
     keys = [SIGNER.published()]
     return (
-        AuditService(store.unit_of_work, keys, connections=1),
-        AuditService(store.unit_of_work, keys, connections=4),
+        AuditTrail(store.unit_of_work, keys, connections=1),
+        AuditTrail(store.unit_of_work, keys, connections=4),
     )
 
 
@@ -167,7 +167,7 @@ def test_concurrent_verifications_share_the_connection_cap(store):
                 with lock:
                     counts["open"] -= 1
 
-    service = AuditService(counted, [SIGNER.published()], connections=2)
+    service = AuditTrail(counted, [SIGNER.published()], connections=2)
     with ThreadPoolExecutor(3) as pool:
         answers = list(pool.map(lambda _: service.verify_deployment("t1", "dep"), range(3)))
     assert all(answer.verified and answer.record_count == 3 * RUNS for answer in answers)

@@ -17,7 +17,7 @@ from tests.support.receiver import receiver
 
 from ecp_core.graphs.definition import ActionDescriptorV1
 from ecp_core.memory import MemoryStore
-from ecp_core.runs.actions import ActionContext
+from ecp_core.runs.run.actions import ActionContext
 from ecp_http.action_secrets import REDACTED, ActionSecrets
 from ecp_http.app import create_app
 from ecp_http.auth import mint_token

@@ -12,7 +12,7 @@ import pytest
 from tests.support.child_runs import SIGNER, TENANT, calling, leaf
 
 from ecp_core import CreateDeploymentRequest, Ecp, StartRunRequest
-from ecp_core.runs.state_machine import TERMINAL
+from ecp_core.runs.run.state_machine import TERMINAL
 from ecp_core.types import RunStatus
 
 PARENTS = 12

@@ -15,7 +15,7 @@ from tests.support.runs import deploy_three_steps
 from ecp_core import Ecp, Ed25519Signer, StartRunRequest
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_core.memory import MemoryStore
-from ecp_core.runs.model import Run
+from ecp_core.runs.run.model import Run
 from ecp_http.app import create_app
 from ecp_http.auth import mint_token
 from ecp_http.dispatch import Dispatcher

@@ -15,7 +15,7 @@ from ecp_core.certification.model import CertificationState, CreateCertification
 from ecp_core.graphs import GraphBuilder
 from ecp_core.memory import MemoryStore
 from ecp_core.policies.model import DeploymentPolicyRequest
-from ecp_core.runs.model import StartRunRequest
+from ecp_core.runs.run.model import StartRunRequest
 from ecp_core.signing import Ed25519Signer
 from ecp_core.system import FixedClock, SequentialIds
 

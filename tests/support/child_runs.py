@@ -8,8 +8,8 @@ from ecp_core.deployments.model import CreateDeploymentRequest
 from ecp_core.graphs import GraphBuilder
 from ecp_core.graphs.definition import GraphDefinition
 from ecp_core.identity import ActorIdentity
-from ecp_core.runs.actions import ActionContext, ActionRegistry
-from ecp_core.runs.model import Run, StartRunRequest
+from ecp_core.runs.run.actions import ActionContext, ActionRegistry
+from ecp_core.runs.run.model import Run, StartRunRequest
 from ecp_core.service import Ecp
 from ecp_core.signing import Ed25519Signer
 from ecp_core.system import FixedClock, SequentialIds

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ecp_core import Ecp, GraphDefinition, structure, unstructure
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_core.errors import NotCanonicalizable, NotFound, UnknownAction, ValidationFailed
-from ecp_core.runs.actions import (
+from ecp_core.runs.run.actions import (
     ActionAlreadyRegistered,
     ActionRegistry,
     ActionSource,

@@ -7,12 +7,7 @@ from hypothesis import strategies as st
 from ecp_core.deployments import CreateDeploymentRequest
 from ecp_core.graphs import GraphBuilder
 from ecp_core.memory import MemoryStore
-from ecp_core.runs.audit_readiness import (
-    DeploymentMode,
-    ReadinessState,
-    assess,
-    consequential,
-)
+from ecp_core.runs.audit.readiness import DeploymentMode, ReadinessState, assess, consequential
 from ecp_core.service import Ecp
 from ecp_core.signing import Ed25519Signer
 from ecp_core.types import SideEffectClass

@@ -22,10 +22,10 @@ from ecp_core.backtests.rules import (
     JUDGE_FAMILY_CLASH,
     NO_SAVINGS,
     calls_reserved,
+    catalog_evidence,
     decide,
     preflight,
     read_judgement,
-    resolve,
 )
 from ecp_core.errors import ValidationFailed
 from ecp_core.models.model import CatalogEntry, ProviderKind
@@ -125,8 +125,8 @@ def catalog(judge_family="c"):
 @pytest.mark.parametrize("family", ["a", "b"])
 def test_a_judge_of_a_compared_family_abstains_before_any_call(family):
     request = structure(request_body(), BacktestRequest)
-    assert preflight(request, resolve(request, catalog(family))) == (JUDGE_FAMILY_CLASH,)
-    assert preflight(request, resolve(request, catalog("c"))) == ()
+    assert preflight(request, catalog_evidence(request, catalog(family))) == (JUDGE_FAMILY_CLASH,)
+    assert preflight(request, catalog_evidence(request, catalog("c"))) == ()
 
 
 @pytest.mark.spec("§4.4 backtest-judge")
@@ -134,14 +134,14 @@ def test_a_judge_of_a_compared_family_abstains_before_any_call(family):
 def test_the_judge_must_differ_from_both_models(judge):
     request = structure(request_body(judge=judge), BacktestRequest)
     with pytest.raises(ValidationFailed) as refused:
-        resolve(request, catalog())
+        catalog_evidence(request, catalog())
     assert refused.value.errors[0].loc == ("judge",)
 
 
 def test_unknown_model_refs_are_refused_by_field():
     request = structure(request_body(judge="nope", candidate={"model": "gone"}), BacktestRequest)
     with pytest.raises(ValidationFailed) as refused:
-        resolve(request, catalog())
+        catalog_evidence(request, catalog())
     assert [e.loc for e in refused.value.errors] == [("candidate", "model"), ("judge",)]
 
 
@@ -149,7 +149,7 @@ def test_unknown_model_refs_are_refused_by_field():
 @pytest.mark.parametrize("settings", [{"max_tokens": 64}, {"temperature": 0.0}])
 def test_candidate_settings_besides_the_model_abstain(settings):
     request = structure(request_body(candidate={"model": "small", **settings}), BacktestRequest)
-    assert preflight(request, resolve(request, catalog())) == (CANDIDATE_SETTINGS,)
+    assert preflight(request, catalog_evidence(request, catalog())) == (CANDIDATE_SETTINGS,)
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from ecp_core import (
     StartRunRequest,
 )
 from ecp_core.memory import MemoryStore
-from ecp_core.runs.service import CHAINED_ATTEMPTS
+from ecp_core.runs.engine.service import CHAINED_ATTEMPTS
 from ecp_core.types import RunStatus, SideEffectClass
 
 SIGNER = Ed25519Signer(bytes(range(5, 37)), key_id="chain")

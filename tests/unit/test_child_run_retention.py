@@ -12,7 +12,7 @@ from tests.support.child_runs import ACTOR, TENANT, World, calling, leaf
 from ecp_core.errors import LegalHoldActive
 from ecp_core.graphs import GraphBuilder
 from ecp_core.retention.model import CreateLegalHoldRequest, ErasureRequest, RetentionPolicyRequest
-from ecp_core.runs.model import Run
+from ecp_core.runs.run.model import Run
 from ecp_core.types import RunStatus
 
 TTL = 60

@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.child_runs import ACTOR, TENANT, World, calling, leaf, subgraph_records
 
-from ecp_core.approvals.model import ApprovalResolutionRequest
 from ecp_core.canonical import canonical_json
 from ecp_core.errors import NotFound, ValidationFailed
 from ecp_core.graphs import GraphBuilder, graph_errors
@@ -27,7 +26,8 @@ from ecp_core.graphs.definition import (
     graph_digest,
 )
 from ecp_core.policies.model import DeploymentPolicyRequest
-from ecp_core.runs.child_start import MAX_CHILD_DEPTH
+from ecp_core.runs.approvals.model import ApprovalResolutionRequest
+from ecp_core.runs.children.start import MAX_CHILD_DEPTH
 from ecp_core.types import (
     ApprovalDecision,
     AttemptStatus,

@@ -17,7 +17,7 @@ from ecp_core import (
     StartRunRequest,
 )
 from ecp_core.memory import MemoryStore
-from ecp_core.runs.dispatch import DISPATCH_RETRY, dispatch_backoff
+from ecp_core.runs.engine.dispatch import DISPATCH_RETRY, dispatch_backoff
 from ecp_core.system import FixedClock
 from ecp_core.testing.signers import FailingSigner
 from ecp_core.types import RunStatus

@@ -15,12 +15,12 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 import ecp_core
-import ecp_core.runs.model
+import ecp_core.runs.run.model
 import ecp_http
 from ecp_core.errors import EcpError
 from ecp_core.graphs.conditions import ConditionError
-from ecp_core.runs.model import FAILURE_REASONS
-from ecp_core.runs.step import NoMatchingEdge
+from ecp_core.runs.run.model import FAILURE_REASONS
+from ecp_core.runs.run.walk import NoMatchingEdge
 from ecp_http import problems
 from ecp_http.errors_doc import error_classes, main, render, unanswered
 from ecp_http.problems import STATUS_BY_CODE, TRANSPORT_CODES
@@ -85,7 +85,7 @@ def test_the_status_table_names_no_code_that_no_class_raises():
 def test_every_failure_reason_constant_is_in_the_table():
     constants = {
         value
-        for name, value in vars(ecp_core.runs.model).items()
+        for name, value in vars(ecp_core.runs.run.model).items()
         if name.isupper() and isinstance(value, str)
     }
     assert constants == FAILURE_REASONS.keys()

@@ -47,7 +47,7 @@ from ecp_core.graphs import (
     NodeDefinition,
     graph_digest,
 )
-from ecp_core.runs.model import Run
+from ecp_core.runs.run.model import Run
 from ecp_core.system import FixedClock, SequentialIds
 from ecp_core.types import ApprovalStatus, AttemptStatus, NodeKind
 

@@ -15,7 +15,7 @@ from ecp_core import (
     StartRunRequest,
 )
 from ecp_core.errors import NotFound
-from ecp_core.runs.actions import ActionResult
+from ecp_core.runs.run.actions import ActionResult
 
 ACTOR = ActorIdentity(subject="r", auth_method=AuthMethod.BEARER, tenant_id="t")
 

@@ -59,9 +59,9 @@ from ecp_core.graphs import (
     CopyMappingOperation,
     NodeDefinition,
 )
-from ecp_core.runs.model import Run
-from ecp_core.runs.service import CHAINED_ATTEMPTS
-from ecp_core.runs.state_machine import TERMINAL, TRANSITIONS
+from ecp_core.runs.engine.service import CHAINED_ATTEMPTS
+from ecp_core.runs.run.model import Run
+from ecp_core.runs.run.state_machine import TERMINAL, TRANSITIONS
 from ecp_core.system import FixedClock, SequentialIds
 from ecp_core.testing.strategies.text import text
 from ecp_core.types import ApprovalStatus, AttemptStatus, NodeKind

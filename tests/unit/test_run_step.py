@@ -1,7 +1,7 @@
-"""The run lifecycle as a pure step: properties of ``ecp_core.runs.step.Stepper``.
+"""The run lifecycle as a pure step: properties of ``ecp_core.runs.engine.step.Stepper``.
 
 A step reads no storage: from a run, its graph and its policy it decides the next run and the
-effects, which ``ecp_core.runs.lifecycle`` applies. These properties hold for every chain of
+effects, which ``ecp_core.runs.engine.lifecycle`` applies. These properties hold for every chain of
 action nodes under every policy.
 """
 
@@ -12,17 +12,18 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecp_core.approvals.model import ApprovalRecord, ApprovalResolution
 from ecp_core.graphs import GraphBuilder, GraphDefinition
 from ecp_core.identity import ActorIdentity
 from ecp_core.policies.model import DeploymentPolicy
-from ecp_core.runs.actions import ActionContext, ActionRegistry
-from ecp_core.runs.effects import OpenApproval, Step, WriteAudit
-from ecp_core.runs.events import EmitEvent
-from ecp_core.runs.model import Run
-from ecp_core.runs.resolution import ApprovalSteps
-from ecp_core.runs.state_machine import TERMINAL
-from ecp_core.runs.step import Stepper
+from ecp_core.runs.approvals.effects import OpenApproval
+from ecp_core.runs.approvals.model import ApprovalRecord, ApprovalResolution
+from ecp_core.runs.approvals.steps import ApprovalSteps
+from ecp_core.runs.engine.step import Stepper
+from ecp_core.runs.run.actions import ActionContext, ActionRegistry
+from ecp_core.runs.run.effects import Step, WriteAudit
+from ecp_core.runs.run.events import EmitEvent
+from ecp_core.runs.run.model import Run
+from ecp_core.runs.run.state_machine import TERMINAL
 from ecp_core.system import FixedClock, SequentialIds
 from ecp_core.types import (
     ApprovalDecision,
@@ -199,7 +200,7 @@ def test_a_gated_action_runs_only_as_the_reviewer_approved_it(data: st.DataObjec
     graph = data.draw(chains())
     counting = Counting()
     steps = stepper(counting.registry)
-    approvals = ApprovalSteps(steps, FixedClock(EPOCH))
+    approvals = ApprovalSteps(steps, FixedClock(EPOCH), SequentialIds("e"))
     run = steps.start(pending_run(graph)).run
     granted: dict[str, dict[str, Any]] = {}
     while run.status in {RunStatus.RUNNING, RunStatus.WAITING_APPROVAL}:
@@ -208,7 +209,7 @@ def test_a_gated_action_runs_only_as_the_reviewer_approved_it(data: st.DataObjec
             (opened,) = [e.approval for e in step.effects if isinstance(e, OpenApproval)]
             decision = data.draw(st.sampled_from(list(ApprovalDecision)))
             resolved = resolved_as(opened, decision, data.draw(st.integers(0, 9)))
-            step = approvals.resolve(step.run, graph, resolved)
+            step = approvals.decided(step.run, graph, resolved)
             assert len(step.attempts) == 1
             if decision is ApprovalDecision.REJECT:
                 assert step.attempts[0].status is AttemptStatus.DENIED

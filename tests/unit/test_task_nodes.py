@@ -19,20 +19,22 @@ from ecp_core.errors import LockLost
 from ecp_core.graphs import GraphBuilder
 from ecp_core.memory import MemoryStore
 from ecp_core.policies.model import DeploymentPolicy
-from ecp_core.runs.actions import ActionRegistry
-from ecp_core.runs.effects import OfferTask, OpenApproval, WriteAudit
-from ecp_core.runs.model import Run, StartRunRequest
-from ecp_core.runs.step import Stepper
-from ecp_core.service import Ecp
-from ecp_core.signing import Ed25519Signer
-from ecp_core.system import FixedClock, SequentialIds
-from ecp_core.tasks.model import (
+from ecp_core.runs.approvals.effects import OpenApproval
+from ecp_core.runs.engine.step import Stepper
+from ecp_core.runs.run.actions import ActionRegistry
+from ecp_core.runs.run.effects import WriteAudit
+from ecp_core.runs.run.model import Run, StartRunRequest
+from ecp_core.runs.tasks.effects import OfferTask
+from ecp_core.runs.tasks.model import (
     DEFAULT_LOCK_SECONDS,
     DEFAULT_MAX_ATTEMPTS,
     TaskClaimRequest,
     TaskCompleteRequest,
     TaskFailRequest,
 )
+from ecp_core.service import Ecp
+from ecp_core.signing import Ed25519Signer
+from ecp_core.system import FixedClock, SequentialIds
 from ecp_core.types import Capability, RunStatus
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecp_core.approvals.model import ApprovalResolutionRequest
 from ecp_core.errors import ValidationFailed
 from ecp_core.evidence.model import ExecutionEvent
 from ecp_core.graphs.definition import ActionDescriptorV1, Condition
 from ecp_core.identity import ActorIdentity
+from ecp_core.runs.approvals.model import ApprovalResolutionRequest
 from ecp_core.testing.strategies.text import text
 from ecp_core.wire import converter, format_timestamp, parse_timestamp, structure, unstructure
 

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ecp_core.connectors.abandoned import SWEEP_BATCH
-from ecp_core.runs.model import Run
-from ecp_core.runs.state_machine import TERMINAL, WAITING
-from ecp_core.runs.tasks import LOCK_SWEEP_SECONDS
+from ecp_core.runs.run.model import Run
+from ecp_core.runs.run.state_machine import TERMINAL, WAITING
+from ecp_core.runs.tasks.service import LOCK_SWEEP_SECONDS
 from ecp_core.service import Ecp
 from ecp_core.types import RunStatus
 from ecp_http.backtest_worker import BacktestWorker

@@ -22,8 +22,8 @@ import attrs
 from ecp_core.memory import MemoryStore
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention.model import ConfiguredDefaults
-from ecp_core.runs.audit_readiness import DeploymentMode
-from ecp_core.runs.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
+from ecp_core.runs.audit.readiness import DeploymentMode
+from ecp_core.runs.engine.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
 from ecp_core.service import Ecp, RetentionSettings
 from ecp_core.signing import Ed25519Signer
 from ecp_core.webhooks.schedule import RetrySchedule

@@ -9,7 +9,7 @@ import binascii
 
 from ecp_core.backtests.digest import DigestKeys
 from ecp_core.backtests.limits import BacktestLimits, BacktestSetup
-from ecp_core.runs.actions import ActionRegistry
+from ecp_core.runs.run.actions import ActionRegistry
 from ecp_core.signing import Ed25519Signer, PublicSigningKey
 from ecp_http.action_secrets import ActionSecrets
 from ecp_http.http_action import builtin_actions

@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ecp_core.errors import DatabaseUnavailable
-from ecp_core.runs.service import RunService
+from ecp_core.runs.engine.service import RunService
 
 if TYPE_CHECKING:
-    from ecp_core.runs.model import Run
+    from ecp_core.runs.run.model import Run
     from ecp_http.tracing import Tracing
 
 log = logging.getLogger("ecp_http.dispatch")

@@ -21,7 +21,7 @@ from ecp_core.canonical import canonical_json, storable_text
 from ecp_core.constraints import Items, Range, Text, checked
 from ecp_core.errors import EcpError, ValidationFailed
 from ecp_core.json_text import parse_json_text
-from ecp_core.runs.actions import ActionContext, ActionRegistry, ActionSource, undeclared
+from ecp_core.runs.run.actions import ActionContext, ActionRegistry, ActionSource, undeclared
 from ecp_core.types import Capability, SideEffectClass
 from ecp_core.wire import structure
 from ecp_http.action_secrets import SECRET_NAME_PATTERN, ActionSecrets, SecretUnavailable, redacted

@@ -4,14 +4,14 @@ from typing import Annotated, Any, Literal
 
 import attrs
 
-from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.constraints import Range, Text, checked
 from ecp_core.debugger.model import DebuggerQuery
 from ecp_core.deployments import Deployment
 from ecp_core.graphs.definition import GraphVersion
 from ecp_core.pages import DEFAULT_PAGE, MAX_PAGE
+from ecp_core.runs.approvals.model import ApprovalActionRecord, ApprovalRecord
+from ecp_core.runs.tasks.model import TaskStatus
 from ecp_core.signing import PublicSigningKey
-from ecp_core.tasks.model import TaskStatus
 from ecp_core.types import ApprovalStatus
 from ecp_http.query import described
 

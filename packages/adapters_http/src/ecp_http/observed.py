@@ -13,15 +13,15 @@ from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
 
-from ecp_core.approvals.model import ApprovalRecord
-from ecp_core.runs.model import Run
-from ecp_core.runs.state_machine import TERMINAL
+from ecp_core.runs.approvals.model import ApprovalRecord
+from ecp_core.runs.run.model import Run
+from ecp_core.runs.run.state_machine import TERMINAL
 from ecp_core.types import RunStatus
 from ecp_core.webhooks.model import Delivery, DeliveryStatus
 
 if TYPE_CHECKING:
     from ecp_core.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
-    from ecp_core.runs.model import RunClaim
+    from ecp_core.runs.run.model import RunClaim
     from ecp_http.metrics import Metrics
     from ecp_http.tracing import Tracing
 

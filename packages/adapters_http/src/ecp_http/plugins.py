@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from ecp_core.runs.actions import ActionRegistry
+from ecp_core.runs.run.actions import ActionRegistry
 from ecp_http.cli_errors import RefusedToStart
 
 ENTRY_POINT_GROUP = "ecp.actions"

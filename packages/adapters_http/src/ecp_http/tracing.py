@@ -30,7 +30,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode
 
-from ecp_core.runs.state_machine import TERMINAL
+from ecp_core.runs.run.state_machine import TERMINAL
 from ecp_http.metrics import UNMATCHED
 from ecp_http.middleware import labels
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from ecp_core.audit.record import NodeAuditRecord
-    from ecp_core.runs.model import Run, RunClaim
+    from ecp_core.runs.run.model import Run, RunClaim
 
 ORIGINS_KEPT = 10_000
 """At most this many runs remember the request that last touched them (oldest forgotten first)."""

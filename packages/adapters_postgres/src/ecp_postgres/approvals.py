@@ -2,8 +2,8 @@
 
 from datetime import datetime
 
-from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.errors import exists, missing
+from ecp_core.runs.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.types import ApprovalStatus
 from ecp_postgres.rows import Repository, Table
 from ecp_postgres.session import PendingWrite

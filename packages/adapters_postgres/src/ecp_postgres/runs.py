@@ -3,11 +3,11 @@
 from datetime import datetime
 from typing import Any
 
-from ecp_core.approvals.model import ApprovalRecord
 from ecp_core.audit.record import ChainHead
 from ecp_core.errors import exists, missing
-from ecp_core.runs.dispatch import CLAIM_CANDIDATE_BUDGET
-from ecp_core.runs.model import Run, RunClaim
+from ecp_core.runs.approvals.model import ApprovalRecord
+from ecp_core.runs.engine.dispatch import CLAIM_CANDIDATE_BUDGET
+from ecp_core.runs.run.model import Run, RunClaim
 from ecp_core.types import RunStatus
 from ecp_postgres.approvals import APPROVALS, PostgresApprovals
 from ecp_postgres.audit import head_key

@@ -4,8 +4,8 @@ from collections.abc import Collection
 from datetime import datetime
 
 from ecp_core.errors import exists, missing
-from ecp_core.tasks.model import Task, TaskStatus
-from ecp_core.tasks.storage import RuleApplyingTasks
+from ecp_core.runs.tasks.model import Task, TaskStatus
+from ecp_core.runs.tasks.storage import RuleApplyingTasks
 from ecp_postgres.rows import Repository, Table
 
 TASKS = Table("ecp_tasks", Task, jsonb=["arguments", "state", "output"])

@@ -13,7 +13,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ecp_core.approvals import ApprovalRecord, ApprovalResolutionRequest
     from ecp_core.audit import AuditVerificationResponse, Ed25519Signer, KeyRing, NodeAuditRecord
     from ecp_core.deployments import CreateDeploymentRequest
     from ecp_core.errors import EcpError, FieldError, NotFound, ValidationFailed
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
         RunStatusResponse,
         StartRunRequest,
     )
+    from ecp_core.runs.approvals import ApprovalRecord, ApprovalResolutionRequest
     from ecp_core.service import Ecp
     from ecp_core.types import (
         ApprovalDecision,
@@ -43,8 +43,8 @@ _HOMES: dict[str, str] = {
     "ActionRegistry": "ecp_core.runs",
     "ActorIdentity": "ecp_core.identity",
     "ApprovalDecision": "ecp_core.types",
-    "ApprovalRecord": "ecp_core.approvals",
-    "ApprovalResolutionRequest": "ecp_core.approvals",
+    "ApprovalRecord": "ecp_core.runs.approvals",
+    "ApprovalResolutionRequest": "ecp_core.runs.approvals",
     "AuditVerificationResponse": "ecp_core.audit",
     "AuthMethod": "ecp_core.types",
     "Capability": "ecp_core.types",

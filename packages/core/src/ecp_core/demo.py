@@ -16,7 +16,7 @@ from ecp_core import (
     structure,
     unstructure,
 )
-from ecp_core.runs.model import RunStatusResponse
+from ecp_core.runs.run.model import RunStatusResponse
 
 EXAMPLE_GRAPH: dict[str, Any] = {
     "graph_id": "refund-triage",

@@ -6,7 +6,6 @@ import attrs
 
 from ecp_core.accounts.service import AccountService
 from ecp_core.api_keys.service import ApiKeyService
-from ecp_core.approvals.model import ApprovalResolutionRequest
 from ecp_core.attestations.service import AttestationService
 from ecp_core.audit.service import AuditSettingsService
 from ecp_core.backtests.limits import BacktestSetup
@@ -34,21 +33,22 @@ from ecp_core.reconciliation.service import ReconciliationService
 from ecp_core.retention.erasure import RunEraser
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.retention.service import RetentionService
-from ecp_core.runs.actions import ActionRegistry
-from ecp_core.runs.approvals import ApprovalService
-from ecp_core.runs.audit_readiness import AuditReadiness, DeploymentMode
-from ecp_core.runs.audit_reads import VERIFY_CONNECTIONS, AuditService
-from ecp_core.runs.audit_writer import AuditWriter
-from ecp_core.runs.child_steps import ChildSteps
-from ecp_core.runs.dispatch import DISPATCH_RETRY
-from ecp_core.runs.lifecycle import RunLifecycle
-from ecp_core.runs.model import ApprovalResolutionResponse, RunStatusResponse
-from ecp_core.runs.resolution import ApprovalSteps
-from ecp_core.runs.service import RunService
-from ecp_core.runs.state_machine import RUNNABLE
-from ecp_core.runs.step import Stepper
-from ecp_core.runs.task_steps import TaskSteps
-from ecp_core.runs.tasks import TaskWork
+from ecp_core.runs.approvals.model import ApprovalResolutionRequest, ApprovalResolutionResponse
+from ecp_core.runs.approvals.service import ApprovalService
+from ecp_core.runs.approvals.steps import ApprovalSteps
+from ecp_core.runs.audit.readiness import AuditReadiness, DeploymentMode
+from ecp_core.runs.audit.trail import VERIFY_CONNECTIONS, AuditTrail
+from ecp_core.runs.audit.writer import AuditWriter
+from ecp_core.runs.children.steps import ChildSteps
+from ecp_core.runs.engine.dispatch import DISPATCH_RETRY
+from ecp_core.runs.engine.lifecycle import RunLifecycle
+from ecp_core.runs.engine.service import RunService
+from ecp_core.runs.engine.step import Stepper
+from ecp_core.runs.run.actions import ActionRegistry
+from ecp_core.runs.run.model import RunStatusResponse
+from ecp_core.runs.run.state_machine import RUNNABLE
+from ecp_core.runs.tasks.service import TaskWork
+from ecp_core.runs.tasks.steps import TaskSteps
 from ecp_core.signing import Ed25519Signer, PublicSigningKey
 from ecp_core.system import SystemClock, UuidV7Factory
 from ecp_core.templates.service import TemplateService
@@ -79,7 +79,7 @@ class Ecp:
     runs: RunService
     approvals: ApprovalService
     tasks: TaskWork
-    audit: AuditService
+    audit: AuditTrail
     audit_settings: AuditSettingsService
     """Which digest version each tenant's new audit records use (ADR 0047)."""
     actions: ActionRegistry
@@ -181,10 +181,10 @@ class Ecp:
             contracts=ContractService(uow, clock),
             runs=runs,
             approvals=ApprovalService(
-                uow, clock, ApprovalSteps(stepper, clock), lifecycle, runs.continue_in
+                uow, clock, ApprovalSteps(stepper, clock, ids), lifecycle, runs.continue_in
             ),
             tasks=TaskWork(uow, clock, TaskSteps(stepper, clock), lifecycle),
-            audit=AuditService(uow, keys, connections=audit_verify_connections),
+            audit=AuditTrail(uow, keys, connections=audit_verify_connections),
             audit_settings=AuditSettingsService(uow, clock),
             actions=actions,
             api_keys=ApiKeyService(uow, clock),

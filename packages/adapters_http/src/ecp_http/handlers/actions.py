@@ -1,7 +1,7 @@
 """The actions the server can run (built-ins and plug-ins)."""
 
 from ecp_core.permissions import Permission
-from ecp_core.runs.actions import ActionList
+from ecp_core.runs.run.actions import ActionList
 from ecp_http.routing import Call, Operation
 from ecp_http.services import Services
 

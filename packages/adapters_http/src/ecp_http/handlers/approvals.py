@@ -1,8 +1,11 @@
 """Approvals: a run's approvals, the approver inbox, one approval, its trail, resolving."""
 
-from ecp_core.approvals.model import ApprovalRecord, ApprovalResolutionRequest
 from ecp_core.permissions import Permission
-from ecp_core.runs.model import ApprovalResolutionResponse
+from ecp_core.runs.approvals.model import (
+    ApprovalRecord,
+    ApprovalResolutionRequest,
+    ApprovalResolutionResponse,
+)
 from ecp_http.models import (
     ApprovalActionListResponse,
     ApprovalInboxQuery,

@@ -7,7 +7,7 @@ import attrs
 
 from ecp_core.constraints import AwareUtc, checked
 from ecp_core.permissions import Permission
-from ecp_core.runs.audit_readiness import AuditReadinessResponse
+from ecp_core.runs.audit.readiness import AuditReadinessResponse
 from ecp_core.webhooks.health import AuditDeliveryHealth
 from ecp_http.query import described
 from ecp_http.routing import Call, Operation

@@ -3,8 +3,8 @@
 import re
 from collections.abc import Mapping
 
-from ecp_core.runs.model import Run
-from ecp_core.runs.state_machine import TERMINAL, WAITING
+from ecp_core.runs.run.model import Run
+from ecp_core.runs.run.state_machine import TERMINAL, WAITING
 
 _WAIT = re.compile(r"(?:^|[,;\s])wait\s*=\s*(\d+)(?:$|[,;\s])")
 

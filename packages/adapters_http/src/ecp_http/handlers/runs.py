@@ -6,7 +6,7 @@ import attrs
 
 from ecp_core.errors import FieldError, ValidationFailed
 from ecp_core.permissions import Permission
-from ecp_core.runs.model import (
+from ecp_core.runs.run.model import (
     AdminRunListResponse,
     ChildRunListResponse,
     ChildRunSummaryResponse,

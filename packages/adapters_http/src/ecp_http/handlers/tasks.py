@@ -10,7 +10,7 @@ on, a failed attempt that may be retried at once makes the task claimable for it
 import time
 
 from ecp_core.permissions import Permission
-from ecp_core.tasks.model import (
+from ecp_core.runs.tasks.model import (
     ClaimedTask,
     TaskClaimRequest,
     TaskClaimResponse,

@@ -23,8 +23,8 @@ from ecp_core.models.model import ChatMessage, ModelAnswer, ModelRequest
 from ecp_core.money import money_text
 from ecp_core.ports.models import ModelProvider
 from ecp_core.ports.system import Clock, IdFactory
-from ecp_core.runs.actions import ActionContext, ActionRegistry, ActionSource, undeclared
-from ecp_core.runs.model import Run
+from ecp_core.runs.run.actions import ActionContext, ActionRegistry, ActionSource, undeclared
+from ecp_core.runs.run.model import Run
 from ecp_core.system import SystemClock, UuidV7Factory
 from ecp_core.types import Capability, CostMeasurement, SideEffectClass
 from ecp_core.wire import structure

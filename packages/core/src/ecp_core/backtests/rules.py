@@ -72,7 +72,9 @@ def calls_reserved(cases: int) -> int:
     return CALLS_PER_BACKTEST_CASE * cases
 
 
-def resolve(request: BacktestRequest, catalog: Mapping[str, CatalogEntry]) -> EvaluationEvidence:
+def catalog_evidence(
+    request: BacktestRequest, catalog: Mapping[str, CatalogEntry]
+) -> EvaluationEvidence:
     """The catalog's view of the three models; ValidationFailed names what is wrong."""
     errors = [
         FieldError(loc=loc, msg="not a model of the catalog (ECP_MODEL_CATALOG)")
@@ -215,10 +217,10 @@ __all__ = [
     "LIMITATIONS",
     "RUBRIC_HASH",
     "calls_reserved",
+    "catalog_evidence",
     "decide",
     "judge_prompt",
     "not_run",
     "preflight",
     "read_judgement",
-    "resolve",
 ]

@@ -35,10 +35,10 @@ from ecp_core.backtests.model import (
 from ecp_core.backtests.rules import (
     LIMITATIONS,
     calls_reserved,
+    catalog_evidence,
     decide,
     not_run,
     preflight,
-    resolve,
 )
 from ecp_core.entitlements.model import Meter, Reservation
 from ecp_core.entitlements.rules import backtest_units
@@ -92,7 +92,7 @@ class BacktestService:
                     for loc in (("incumbent", "model"), ("candidate", "model"), ("judge",))
                 ],
             )
-        evidence = resolve(request, self._setup.provider.catalog)
+        evidence = catalog_evidence(request, self._setup.provider.catalog)
         limits, keys = self._setup.limits, self._setup.keys
         reserved = calls_reserved(len(request.cases))
         cap = limits.max_calls_per_backtest

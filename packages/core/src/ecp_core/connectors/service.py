@@ -101,7 +101,7 @@ class ConnectorService:
         """The backends and settings-defined connectors."""
         return self._setup
 
-    def resolve(self, tenant_id: str, ref: str) -> Connector:
+    def connector(self, tenant_id: str, ref: str) -> Connector:
         """The connector ``ref`` as the tenant sees it (settings first); NotFound otherwise."""
         defined = self._setup.defined.get(ref)
         if defined is not None:
@@ -148,7 +148,7 @@ class ConnectorService:
 
     def get(self, tenant_id: str, ref: str) -> ConnectorSummaryResponse:
         """One connector the tenant sees."""
-        return summary(self.resolve(tenant_id, ref), self._setup.catalog)
+        return summary(self.connector(tenant_id, ref), self._setup.catalog)
 
     def page(self, tenant_id: str, *, limit: int, cursor: str | None = None) -> ConnectorList:
         """The connectors the tenant sees, settings-defined and stored, by ref."""

@@ -96,7 +96,7 @@ class ConnectorTrials:
 
     def test(self, actor: ActorIdentity, ref: str, request: ConnectorTestRequest) -> TrialResult:
         """Test connector ``ref`` once under the request's caps (see the module's outline)."""
-        connector = self._connectors.resolve(actor.tenant_id, ref)  # 404 before anything
+        connector = self._connectors.connector(actor.tenant_id, ref)  # 404 before anything
         setup = self._connectors.setup
         tenant, digest = actor.tenant_id, request_digest(ref, request)
         max_cost = usd_amount(request.max_cost_usd)

@@ -2,9 +2,9 @@
 
 from datetime import datetime
 
-from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.errors import exists, missing
 from ecp_core.memory.tables import Repository, detached
+from ecp_core.runs.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.types import ApprovalStatus
 
 

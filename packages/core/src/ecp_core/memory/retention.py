@@ -7,7 +7,7 @@ from ecp_core.memory.tables import Repository, Tables, detached
 from ecp_core.retention.model import SYSTEM_TENANT, LegalHold, RetentionAuditEntry, RetentionPolicy
 
 if TYPE_CHECKING:
-    from ecp_core.runs.model import Run
+    from ecp_core.runs.run.model import Run
 
 
 def held(tables: Tables, tenant_id: str, run_id: str) -> bool:

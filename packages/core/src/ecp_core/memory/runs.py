@@ -5,13 +5,13 @@ from typing import Any
 
 import attrs
 
-from ecp_core.approvals.model import ApprovalRecord
 from ecp_core.errors import exists, missing
 from ecp_core.memory.retention import held
 from ecp_core.memory.tables import Repository, detached
-from ecp_core.runs.dispatch import candidates_per_tenant
-from ecp_core.runs.model import Run, RunClaim
-from ecp_core.runs.state_machine import TERMINAL
+from ecp_core.runs.approvals.model import ApprovalRecord
+from ecp_core.runs.engine.dispatch import candidates_per_tenant
+from ecp_core.runs.run.model import Run, RunClaim
+from ecp_core.runs.run.state_machine import TERMINAL
 from ecp_core.types import RunStatus
 
 

@@ -5,9 +5,9 @@ from datetime import datetime
 
 from ecp_core.errors import exists, missing
 from ecp_core.memory.tables import Repository, detached
-from ecp_core.tasks import rules
-from ecp_core.tasks.model import Task, TaskStatus
-from ecp_core.tasks.storage import RuleApplyingTasks
+from ecp_core.runs.tasks import rules
+from ecp_core.runs.tasks.model import Task, TaskStatus
+from ecp_core.runs.tasks.storage import RuleApplyingTasks
 
 
 class MemoryTasks(Repository, RuleApplyingTasks):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
+    from ecp_core.runs.approvals.model import ApprovalActionRecord, ApprovalRecord
     from ecp_core.types import ApprovalStatus
 
 

@@ -17,8 +17,8 @@ from ecp_core.ports.webhooks import WithWebhooks
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from ecp_core.approvals.model import ApprovalRecord
-    from ecp_core.runs.model import Run, RunClaim
+    from ecp_core.runs.approvals.model import ApprovalRecord
+    from ecp_core.runs.run.model import Run, RunClaim
 
 
 class RunRepository(Protocol):
@@ -86,7 +86,7 @@ class RunRepository(Protocol):
         Eligible: PENDING or RUNNING and not backing off at ``now`` (None: no run is backing off).
         A run's *rank* is its place (from 1) among its tenant's eligible runs in id order; only
         the first ``candidates_per_tenant(number of such tenants)`` of each tenant are
-        candidates (``ecp_core.runs.dispatch``). A tenant's *last
+        candidates (``ecp_core.runs.engine.dispatch``). A tenant's *last
         service* is its latest claim. The claim takes the candidate no other transaction holds
         with the least (rank, last service with never first, run id) and stamps it as the newest
         claim, so one claim after another visits the tenants in turn, each oldest run first.

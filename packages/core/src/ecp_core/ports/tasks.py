@@ -10,11 +10,11 @@ if TYPE_CHECKING:
     from collections.abc import Collection
     from datetime import datetime
 
-    from ecp_core.tasks.model import Task, TaskStatus
+    from ecp_core.runs.tasks.model import Task, TaskStatus
 
 
 class TaskRepository(Protocol):
-    """External tasks of every tenant; each change follows :mod:`ecp_core.tasks.rules`."""
+    """External tasks of every tenant; each change follows :mod:`ecp_core.runs.tasks.rules`."""
 
     def offer(self, task: Task) -> None:
         """Store a new task (Conflict when its id exists, in any tenant)."""

@@ -12,7 +12,6 @@ from typing import Any
 
 import attrs
 
-from ecp_core.approvals.model import ApprovalRecord
 from ecp_core.audit.erasure import crypto_erase
 from ecp_core.audit.record import LEGACY_DIGEST_VERSION, NodeAuditRecord
 from ecp_core.constraints import checked
@@ -21,8 +20,9 @@ from ecp_core.ports.retention import ArtifactStore, EvidenceEraser, RetentionUni
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.retention.model import ErasureStepStatus, RetentionAuditEntry
 from ecp_core.retention.rules import held
-from ecp_core.runs.model import Run
-from ecp_core.runs.state_machine import TERMINAL
+from ecp_core.runs.approvals.model import ApprovalRecord
+from ecp_core.runs.run.model import Run
+from ecp_core.runs.run.state_machine import TERMINAL
 
 ARTIFACT_KEY = "artifact_key"
 ARTIFACT_KEYS = "artifact_keys"

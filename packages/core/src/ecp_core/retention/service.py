@@ -26,8 +26,8 @@ from ecp_core.retention.model import (
     RetentionPolicyRequest,
 )
 from ecp_core.retention.rules import cutoff, held, resolve_policy, run_ttl_eligible
-from ecp_core.runs.model import Run
-from ecp_core.runs.state_machine import TERMINAL
+from ecp_core.runs.run.model import Run
+from ecp_core.runs.run.state_machine import TERMINAL
 
 log = logging.getLogger("ecp_core.retention")
 

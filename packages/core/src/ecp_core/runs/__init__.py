@@ -1,9 +1,12 @@
-"""Runs: the model, the state machine and action handlers.
+"""Runs, one sub-package per concept.
 
-The engine and use cases live in :mod:`ecp_core.runs.step` and :mod:`ecp_core.runs.service`.
+- :mod:`.run`: the run itself (model, state machine, walk, attempts, effects, events);
+- :mod:`.approvals`, :mod:`.tasks`, :mod:`.children`, :mod:`.audit`: each concept's records,
+  steps and use cases, typed against the moves of :mod:`.run.moves`;
+- :mod:`.engine`: the stepper, the lifecycle and the run's use cases, which compose them.
 """
 
-from ecp_core.runs.actions import (
+from ecp_core.runs.run.actions import (
     ActionAlreadyRegistered,
     ActionContext,
     ActionHandler,
@@ -13,7 +16,7 @@ from ecp_core.runs.actions import (
     ActionSource,
     RegisteredAction,
 )
-from ecp_core.runs.model import (
+from ecp_core.runs.run.model import (
     AdminRunListResponse,
     ApprovalPausedState,
     ChildRunListResponse,
@@ -24,7 +27,13 @@ from ecp_core.runs.model import (
     StartRunRequest,
     public_status,
 )
-from ecp_core.runs.state_machine import TERMINAL, TRANSITIONS, WAITING, can_transition, transition
+from ecp_core.runs.run.state_machine import (
+    TERMINAL,
+    TRANSITIONS,
+    WAITING,
+    can_transition,
+    transition,
+)
 
 __all__ = [
     "TERMINAL",

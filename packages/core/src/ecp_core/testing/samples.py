@@ -6,11 +6,11 @@ suite can compare what it reads with a freshly built copy of what it wrote.
 
 from datetime import UTC, datetime, timedelta
 
-from ecp_core.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.deployments import Deployment
 from ecp_core.graphs import GraphBuilder, GraphVersion, graph_digest
 from ecp_core.policies.model import DeploymentPolicy
-from ecp_core.runs.model import Run
+from ecp_core.runs.approvals.model import ApprovalActionRecord, ApprovalRecord
+from ecp_core.runs.run.model import Run
 from ecp_core.types import Capability, RunStatus
 
 NOW = datetime(2026, 11, 22, 5, 0, 0, 123456, tzinfo=UTC)

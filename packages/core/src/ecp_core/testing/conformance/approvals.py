@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecp_core.approvals.model import ApprovalRecord
 from ecp_core.errors import Conflict
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
+from ecp_core.runs.approvals.model import ApprovalRecord
 from ecp_core.testing.conformance._base import ExampleStoreSuite, StoreOpener, StoreSuite
 from ecp_core.testing.samples import NOW, approval, approval_action
 from ecp_core.types import ApprovalStatus

@@ -11,7 +11,7 @@ import pytest
 
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.retention.model import LegalHold
-from ecp_core.runs.model import Run
+from ecp_core.runs.run.model import Run
 from ecp_core.testing.conformance._base import StoreSuite
 from ecp_core.testing.samples import NOW, run
 from ecp_core.testing.strategies.audit import build_chain

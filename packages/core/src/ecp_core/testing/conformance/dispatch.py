@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from ecp_core.errors import NotFound
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
-from ecp_core.runs.dispatch import candidates_per_tenant
-from ecp_core.runs.model import FailureState, Run
+from ecp_core.runs.engine.dispatch import candidates_per_tenant
+from ecp_core.runs.run.model import FailureState, Run
 from ecp_core.testing.conformance._base import ExampleStoreSuite, StoreOpener, StoreSuite
 from ecp_core.testing.samples import NOW, run
 from ecp_core.types import RunStatus

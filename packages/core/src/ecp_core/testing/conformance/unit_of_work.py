@@ -18,7 +18,7 @@ from ecp_core import (
     StartRunRequest,
 )
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
-from ecp_core.runs.model import Run
+from ecp_core.runs.run.model import Run
 from ecp_core.testing.conformance._base import StoreSuite
 from ecp_core.testing.samples import deployment, run
 from ecp_core.testing.signers import FailingSigner

@@ -6,8 +6,8 @@ import pytest
 
 from ecp_core.errors import LockLost
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
-from ecp_core.tasks.model import Task, TaskStatus
-from ecp_core.tasks.rules import LOCK_EXPIRED
+from ecp_core.runs.tasks.model import Task, TaskStatus
+from ecp_core.runs.tasks.rules import LOCK_EXPIRED
 from ecp_core.testing.conformance._base import StoreSuite
 from ecp_core.testing.conformance.tasks.samples import LATER, claim_now, offer_all, task
 from ecp_core.testing.samples import NOW

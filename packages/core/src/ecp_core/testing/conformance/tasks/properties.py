@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ecp_core.errors import LockLost
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
-from ecp_core.tasks.model import TaskStatus
+from ecp_core.runs.tasks.model import TaskStatus
 from ecp_core.testing.conformance._base import THOROUGH, ExampleStoreSuite, StoreOpener
 from ecp_core.testing.conformance.tasks.samples import task
 from ecp_core.testing.samples import NOW

@@ -7,7 +7,7 @@ import pytest
 
 from ecp_core.errors import Conflict, LockLost, NotFound
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
-from ecp_core.tasks.model import TaskStatus
+from ecp_core.runs.tasks.model import TaskStatus
 from ecp_core.testing.conformance._base import StoreSuite
 from ecp_core.testing.conformance.tasks.samples import LATER, claim_now, offer_all, task
 from ecp_core.testing.samples import NOW

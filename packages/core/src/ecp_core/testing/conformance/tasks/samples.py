@@ -6,7 +6,7 @@ from typing import Any
 import attrs
 
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
-from ecp_core.tasks.model import Task
+from ecp_core.runs.tasks.model import Task
 from ecp_core.testing.samples import NOW
 
 LATER = NOW + timedelta(seconds=61)

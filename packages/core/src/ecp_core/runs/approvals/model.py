@@ -1,0 +1,115 @@
+"""Approval records, their resolutions and the per-action trail."""
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import attrs
+
+from ecp_core.constraints import AwareUtc, Text, checked
+from ecp_core.identity import DEFAULT_TENANT, ActorIdentity
+from ecp_core.runs.run.model import RunStatusResponse
+from ecp_core.types import ApprovalDecision, ApprovalStatus, HumanInteractionType
+
+Reason = Annotated[str, Text(1, 1000)]
+
+ALL_DECISIONS = tuple(ApprovalDecision)
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ApprovalResolution:
+    """How a reviewer resolved an approval."""
+
+    decision: ApprovalDecision
+    """What the approver decided."""
+    actor: ActorIdentity
+    """Who resolved it."""
+    resolved_at: Annotated[datetime, AwareUtc()]
+    """When it was resolved (RFC 3339, UTC)."""
+    edited_payload: dict[str, Any] | None = None
+    """The payload as the approver changed it, when the decision was to edit."""
+    reason: Reason | None = None
+    """Why, in the approver's words."""
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ApprovalRecord:
+    """A request for a human decision on one paused run."""
+
+    run_id: str
+    node_id: str
+    graph_version_ref: str
+    deployment_ref: str
+    summary: str
+    """What the approver is asked, in a line."""
+    rationale: str
+    """Why a person decides here."""
+    approval_id: str
+    created_at: Annotated[datetime, AwareUtc()]
+    updated_at: Annotated[datetime, AwareUtc()]
+    status: ApprovalStatus = ApprovalStatus.PENDING
+    """Where the approval is: pending, resolved or escalated."""
+    interaction_type: HumanInteractionType = HumanInteractionType.APPROVAL
+    """What kind of human interaction is asked for."""
+    requested_decision: ApprovalDecision = ApprovalDecision.APPROVE
+    """The decision the run asks for."""
+    allowed_actions: tuple[ApprovalDecision, ...] = ALL_DECISIONS
+    """The decisions the approver may take."""
+    proposed_payload: dict[str, Any] | None = None
+    """What the approver reviews: the arguments of the gated action, or the run state."""
+    context_excerpt: dict[str, Any] = attrs.field(factory=dict)
+    """Parts of the run state shown to the approver for context."""
+    urgency_metadata: dict[str, Any] = attrs.field(factory=dict)
+    """How urgent the approval is, such as its deadline."""
+    requested_by: ActorIdentity | None = None
+    """Who started the run that asks."""
+    resolution: ApprovalResolution | None = None
+    """The decision once taken."""
+    resolution_schema_ref: str | None = None
+    """A contract an edited payload must satisfy."""
+    sla_deadline: Annotated[datetime, AwareUtc()] | None = None
+    """When the approval is escalated if still pending."""
+    escalated_from_id: str | None = None
+    """The approval this one replaced when it was escalated."""
+    escalation_action: str | None = None
+    """What the escalation did."""
+    thread_id: str | None = None
+    tenant_id: str = DEFAULT_TENANT
+    workspace_id: str | None = None
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ApprovalResolutionRequest:
+    """Body of ``POST /deployments/{ref}/approvals/{approval_id}/resolve``."""
+
+    decision: ApprovalDecision
+    """The decision, one of the approval's `allowed_actions`."""
+    edited_payload: dict[str, Any] | None = None
+    """With `edit_and_approve`: the payload the approver changed, checked against the approval's
+    contract."""
+    reason: Reason | None = None
+    """Why, in the approver's words; written into the audit record."""
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ApprovalActionRecord:
+    """One thing that happened to an approval (requested, approved, denied, edited, escalated)."""
+
+    approval_id: str
+    action: str
+    """What happened: requested, approved, denied, edited, escalated ..."""
+    occurred_at: Annotated[datetime, AwareUtc()]
+    actor: ActorIdentity | None = None
+    """Who did it; null when the service did."""
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+    """Details of the action, such as the decision's reason."""
+    tenant_id: str = DEFAULT_TENANT
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ApprovalResolutionResponse:
+    """The resolved approval and the run after it continued."""
+
+    approval: ApprovalRecord
+    """The approval as resolved."""
+    run: RunStatusResponse
+    """The run after it continued."""

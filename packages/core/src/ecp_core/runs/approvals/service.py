@@ -1,0 +1,202 @@
+"""Use cases for approvals: resolve, list (per run, and the inbox across runs), escalate."""
+
+from collections.abc import Callable
+
+import attrs
+
+from ecp_core.catalog.service import require_graph
+from ecp_core.contracts.schema import payload_errors
+from ecp_core.errors import (
+    ApprovalAlreadyResolved,
+    Conflict,
+    FieldError,
+    NotFound,
+    ValidationFailed,
+)
+from ecp_core.identity import ActorIdentity
+from ecp_core.pages import check_limit, decode_cursor, next_page
+from ecp_core.ports.runs import RunsUnit
+from ecp_core.ports.system import Clock
+from ecp_core.runs.approvals.model import (
+    ApprovalActionRecord,
+    ApprovalRecord,
+    ApprovalResolution,
+    ApprovalResolutionRequest,
+)
+from ecp_core.runs.approvals.steps import ApprovalSteps
+from ecp_core.runs.run.model import Run
+from ecp_core.runs.run.moves import StepApplier
+from ecp_core.types import ApprovalDecision, ApprovalStatus
+
+
+def _check_request(
+    uow: RunsUnit, approval: ApprovalRecord, request: ApprovalResolutionRequest
+) -> None:
+    errors: list[FieldError] = []
+    if request.decision not in approval.allowed_actions:
+        errors.append(FieldError(loc=("decision",), msg="not allowed for this approval"))
+    editing = request.decision is ApprovalDecision.EDIT_AND_APPROVE
+    if editing and request.edited_payload is None:
+        errors.append(FieldError(loc=("edited_payload",), msg="required for edit_and_approve"))
+    if not editing and request.edited_payload is not None:
+        errors.append(FieldError(loc=("edited_payload",), msg="only allowed with edit_and_approve"))
+    ref = approval.resolution_schema_ref
+    if editing and request.edited_payload is not None and ref is not None:
+        contract = uow.contracts.get(approval.tenant_id, ref)
+        if contract is None:
+            errors.append(FieldError(loc=("edited_payload",), msg=f"contract {ref!r} not found"))
+        else:
+            found = payload_errors(contract.json_schema, request.edited_payload)
+            errors.extend(attrs.evolve(e, loc=("edited_payload", *e.loc)) for e in found)
+    if errors:
+        raise ValidationFailed("the resolution is invalid", errors=errors)
+
+
+INBOX_CURSOR = "approvals"
+"""The kind of the approval inbox's cursors."""
+
+
+class ApprovalService:
+    """Resolves approvals; each resolution and its audit record commit together."""
+
+    def __init__(
+        self,
+        uow: Callable[[], RunsUnit],
+        clock: Clock,
+        steps: ApprovalSteps,
+        lifecycle: StepApplier,
+        continue_run: Callable[[RunsUnit, Run], Run] | None = None,
+    ) -> None:
+        """Wire the service.
+
+        ``continue_run`` goes on with a resolved run in the resolution's transaction
+        (``RunService.continue_in``); None leaves the run where the resolution put it.
+        """
+        self._uow = uow
+        self._clock = clock
+        self._steps = steps
+        self._lifecycle = lifecycle
+        self._continue_run = continue_run
+
+    def resolve(
+        self,
+        actor: ActorIdentity,
+        deployment_ref: str,
+        approval_id: str,
+        request: ApprovalResolutionRequest,
+    ) -> tuple[ApprovalRecord, Run]:
+        """Resolve a pending approval; the run moves on (or fails on reject) in the same commit.
+
+        With ``continue_run`` wired, the run's next attempts join that commit while they are
+        safe to (ADR 0059); the caller continues the run afterwards if it still runs
+        (RunService.drive or the dispatcher).
+        """
+        tenant_id = actor.tenant_id
+        with self._uow() as uow:
+            found = uow.runs.lock_for_approval(tenant_id, approval_id)
+            if found is None or found[0].deployment_ref != deployment_ref:
+                raise NotFound(f"approval {approval_id} not found")
+            approval, run = found
+            if approval.status is not ApprovalStatus.PENDING:
+                raise ApprovalAlreadyResolved(f"approval {approval_id} is {approval.status.value}")
+            _check_request(uow, approval, request)
+            # Under the run's lock: a run still paused on the approval means it is still pending
+            # (a resolution or an escalation moves the run in the same commit). Otherwise one
+            # committed meanwhile: the approval is read afresh to say which.
+            if run is None or run.paused is None or run.paused.approval_id != approval_id:
+                approval = uow.approvals.get(tenant_id, approval_id) or approval
+                if approval.status is not ApprovalStatus.PENDING:
+                    status = approval.status.value
+                    raise ApprovalAlreadyResolved(f"approval {approval_id} is {status}")
+                raise Conflict(f"run {approval.run_id} is not waiting for approval {approval_id}")
+            now = self._clock.now()
+            resolution = ApprovalResolution(
+                decision=request.decision,
+                actor=actor,
+                resolved_at=now,
+                edited_payload=request.edited_payload,
+                reason=request.reason,
+            )
+            approval = attrs.evolve(
+                approval, status=ApprovalStatus.RESOLVED, resolution=resolution, updated_at=now
+            )
+            graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
+            run = self._lifecycle.apply(uow, self._steps.decided(run, graph, approval))
+            if self._continue_run is not None:
+                run = self._continue_run(uow, run)
+            uow.runs.save(run)
+            uow.commit()
+        return approval, run
+
+    def for_run(
+        self, tenant_id: str, run_id: str, status: ApprovalStatus | None = None
+    ) -> list[ApprovalRecord]:
+        """A run's approvals (NotFound for an unknown run)."""
+        with self._uow() as uow:
+            if uow.runs.get(tenant_id, run_id) is None:
+                raise NotFound(f"run {run_id} not found")
+            return uow.approvals.for_run(tenant_id, run_id, status)
+
+    def page(
+        self,
+        tenant_id: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        status: ApprovalStatus | None = None,
+        deployment_ref: str | None = None,
+        run_id: str | None = None,
+    ) -> tuple[list[ApprovalRecord], str | None]:
+        """The inbox: a page of the tenant's approvals across runs, matching every filter given.
+
+        In approval id order (oldest first, ids being time-ordered); the next cursor, or None.
+        """
+        check_limit(limit)
+        after = None if cursor is None else decode_cursor(INBOX_CURSOR, cursor, 1)[0]
+        with self._uow() as uow:
+            found = uow.approvals.page(
+                tenant_id,
+                limit=limit + 1,
+                after=after,
+                status=status,
+                deployment_ref=deployment_ref,
+                run_id=run_id,
+            )
+        return next_page(found, limit, INBOX_CURSOR, lambda approval: (approval.approval_id,))
+
+    def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord:
+        """One approval; NotFound otherwise."""
+        with self._uow() as uow:
+            approval = uow.approvals.get(tenant_id, approval_id)
+        if approval is None:
+            raise NotFound(f"approval {approval_id} not found")
+        return approval
+
+    def actions(self, tenant_id: str, approval_id: str) -> list[ApprovalActionRecord]:
+        """An approval's action trail (NotFound for an unknown approval)."""
+        with self._uow() as uow:
+            if uow.approvals.get(tenant_id, approval_id) is None:
+                raise NotFound(f"approval {approval_id} not found")
+            return uow.approvals.actions(tenant_id, approval_id)
+
+    def escalate_overdue(self, limit: int = 100) -> list[ApprovalRecord]:
+        """Mark pending approvals past their SLA escalated, each replaced by a new pending one."""
+        created: list[ApprovalRecord] = []
+        with self._uow() as uow:
+            now = self._clock.now()
+            for approval in uow.approvals.overdue(now, limit):
+                run = uow.runs.lock(approval.tenant_id, approval.run_id)
+                if (
+                    run is None
+                    or run.paused is None
+                    or run.paused.approval_id != approval.approval_id
+                ):
+                    continue
+                graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
+                run = self._lifecycle.apply(uow, self._steps.escalate(run, graph, approval))
+                uow.runs.save(run)
+                created.extend(
+                    uow.approvals.for_run(run.tenant_id, run.run_id, ApprovalStatus.PENDING)
+                )
+            uow.commit()
+        return created

@@ -1,0 +1,385 @@
+"""Use cases for runs: start, advance one attempt, drive to a pause or end, resume, read."""
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from ecp_core.canonical import canonical_json, json_digest, thaw
+from ecp_core.catalog.service import require_deployment, require_graph
+from ecp_core.errors import (
+    Conflict,
+    DatabaseUnavailable,
+    FieldError,
+    IllegalTransition,
+    NotFound,
+    ValidationFailed,
+)
+from ecp_core.graphs.paths import set_path
+from ecp_core.pages import MAX_PAGE, check_limit, decode_cursor, next_page
+from ecp_core.ports.runs import RunsUnit
+from ecp_core.ports.system import Clock, IdFactory
+from ecp_core.runs.children.targets import CHILDREN_CURSOR, child_target
+from ecp_core.runs.engine.dispatch import DISPATCH_RETRY, dispatch_backoff
+from ecp_core.runs.engine.lifecycle import RunLifecycle
+from ecp_core.runs.engine.step import Stepper
+from ecp_core.runs.run.attempts import AttemptRecord
+from ecp_core.runs.run.model import DISPATCH_ERROR, Run, RunClaim, StartRunRequest
+from ecp_core.runs.run.state_machine import TERMINAL, WAITING
+from ecp_core.types import AttemptStatus, RunStatus
+from ecp_core.webhooks.schedule import RetrySchedule
+
+log = logging.getLogger("ecp_core.runs")
+
+CHAINED_ATTEMPTS = 16
+"""At most this many further attempts share one transaction (a claim stays short and fair)."""
+
+
+class _FirstAttemptsFailed(Exception):
+    """The first attempts made in a start's transaction raised (the start is rolled back)."""
+
+
+class RunService:
+    """Starts and advances runs. Each node attempt is one unit of work."""
+
+    def __init__(
+        self,
+        uow: Callable[[], RunsUnit],
+        clock: Clock,
+        ids: IdFactory,
+        stepper: Stepper,
+        lifecycle: RunLifecycle,
+        *,
+        dispatch: RetrySchedule = DISPATCH_RETRY,
+    ) -> None:
+        """Wire the service; ``dispatch`` bounds and spaces the retries of a failing dispatch."""
+        self._uow = uow
+        self._clock = clock
+        self._ids = ids
+        self._stepper = stepper
+        self._lifecycle = lifecycle
+        self._dispatch = dispatch
+
+    def start(self, tenant_id: str, request: StartRunRequest) -> tuple[Run, bool]:
+        """Create a PENDING run; with an idempotency key, a repeat returns the first run.
+
+        Returns the run and whether it was created. A repeat of a key with a different request is
+        a Conflict. The run input must be canonical JSON.
+        """
+        return self._start(tenant_id, request, first_attempts=False)
+
+    def start_and_drive(self, tenant_id: str, request: StartRunRequest) -> tuple[Run, bool]:
+        """Start a run as :meth:`start` does, then drive it until it waits or ends.
+
+        The new run's first attempts that change nothing outside it (structural nodes, actions
+        registered ``side_effect: none``; at most :data:`CHAINED_ATTEMPTS`) commit with its
+        creation, so a run that reaches an approval that way costs one transaction (ADR 0067).
+        An action with effects, and whatever follows it, runs only once the run is stored, as in
+        :meth:`drive`. Should those first attempts raise, the run is started alone and driven as
+        usual. A repeated idempotency key drives the first run (which may have moved on).
+        """
+        run, created = self._start(tenant_id, request, first_attempts=True)
+        if run.status in TERMINAL or run.status in WAITING:
+            return run, created
+        return self.drive(tenant_id, run.run_id), created
+
+    def _start(
+        self, tenant_id: str, request: StartRunRequest, *, first_attempts: bool
+    ) -> tuple[Run, bool]:
+        try:
+            canonical_json(request.input)
+        except ValidationFailed as exc:
+            raise ValidationFailed(
+                "run input is not canonical JSON",
+                errors=[attrs.evolve(e, loc=("input", *e.loc)) for e in exc.errors],
+            ) from exc
+        fingerprint = json_digest({"input": request.input, "thread_id": request.thread_id})
+        try:
+            return self._start_once(tenant_id, request, fingerprint, first_attempts=first_attempts)
+        except _FirstAttemptsFailed as failed:
+            log.warning(
+                "run started without its first attempts",
+                exc_info=failed.__cause__,
+                extra={"tenant_id": tenant_id, "deployment_ref": request.deployment_ref},
+            )
+            return self._start(tenant_id, request, first_attempts=False)
+        except Conflict:
+            if request.idempotency_key is None:
+                raise
+            # A concurrent start with the same key won the insert; its run is visible now.
+            return self._start_once(tenant_id, request, fingerprint, first_attempts=False)
+
+    def _start_once(
+        self,
+        tenant_id: str,
+        request: StartRunRequest,
+        fingerprint: str,
+        *,
+        first_attempts: bool,
+    ) -> tuple[Run, bool]:
+        with self._uow() as uow:
+            deployment = require_deployment(uow, tenant_id, request.deployment_ref)
+            if request.idempotency_key is not None:
+                existing = uow.runs.by_idempotency_key(
+                    tenant_id, deployment.deployment_ref, request.idempotency_key
+                )
+                if existing is not None:
+                    if existing.request_digest != fingerprint:
+                        raise Conflict("idempotency_key was used with a different request")
+                    return existing, False
+            graph = require_graph(uow, tenant_id, deployment.graph_version_ref)
+            now = self._clock.now()
+            run_id = self._ids.new_id()
+            run = Run(
+                run_id=run_id,
+                tenant_id=tenant_id,
+                deployment_ref=deployment.deployment_ref,
+                graph_version_ref=deployment.graph_version_ref,
+                thread_id=request.thread_id or run_id,
+                status=RunStatus.PENDING,
+                state=thaw(request.input),
+                next_node_id=graph.entry,
+                idempotency_key=request.idempotency_key,
+                request_digest=fingerprint,
+                created_at=now,
+                updated_at=now,
+            )
+            uow.runs.add(run)
+            if first_attempts:
+                run = self._first_attempts(uow, run)
+            uow.commit()
+        return run, True
+
+    def _first_attempts(self, uow: RunsUnit, run: Run) -> Run:
+        """Attempt a run just added, in its start's unit of work, while nothing leaves the run.
+
+        Any error but a lost database or a Conflict becomes :class:`_FirstAttemptsFailed`; a
+        Conflict here is the run's own insert refused (a store may send it with a read the
+        attempts make), which :meth:`_start` answers like any other.
+        """
+        try:
+            # The lock of the run this transaction just added reads what its attempts need.
+            run = uow.runs.lock(run.tenant_id, run.run_id) or run
+            run = self._lifecycle.apply(uow, self._stepper.start(run))
+            run = self.continue_in(uow, run, effects=False)
+            uow.runs.save(run)
+        except (DatabaseUnavailable, Conflict):
+            raise
+        except Exception as exc:
+            raise _FirstAttemptsFailed from exc
+        return run
+
+    def advance(self, tenant_id: str, run_id: str) -> Run:
+        """Make one node attempt if the run is PENDING or RUNNING; otherwise return it as it is."""
+        with self._uow() as uow:
+            run = uow.runs.lock(tenant_id, run_id)
+            if run is None:
+                raise NotFound(f"run {run_id} not found")
+            return self._attempt(uow, run)
+
+    def advance_next(self) -> Run | None:
+        """Claim the next runnable run (tenants in turn) and make one attempt on it.
+
+        Returns the run after the attempt, or None when nothing is claimable. Several processes
+        sharing one database never work on the same run at once. When loading or attempting the
+        claimed run raises, the attempt is undone and the failure counted against the run, which
+        backs off or, at the last attempt, ends FAILED with ``dispatch_error`` (ADR 0019); the
+        return value is then the run's header, its state unread. An error before a run is
+        claimed propagates.
+        """
+        with self._uow() as uow:
+            claim = uow.runs.claim_runnable(self._clock.now())
+            if claim is None:
+                return None
+            try:
+                if claim.dispatch_failures:
+                    uow.runs.clear_dispatch_failures(claim.tenant_id, claim.run_id)
+                run = uow.runs.lock(claim.tenant_id, claim.run_id)  # held since the claim
+                return None if run is None else self._attempt(uow, run)
+            except Exception as exc:  # any error: counted against the run, never lost
+                facts = {"run_id": claim.run_id, "tenant_id": claim.tenant_id}
+                log.warning(
+                    "run dispatch failed",
+                    exc_info=exc,
+                    extra={**facts, "dispatch_attempt": claim.dispatch_failures + 1},
+                )
+                try:
+                    # Still holding the claim, so no other worker retries before the backoff.
+                    uow.runs.undo_to_claim()
+                except Exception:  # noqa: BLE001 - the transaction itself is gone
+                    # The connection broke, not the run (the database went away): back off
+                    # without counting, so an outage never ends a run with dispatch_error.
+                    log.warning("run dispatch lost its transaction", extra=facts)
+                    counted = False
+                else:
+                    try:
+                        return self._count_failure(uow, claim, exc)
+                    except Exception:  # the fallback below still counts and backs off
+                        log.exception(
+                            "counting a failed dispatch failed; counting afresh", extra=facts
+                        )
+                        counted = True
+        # The claim's unit of work is unusable: back the run off (and count) in a fresh one.
+        with self._uow() as uow:
+            uow.runs.record_dispatch_failure(
+                claim.tenant_id, claim.run_id, self._not_before(claim), counted=counted
+            )
+            uow.commit()
+            return uow.runs.lock_header(claim.tenant_id, claim.run_id)
+
+    def _not_before(self, claim: RunClaim) -> datetime:
+        """When a run may be dispatched again after this claim's failure."""
+        failures = claim.dispatch_failures + 1
+        return self._clock.now() + dispatch_backoff(self._dispatch, failures)
+
+    def _count_failure(self, uow: RunsUnit, claim: RunClaim, exc: Exception) -> Run | None:
+        """Count the failure and back off; at the last attempt, end the run. Commits.
+
+        Neither reads the run's state: the count touches only dispatch bookkeeping, and the end
+        works on the run's header.
+        """
+        failures = uow.runs.record_dispatch_failure(
+            claim.tenant_id, claim.run_id, self._not_before(claim)
+        )
+        run = uow.runs.lock_header(claim.tenant_id, claim.run_id)
+        if (
+            run is not None
+            and failures >= self._dispatch.max_attempts
+            and run.status in (RunStatus.PENDING, RunStatus.RUNNING)
+        ):
+            run = self._end_dispatch(uow, run, exc, failures)
+        uow.commit()
+        return run
+
+    def _end_dispatch(self, uow: RunsUnit, run: Run, exc: Exception, failures: int) -> Run:
+        """End ``run`` (a header) FAILED with ``dispatch_error``, its record and ``run.failed``.
+
+        Nothing of the run's state goes into the failure, the record or the event: only the
+        error's type and the count.
+        """
+        error = type(exc).__name__
+        message = f"dispatch raised {error} on {failures} attempts in a row"
+        record = AttemptRecord(
+            node_id=run.next_node_id or "",
+            status=AttemptStatus.FAILED,
+            execution_metadata={"dispatch_attempts": failures},
+            error={"type": error, "message": message},
+        )
+        failed = self._lifecycle.apply(
+            uow, self._stepper.fail(run, record, DISPATCH_ERROR, message)
+        )
+        uow.runs.save_header(failed)
+        return failed
+
+    def _attempt(self, uow: RunsUnit, run: Run) -> Run:
+        run = self._lifecycle.apply(uow, self._stepper.start(run))
+        if run.status is not RunStatus.RUNNING:
+            return run
+        run = self.continue_in(uow, run)
+        uow.runs.save(run)
+        uow.commit()
+        return run
+
+    def continue_in(self, uow: RunsUnit, run: Run, *, effects: bool = True) -> Run:
+        """Attempt ``run``'s next node in the caller's unit of work, and more while that is safe.
+
+        After an attempt whose node changed nothing outside the run, the next one joins the same
+        transaction (ADR 0059), up to :data:`CHAINED_ATTEMPTS` in all: an attempt with side
+        effects is always the last before the commit, so a failure later never repeats it; with
+        ``effects=False`` none is made (a run being started, ADR 0067). Stops when the run pauses
+        or ends. The caller saves the run and commits.
+        """
+        for _ in range(CHAINED_ATTEMPTS):
+            if run.status is not RunStatus.RUNNING:
+                return run
+            graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
+            node = graph.node(run.next_node_id or graph.entry)
+            if not effects and not self._stepper.keeps_to_the_run(node):
+                return run
+            policy = uow.policies.get(run.tenant_id, run.deployment_ref)
+            child = child_target(uow, run, graph)
+            run = self._lifecycle.apply(uow, self._stepper.attempt(run, graph, policy, child))
+            if not self._stepper.keeps_to_the_run(node):
+                return run
+        return run
+
+    def drive(self, tenant_id: str, run_id: str) -> Run:
+        """Advance until the run waits or ends (the graph's step bound guarantees an end)."""
+        while True:
+            run = self.advance(tenant_id, run_id)
+            if run.status in TERMINAL or run.status in WAITING:
+                return run
+
+    def resume(self, tenant_id: str, run_id: str, value: Any) -> Run:  # noqa: ANN401
+        """Leave WAITING_INTERRUPT: write ``value`` at the node's target path and move on."""
+        canonical_json(value)
+        with self._uow() as uow:
+            run = uow.runs.lock(tenant_id, run_id)
+            if run is None:
+                raise NotFound(f"run {run_id} not found")
+            if run.status is not RunStatus.WAITING_INTERRUPT or run.next_node_id is None:
+                raise IllegalTransition(
+                    f"run {run_id} is {run.public_status.value}, not waiting for an interrupt"
+                )
+            graph = require_graph(uow, tenant_id, run.graph_version_ref)
+            node = graph.node(run.next_node_id)
+            target = node.target_path or node.id
+            record = AttemptRecord(
+                node_id=node.id,
+                status=AttemptStatus.RESUMED,
+                input_snapshot=thaw(value),
+                output_snapshot={target: thaw(value)},
+                execution_metadata={"node_kind": str(node.kind), "target_path": target},
+            )
+            step = self._stepper.move_on(
+                run, graph, record, set_path(run.state, target, thaw(value))
+            )
+            run = self._lifecycle.apply(uow, step)
+            uow.runs.save(run)
+            uow.commit()
+        return run
+
+    def get(self, tenant_id: str, run_id: str) -> Run:
+        """One run of the tenant; NotFound otherwise."""
+        with self._uow() as uow:
+            run = uow.runs.get(tenant_id, run_id)
+        if run is None:
+            raise NotFound(f"run {run_id} not found")
+        return run
+
+    def page(
+        self, tenant_id: str, *, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Run], int, str | None]:
+        """A page of runs, newest first: the runs, the tenant's total, and the next cursor."""
+        if not 1 <= limit <= MAX_PAGE:
+            raise ValidationFailed(
+                "invalid limit", errors=[FieldError(loc=("limit",), msg=f"must be 1 to {MAX_PAGE}")]
+            )
+        before = None if cursor is None else decode_cursor("runs", cursor, 1)[0]
+        with self._uow() as uow:
+            runs = uow.runs.page(tenant_id, limit=limit + 1, before=before)
+            total = uow.runs.count(tenant_id)
+        page, next_cursor = next_page(runs, limit, "runs", lambda run: (run.run_id,))
+        return page, total, next_cursor
+
+    def children(
+        self, tenant_id: str, run_id: str, *, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Run], str | None]:
+        """A page of the child runs ``run_id`` started, oldest first, and the next cursor.
+
+        NotFound when the tenant has no such run (another tenant's run included).
+        """
+        check_limit(limit)
+        after = None if cursor is None else decode_cursor(CHILDREN_CURSOR, cursor, 1)[0]
+        with self._uow() as uow:
+            if uow.runs.get(tenant_id, run_id) is None:
+                raise NotFound(f"run {run_id} not found")
+            found = uow.runs.children(tenant_id, run_id, limit=limit + 1, after=after)
+        return next_page(found, limit, CHILDREN_CURSOR, lambda run: (run.run_id,))
+
+    def runnable(self, limit: int = 100) -> list[Run]:
+        """Runs a dispatcher should advance, oldest first."""
+        with self._uow() as uow:
+            return uow.runs.runnable(limit)

@@ -1,0 +1,220 @@
+"""Use cases of external tasks: workers claim, heartbeat, complete and fail; locks expire.
+
+Each call is one unit of work. A completion applied now (the queue says so, exactly once per
+task) records the attempt and moves the run on in the same transaction; a failed attempt, or a
+lock that ran out, records the attempt and, at the last one, ends the run with ``task_failed``
+(:mod:`ecp_core.runs.tasks.steps`). Locks that ran out are released by the claim of the same
+topics before it takes anything, and by a periodic sweep, so each lost attempt is recorded once,
+naming the worker that held it.
+"""
+
+import logging
+from collections.abc import Callable
+
+from ecp_core.canonical import canonical_json
+from ecp_core.catalog.service import require_graph
+from ecp_core.errors import NotFound
+from ecp_core.graphs.definition import GraphDefinition
+from ecp_core.pages import check_limit, decode_cursor, next_page
+from ecp_core.ports.runs import RunsUnit
+from ecp_core.ports.system import Clock
+from ecp_core.runs.run.effects import Step
+from ecp_core.runs.run.model import Run
+from ecp_core.runs.run.moves import StepApplier
+from ecp_core.runs.tasks.model import (
+    Task,
+    TaskClaimRequest,
+    TaskCompleteRequest,
+    TaskFailRequest,
+    TaskHeartbeatRequest,
+    TaskStatus,
+)
+from ecp_core.runs.tasks.steps import TaskSteps
+from ecp_core.types import RunStatus
+
+log = logging.getLogger("ecp_core.runs.tasks")
+
+EXPIRY_BATCH = 100
+"""How many expired locks one statement releases; a sweep repeats until none is left."""
+
+TASKS_CURSOR = "tasks"
+
+LOCK_SWEEP_SECONDS = 1.0
+"""How often a server releases the locks that ran out, in every tenant."""
+
+
+def _facts(task: Task) -> dict[str, object]:
+    """The ids a task's log lines carry."""
+    return {
+        "task_id": task.task_id,
+        "run_id": task.run_id,
+        "node_id": task.node_id,
+        "tenant_id": task.tenant_id,
+        "topic": task.topic,
+        "attempt": task.attempt,
+        "worker_id": task.worker_id,
+    }
+
+
+class TaskWork:
+    """What workers and operators do with external tasks, and what it does to the runs."""
+
+    def __init__(
+        self,
+        uow: Callable[[], RunsUnit],
+        clock: Clock,
+        steps: TaskSteps,
+        lifecycle: StepApplier,
+    ) -> None:
+        """Wire the use cases; ``steps`` decides what a task's end does to its run."""
+        self._uow = uow
+        self._clock = clock
+        self._steps = steps
+        self._lifecycle = lifecycle
+
+    def claim(self, tenant_id: str, request: TaskClaimRequest) -> list[Task]:
+        """Lock up to ``max_tasks`` claimable tasks of the topics for the worker (maybe none).
+
+        Locks of these topics that ran out are released (and their attempts recorded) first.
+        """
+        with self._uow() as uow:
+            expired = self._expire(uow, tenant_id=tenant_id, topics=request.topics)
+            now = self._clock.now()
+            claimed = uow.tasks.claim(
+                tenant_id,
+                request.topics,
+                worker_id=request.worker_id,
+                now=now,
+                lock_seconds=request.lock_seconds,
+                limit=request.max_tasks,
+            )
+            uow.commit()
+        for task in expired:
+            log.info("task lock expired", extra=_facts(task))
+        for task in claimed:
+            log.info("task claimed", extra=_facts(task))
+        return claimed
+
+    def heartbeat(self, tenant_id: str, task_id: str, request: TaskHeartbeatRequest) -> Task:
+        """Extend the worker's lock (LockLost when another claim took the task)."""
+        with self._uow() as uow:
+            task = uow.tasks.heartbeat(
+                tenant_id,
+                task_id,
+                lock_token=request.lock_token,
+                now=self._clock.now(),
+                lock_seconds=request.lock_seconds,
+            )
+            uow.commit()
+        return task
+
+    def complete(self, tenant_id: str, task_id: str, request: TaskCompleteRequest) -> Task:
+        """Complete the task; the first completion moves its run on, a repeat changes nothing."""
+        canonical_json(request.output)
+        with self._uow() as uow:
+            task, applied = uow.tasks.complete(
+                tenant_id,
+                task_id,
+                lock_token=request.lock_token,
+                output=request.output,
+                now=self._clock.now(),
+            )
+            if applied:
+                self._apply(uow, task, self._steps.completed)
+            uow.commit()
+        if applied:
+            log.info("task completed", extra=_facts(task))
+        return task
+
+    def fail(self, tenant_id: str, task_id: str, request: TaskFailRequest) -> Task:
+        """Fail the worker's attempt; the last attempt's failure ends the run (``task_failed``)."""
+        with self._uow() as uow:
+            task, applied = uow.tasks.fail(
+                tenant_id,
+                task_id,
+                lock_token=request.lock_token,
+                error=request.error,
+                now=self._clock.now(),
+                retry_after_seconds=request.retry_after_seconds,
+            )
+            if applied:
+                self._apply(uow, task, self._steps.attempt_failed)
+            uow.commit()
+        if applied:
+            log.info("task attempt failed", extra={**_facts(task), "status": task.status.value})
+        return task
+
+    def expire_locks(self) -> int:
+        """Release every lock that ran out, in every tenant (the periodic sweep); how many."""
+        with self._uow() as uow:
+            expired = self._expire(uow)
+            uow.commit()
+        for task in expired:
+            log.info("task lock expired", extra={**_facts(task), "status": task.status.value})
+        return len(expired)
+
+    def get(self, tenant_id: str, task_id: str) -> Task:
+        """One task of the tenant; NotFound otherwise."""
+        with self._uow() as uow:
+            task = uow.tasks.get(tenant_id, task_id)
+        if task is None:
+            raise NotFound(f"task {task_id} not found")
+        return task
+
+    def page(
+        self,
+        tenant_id: str,
+        *,
+        status: TaskStatus | None = None,
+        topic: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[Task], str | None]:
+        """A page of the tenant's tasks by id, of one status and topic when given; next cursor."""
+        check_limit(limit)
+        after = None if cursor is None else decode_cursor(TASKS_CURSOR, cursor, 1)[0]
+        with self._uow() as uow:
+            found = uow.tasks.page(
+                tenant_id, status=status, topic=topic, limit=limit + 1, after=after
+            )
+        return next_page(found, limit, TASKS_CURSOR, lambda task: (task.task_id,))
+
+    # -- what a task's end does to its run ---------------------------------------------------
+
+    def _expire(
+        self,
+        uow: RunsUnit,
+        *,
+        tenant_id: str | None = None,
+        topics: tuple[str, ...] | None = None,
+    ) -> list[Task]:
+        """Release the locks that ran out (of one tenant's topics, or all) and record each."""
+        expired: list[Task] = []
+        while True:
+            batch = uow.tasks.expire(
+                self._clock.now(), limit=EXPIRY_BATCH, tenant_id=tenant_id, topics=topics
+            )
+            for task in batch:
+                self._apply(uow, task, self._steps.attempt_failed)
+            expired.extend(batch)
+            if len(batch) < EXPIRY_BATCH:
+                return expired
+
+    def _apply(
+        self, uow: RunsUnit, task: Task, step: Callable[[Run, GraphDefinition, Task], Step]
+    ) -> None:
+        """Apply ``step(run, graph, task)`` to the run waiting for ``task``, if it still waits."""
+        run = uow.runs.lock(task.tenant_id, task.run_id)
+        if (
+            run is None
+            or run.status is not RunStatus.WAITING_TASK
+            or run.next_node_id != task.node_id
+        ):
+            log.warning("task ended but its run no longer waits for it", extra=_facts(task))
+            return
+        graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
+        run = self._lifecycle.apply(uow, step(run, graph, task))
+        uow.runs.save(run)
+
+
+__all__ = ["LOCK_SWEEP_SECONDS", "TaskWork"]

@@ -1,0 +1,138 @@
+"""How a storage adapter applies the task rules: load the row held, apply the rule, write it back.
+
+Both adapters inherit :class:`RuleApplyingTasks` and supply three primitives (find the claimable
+tasks, hold one task, save one task), so the claim, heartbeat, completion and failure paths are
+written once and the adapters can differ only in how they lock.
+"""
+
+from abc import ABC, abstractmethod
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any
+
+from ecp_core.runs.tasks import rules
+from ecp_core.runs.tasks.model import Task, new_lock_token
+
+
+class RuleApplyingTasks(ABC):
+    """The write paths of ``TaskRepository`` over three storage primitives."""
+
+    @abstractmethod
+    def _claimable(
+        self, tenant_id: str, topics: Collection[str], now: datetime, limit: int
+    ) -> list[Task]:
+        """Up to ``limit`` claimable tasks of the topics, oldest first, held for this unit."""
+
+    @abstractmethod
+    def _expired(
+        self, tenant_id: str | None, topics: Collection[str] | None, now: datetime, limit: int
+    ) -> list[Task]:
+        """Up to ``limit`` tasks whose lock ran out by ``now``, held for this unit.
+
+        None for ``tenant_id`` or ``topics``: of every tenant or topic.
+        """
+
+    @abstractmethod
+    def _held(self, tenant_id: str, task_id: str) -> Task:
+        """The tenant's task, held until the unit of work ends; NotFound when absent."""
+
+    @abstractmethod
+    def _save(self, task: Task) -> None:
+        """Replace the stored task."""
+
+    def claim(
+        self,
+        tenant_id: str,
+        topics: Collection[str],
+        *,
+        worker_id: str,
+        now: datetime,
+        lock_seconds: int | None,
+        limit: int,
+    ) -> list[Task]:
+        """Lock up to ``limit`` claimable tasks of the topics, oldest first, each under a new token."""
+        claimed = []
+        for task in self._claimable(tenant_id, topics, now, limit):
+            locked = rules.claim(
+                task,
+                worker_id=worker_id,
+                lock_token=new_lock_token(),
+                now=now,
+                lock_seconds=lock_seconds,
+            )
+            self._save(locked)
+            claimed.append(locked)
+        return claimed
+
+    def expire(
+        self,
+        now: datetime,
+        *,
+        limit: int,
+        tenant_id: str | None = None,
+        topics: Collection[str] | None = None,
+    ) -> list[Task]:
+        """Release up to ``limit`` tasks whose lock ran out (see ``rules.expire``); the results."""
+        released = []
+        for task in self._expired(tenant_id, topics, now, limit):
+            after = rules.expire(task, now)
+            self._save(after)
+            released.append(after)
+        return released
+
+    def heartbeat(
+        self,
+        tenant_id: str,
+        task_id: str,
+        *,
+        lock_token: str,
+        now: datetime,
+        lock_seconds: int | None,
+    ) -> Task:
+        """Extend the lock (NotFound, or LockLost when the token is not the current lock)."""
+        task = self._held(tenant_id, task_id)
+        extended = rules.heartbeat(task, lock_token=lock_token, now=now, lock_seconds=lock_seconds)
+        self._save(extended)
+        return extended
+
+    def complete(
+        self,
+        tenant_id: str,
+        task_id: str,
+        *,
+        lock_token: str,
+        output: dict[str, Any],
+        now: datetime,
+    ) -> tuple[Task, bool]:
+        """Complete the task; True when applied now, False when this token completed it before."""
+        task = self._held(tenant_id, task_id)
+        done, applied = rules.complete(task, lock_token=lock_token, output=output, now=now)
+        if applied:
+            self._save(done)
+        return done, applied
+
+    def fail(
+        self,
+        tenant_id: str,
+        task_id: str,
+        *,
+        lock_token: str,
+        error: str,
+        now: datetime,
+        retry_after_seconds: int = 0,
+    ) -> tuple[Task, bool]:
+        """Fail the attempt; True when applied now, False when this token failed it before."""
+        task = self._held(tenant_id, task_id)
+        failed, applied = rules.fail(
+            task,
+            lock_token=lock_token,
+            error=error,
+            now=now,
+            retry_after_seconds=retry_after_seconds,
+        )
+        if applied:
+            self._save(failed)
+        return failed, applied
+
+
+__all__ = ["RuleApplyingTasks"]
