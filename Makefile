@@ -49,7 +49,7 @@ $(DEV_STAMP): $(LOCKED) | $(BIN)/python
 	$(SYNC) --group dev
 	touch $@ $(SERVE_STAMP)
 
-# Debian's Chromium and ChromeDriver for the browser tests (tests/browser), when not yet there.
+# Debian's Chromium and ChromeDriver for the browser tests (tests/e2e, ADR 0036), when not yet there.
 browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
 	  echo "installing Debian's chromium and chromium-driver for the browser tests"; \

@@ -1,4 +1,4 @@
-"""Completed runs through HTTP for the bench scripts: the CONTRACT.md example graph deployed,
+"""Completed runs through HTTP for the bench scripts: the example graph (``ecp_core.demo``) deployed,
 each run started with ``Prefer: wait`` and approved, by several clients at once. Imported by the
 bench scripts; not run."""
 

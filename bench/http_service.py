@@ -21,7 +21,7 @@ server has a core and an interpreter of its own instead of sharing the client's.
    ``ECP_METRICS_ENABLED=false``) give the cost of observability: ECP (JSON log line per request
    to a file, Prometheus metrics) / ECP quiet, target >= 0.9. Then the same GET replayed in this
    process part by part without a profiler (``_http_parts``), and the idle server's CPU.
-2. Started-to-completed runs per second of the CONTRACT.md example graph (classify -> review ->
+2. Started-to-completed runs per second of the example graph (classify -> review ->
    notify -> done) with automatic approval: a client loop of ``POST /runs`` with ``Prefer:
    wait=10`` (answers once the run waits for approval), then ``POST .../resolve`` with approve
    (answers once the run completed), by one client and by ``--threads`` clients at once,

@@ -9,7 +9,7 @@ own, dropped at the end.
 Each measurement starts the real ``ecp serve --port 0 --workers N`` (the parent supervises N
 processes on one socket, ADR 0062), lets ``--clients`` client loops (spread over
 ``--client-processes`` processes, so the client is not held by one interpreter's lock) drive the
-CONTRACT.md example graph for ``--seconds``: ``POST /runs`` with ``Prefer: wait=10`` (answers at
+example graph (``ecp_core.demo``) for ``--seconds``: ``POST /runs`` with ``Prefer: wait=10`` (answers at
 ``waiting_approval``), then ``POST .../resolve`` with approve (answers ``completed``). Then it
 stops the server with SIGTERM (exit status 0 required). The process counts take turns in
 ``--rounds`` interleaved rounds with a rotating order; a ratio is the median of per-round ratios.

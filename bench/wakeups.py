@@ -8,7 +8,7 @@ PostgreSQL; every database it uses is fresh, migrated and dropped at the end.
 1. **Latency through HTTP**, four contenders, each on a database of its own: one or two ECP
    server processes (this script run again with ``--serve``, ``ecp serve``'s default settings)
    with ``ECP_DISPATCH_NOTIFY`` true or false. ``--clients`` client threads start runs of the
-   CONTRACT.md example graph with ``POST /runs`` and ``Prefer: wait=10`` (alternating between
+   example graph (``ecp_core.demo``) with ``POST /runs`` and ``Prefer: wait=10`` (alternating between
    the contender's servers), which answers at ``waiting_approval``; then approve it, which ends
    the run and queues a ``run.completed`` webhook to a receiver on 127.0.0.1. Printed: p50 and
    p99 of start -> ``waiting_approval`` as the client sees it, and of the webhook's delay (its

@@ -61,7 +61,7 @@ class Caller:
 
 
 def example_graph() -> dict[str, Any]:
-    """The CONTRACT.md example graph (classify -> review -> notify -> done), a fresh copy."""
+    """The example graph (classify -> review -> notify -> done), a fresh copy."""
     return copy.deepcopy(EXAMPLE_GRAPH)
 
 

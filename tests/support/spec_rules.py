@@ -1,11 +1,12 @@
-"""The catalogue of rules that the specification and CONTRACT.md state, for the ``spec`` marker.
+"""The catalogue of the service's rules, for the ``spec`` marker: each rule stated in a line.
 
 A test names the rule it checks with ``@pytest.mark.spec("§3.2 crypto-erase-v2")``; the id is
-the section and a slug. ``§<n>`` and ``§<n>.<m>`` number the specification's ``##`` and ``###``
-headings in the order they appear (``§9.1`` is "Additional behavior that belongs to the
-contract"); ``C<n>`` numbers CONTRACT.md's ``##`` headings in order across both rounds. Slugs are
-unique on their own. ``scripts/spec_map.py`` renders this catalogue, with the marked tests, into
-``docs/spec-map.md``; a rule that no test names shows there as untested.
+the section and a slug. ``§<n>`` and ``§<n>.<m>`` number the sections of the service
+specification and their parts, in its order (``§9.1`` is "Additional behavior that belongs to
+the contract"); ``C<n>`` numbers, in order, the groups of decisions that settle what the
+specification leaves open. ``SECTIONS`` names each section. Slugs are unique on their own.
+``scripts/spec_map.py`` renders this catalogue, with the marked tests, into ``docs/spec-map.md``;
+a rule that no test names shows there as untested.
 """
 
 SECTIONS: dict[str, str] = {

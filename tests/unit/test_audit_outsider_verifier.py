@@ -290,7 +290,7 @@ def test_the_worked_example_is_what_the_core_computes():
 
 
 def run_example(ecp, tenant="acme"):
-    """Register, deploy, start and approve the CONTRACT.md example graph; return the run id."""
+    """Register, deploy, start and approve the example graph; return the run id."""
     graph = ecp.graphs.register(tenant, structure(EXAMPLE_GRAPH, GraphDefinition))
     ecp.graphs.deploy(
         tenant, CreateDeploymentRequest(deployment_ref="refunds", graph_id=graph.graph_id)

@@ -1,4 +1,4 @@
-"""Example tests of run behaviour as the specification and CONTRACT.md state it.
+"""Example tests of run behaviour as the service's rules state it.
 
 Every test builds a fresh in-memory ``Ecp`` on a FixedClock and SequentialIds, so ids and times are
 deterministic.
@@ -70,7 +70,7 @@ OUTSIDER = ActorIdentity(
 )
 
 CONTRACT_GRAPH: dict[str, Any] = EXAMPLE_GRAPH
-"""The example graph of CONTRACT.md, verbatim."""
+"""The example graph of ``ecp_core.demo``, verbatim."""
 
 
 def contract_graph() -> GraphDefinition:

@@ -1,9 +1,9 @@
 """A Hypothesis state machine that drives random run, approval, interrupt and policy sequences.
 
-After every step it checks, for every run started so far, the invariants the specification and
-CONTRACT.md give: legal status changes, one audit record per attempt in a verifying signed chain,
-pending approvals exactly while a run waits for one, and the failure shapes of policy denials,
-rejections, handler errors and step limits.
+After every step it checks, for every run started so far, the invariants of the service's rules:
+legal status changes, one audit record per attempt in a verifying signed chain, pending approvals
+exactly while a run waits for one, and the failure shapes of policy denials, rejections, handler
+errors and step limits.
 
 The default run is small enough for ``make test``; ``pytest -m slow`` adds a thorough run.
 """
@@ -121,7 +121,7 @@ def guard(context: ActionContext) -> Mapping[str, Any]:
 
 
 def refund_graph() -> GraphDefinition:
-    """The CONTRACT.md example: set, approval node, echo bound to network_write, CEL edge, end."""
+    """The example graph: set, approval node, echo bound to network_write, CEL edge, end."""
     return (
         GraphBuilder("refund-triage")
         .action("classify", "set", arguments={"values": {"category": "refund"}})

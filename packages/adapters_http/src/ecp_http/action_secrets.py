@@ -1,9 +1,9 @@
 """Secrets that actions name by reference: ``ECP_SECRET_<NAME>`` settings, or files in a directory.
 
-A graph names a secret, never holds it (CONTRACT.md "Running real work", ADR 0028). The values
-come from the settings (read once from the environment by the composition root) or, when no
-such setting is given, from the file ``<ECP_SECRETS_DIR>/<NAME>``, read at each use so that a
-rotated file takes effect at once. Error messages name the secret and never show its value.
+A graph names a secret, never holds it (ADR 0028). The values come from the settings (read once from
+the environment by the composition root) or, when no such setting is given, from the file
+``<ECP_SECRETS_DIR>/<NAME>``, read at each use so that a rotated file takes effect at once. Error
+messages name the secret and never show its value.
 """
 
 import pathlib

@@ -1,12 +1,12 @@
 """The ``http_request`` built-in action: one HTTP call from a run, guarded, capped and secret-safe.
 
-CONTRACT.md "Running real work" and ADR 0028. The arguments are checked before anything is sent;
-the target passes the outbound address guard and the connection goes to the address that was
-checked (:mod:`ecp_http.outbound`, as for webhooks); secrets are named, looked up at call time
-(:mod:`ecp_http.action_secrets`) and never written to the output, the audit record or an error;
-a response over the cap fails the attempt instead of being truncated. Every failure raises
-:class:`HttpRequestFailed`, whose message starts with a stable code, so the run ends ``failed``
-with ``action_error`` and the attempt's ``error`` names the reason.
+ADR 0028. The arguments are checked before anything is sent; the target passes the outbound address
+guard and the connection goes to the address that was checked (:mod:`ecp_http.outbound`, as for
+webhooks); secrets are named, looked up at call time (:mod:`ecp_http.action_secrets`) and never
+written to the output, the audit record or an error; a response over the cap fails the attempt
+instead of being truncated. Every failure raises :class:`HttpRequestFailed`, whose message starts
+with a stable code, so the run ends ``failed`` with ``action_error`` and the attempt's ``error``
+names the reason.
 """
 
 import re

@@ -1,9 +1,9 @@
 """One guard for every outbound call: which addresses may be reached, resolved once and pinned.
 
 Webhooks use it; the ``http_request`` action and the identity, merchant and model providers that
-tenants configure are meant to use it too (CONTRACT.md "Wire hardening", ADR 0016). A URL's host
-is resolved once, every answer is checked, and the connection goes to the checked address: the
-URL names the IP literal while ``Host`` and TLS (SNI and certificate check) keep the name.
+tenants configure are meant to use it too (ADR 0016). A URL's host is resolved once, every answer is
+checked, and the connection goes to the checked address: the URL names the IP literal while ``Host``
+and TLS (SNI and certificate check) keep the name.
 """
 
 import enum

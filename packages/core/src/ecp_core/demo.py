@@ -1,4 +1,4 @@
-"""``make run`` until the HTTP server lands: the CONTRACT.md example graph, in memory."""
+"""``python -m ecp_core.demo``: the example graph run in memory, without a server, and printed."""
 
 import json
 from typing import Any
@@ -59,7 +59,7 @@ EXAMPLE_GRAPH: dict[str, Any] = {
         },
     ],
 }
-"""The example graph of CONTRACT.md, as a client would post it."""
+"""The example graph (``refund-triage``, as in docs/quickstart.md), as a client would post it."""
 
 
 def _show(title: str, value: object) -> None:

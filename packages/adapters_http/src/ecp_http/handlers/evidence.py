@@ -1,4 +1,4 @@
-"""Economic evidence ingestion, outcome definitions and the debugger (CONTRACT.md "Evidence")."""
+"""Economic evidence ingestion, outcome definitions and the debugger."""
 
 from collections.abc import Callable
 

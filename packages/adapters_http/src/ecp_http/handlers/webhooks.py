@@ -1,4 +1,4 @@
-"""Webhook subscriptions and dead letters (CONTRACT.md "Webhooks")."""
+"""Webhook subscriptions and dead letters."""
 
 import attrs
 

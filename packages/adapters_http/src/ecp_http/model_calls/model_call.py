@@ -1,14 +1,14 @@
 """The ``model_call`` built-in action: one call to a catalog model, recorded as measured evidence.
 
-CONTRACT.md "Model calls and backtests" and ADR 0037. Arguments ``{"model", "messages",
-"max_tokens", "temperature"?}``; the output ``{"text", "usage", "cost_usd", "model",
-"provider_request_id"}`` is merged into the run state. After a successful call the action writes
-one execution evidence event for its run, ``cost_measurement`` measured with the exact cost, so
-the run's model spend reaches the debugger, decisions and reconciliation without separate
-ingestion: ``workflow_id`` is the run's graph id and ``workflow_version`` its graph version ref
-(``<graph_id>@<n>``: a changed prompt or model is a new graph version, Versioning 6), ``step_id``
-the node. A failed call fails the attempt (the run ends ``action_error``) with the failure kind
-first in the message, and writes no event: a failure never turns into a zero cost.
+ADR 0037. Arguments ``{"model", "messages", "max_tokens", "temperature"?}``; the output
+``{"text", "usage", "cost_usd", "model", "provider_request_id"}`` is merged into the run state.
+After a successful call the action writes one execution evidence event for its run,
+``cost_measurement`` measured with the exact cost, so the run's model spend reaches the debugger,
+decisions and reconciliation without separate ingestion: ``workflow_id`` is the run's graph id and
+``workflow_version`` its graph version ref (``<graph_id>@<n>``: a changed prompt or model is a new
+graph version, Versioning 6), ``step_id`` the node. A failed call fails the attempt (the run ends
+``action_error``) with the failure kind first in the message, and writes no event: a failure never
+turns into a zero cost.
 """
 
 from collections.abc import Callable, Mapping, Sequence

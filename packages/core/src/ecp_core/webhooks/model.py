@@ -1,4 +1,4 @@
-"""Webhook subscriptions and event payloads (CONTRACT.md "Webhooks")."""
+"""Webhook subscriptions and event payloads."""
 
 import enum
 from datetime import datetime, timedelta
