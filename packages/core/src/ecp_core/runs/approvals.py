@@ -10,7 +10,6 @@ from ecp_core.approvals.model import (
     ApprovalResolution,
     ApprovalResolutionRequest,
 )
-from ecp_core.catalog.service import require_graph
 from ecp_core.contracts.schema import payload_errors
 from ecp_core.errors import (
     ApprovalAlreadyResolved,
@@ -23,6 +22,7 @@ from ecp_core.identity import ActorIdentity
 from ecp_core.pages import check_limit, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock
+from ecp_core.registry.service import require_graph
 from ecp_core.runs.lifecycle import RunLifecycle
 from ecp_core.runs.model import Run
 from ecp_core.runs.resolution import ApprovalSteps

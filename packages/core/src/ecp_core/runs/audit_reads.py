@@ -11,10 +11,10 @@ from ecp_core.audit.record import (
     AuditVerificationResponse,
 )
 from ecp_core.audit.verify import summarise, verify_run_chain
-from ecp_core.catalog.service import require_deployment
 from ecp_core.errors import FieldError, NotFound, ValidationFailed
 from ecp_core.pages import DEFAULT_PAGE, decode_cursor, encode_cursor
 from ecp_core.ports.runs import RunsUnit
+from ecp_core.registry.service import require_deployment
 from ecp_core.runs.model import Run
 from ecp_core.signing import KeyRing, PublicSigningKey
 

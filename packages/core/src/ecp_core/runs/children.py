@@ -4,10 +4,10 @@ The parent's side of a child's end is in :mod:`ecp_core.runs.lifecycle` (it appl
 step in the child's transaction) and :mod:`ecp_core.runs.child_steps` (what that step is).
 """
 
-from ecp_core.catalog.service import require_graph
 from ecp_core.errors import NotFound
 from ecp_core.graphs.definition import GraphDefinition
 from ecp_core.ports.runs import RunsUnit
+from ecp_core.registry.service import require_graph
 from ecp_core.runs.child_start import ChildTarget, subgraph_call
 from ecp_core.runs.model import Run
 from ecp_core.types import NodeKind

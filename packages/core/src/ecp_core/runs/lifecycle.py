@@ -8,8 +8,8 @@ import logging
 
 import attrs
 
-from ecp_core.catalog.service import require_graph
 from ecp_core.ports.runs import RunsUnit
+from ecp_core.registry.service import require_graph
 from ecp_core.runs.audit_writer import AuditWriter
 from ecp_core.runs.child_steps import ChildSteps, awaits
 from ecp_core.runs.effects import (
