@@ -31,9 +31,9 @@ from tests.e2e.helpers import gated_action_graph
 from tests.support.runs import three_steps
 
 from ecp_core import Ecp, Ed25519Signer
-from ecp_core.catalog.service import graph_digest
 from ecp_core.errors import DatabaseUnavailable
 from ecp_core.graphs.definition import GraphVersion
+from ecp_core.registry.service import graph_digest
 from ecp_http.app import create_app
 from ecp_http.auth import mint_token
 from ecp_http.dispatch import Dispatcher

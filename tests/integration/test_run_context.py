@@ -15,7 +15,7 @@ from tests.support.statements import statements
 
 from ecp_core.audit.settings import AuditSettings
 from ecp_core.testing.samples import NOW, deployment, policy, run
-from ecp_core.webhooks.model import Subscription, WebhookEventType
+from ecp_core.webhooks.model import WebhookEventType, WebhookSubscription
 from ecp_postgres import PostgresStore
 from ecp_postgres.audit import PostgresAudit
 from ecp_postgres.deployments import PostgresDeployments
@@ -50,8 +50,8 @@ operations = st.lists(
 )
 
 
-def subscription(subscription_id: str) -> Subscription:
-    return Subscription(
+def subscription(subscription_id: str) -> WebhookSubscription:
+    return WebhookSubscription(
         subscription_id=subscription_id,
         tenant_id="t1",
         deployment_ref="dep",

@@ -214,21 +214,8 @@ def test_the_documents_are_found():
     assert len(names) >= 80
 
 
-# Documents being rewritten elsewhere, expected to fail until the rewrite lands. Strict: once such a
-# document passes, its entry must go.
-_PENDING = {
-    "docs/glossary.md": "its rewrite is on another branch; line 5 names the specification and the "
-    "contract decisions by files a clone does not have",
-}
-
-
 def _cases() -> list[object]:
-    cases: list[object] = []
-    for path in documents():
-        name = path.relative_to(ROOT).as_posix()
-        marks = [pytest.mark.xfail(strict=True, reason=_PENDING[name])] if name in _PENDING else []
-        cases.append(pytest.param(path, id=name, marks=marks))
-    return cases
+    return [pytest.param(path, id=path.relative_to(ROOT).as_posix()) for path in documents()]
 
 
 @pytest.mark.parametrize("document", _cases())

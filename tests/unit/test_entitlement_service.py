@@ -108,7 +108,7 @@ def schedule(ecp, interval=DAY):
 def test_without_enforcement_nothing_is_metered_or_refused():
     """Self-hosting: no subscription is needed and no meter moves."""
     ecp, _, store = world(enabled=False)
-    assert ecp.entitlements is None
+    assert not ecp.entitlements_enabled
     assert ecp.evidence.ingest_executions("t", [event(i) for i in range(5)]).stored == 5
     for days in range(3):
         assert compare(ecp, days)[1]

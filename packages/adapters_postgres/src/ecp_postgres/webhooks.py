@@ -8,13 +8,13 @@ from ecp_core.webhooks.model import (
     Delivery,
     DeliveryAttempt,
     DeliveryStatus,
-    Subscription,
     WebhookEventType,
+    WebhookSubscription,
 )
 from ecp_postgres.rows import Repository, Table
 from ecp_postgres.session import PendingWrite, session_of
 
-SUBSCRIPTIONS = Table("ecp_webhook_subscriptions", Subscription, jsonb=["event_types"])
+SUBSCRIPTIONS = Table("ecp_webhook_subscriptions", WebhookSubscription, jsonb=["event_types"])
 DELIVERIES = Table("ecp_webhook_deliveries", Delivery, jsonb=["payload"])
 ATTEMPTS = Table("ecp_webhook_attempts", DeliveryAttempt)
 
@@ -80,7 +80,7 @@ _LIVE = (
 class PostgresWebhooks(Repository):
     """WebhookRepository on PostgreSQL; deleting a subscription only marks its row deleted."""
 
-    def add_subscription(self, subscription: Subscription) -> None:
+    def add_subscription(self, subscription: WebhookSubscription) -> None:
         """Store a new subscription (Conflict when a live one has its id, in any tenant).
 
         The id of a deleted subscription may be used again, as in memory: the old row is
@@ -94,7 +94,7 @@ class PostgresWebhooks(Repository):
         if self._conn.execute(sql, SUBSCRIPTIONS.params(subscription)).rowcount != 1:
             raise exists("subscription", subscription.subscription_id)
 
-    def subscription(self, tenant_id: str, subscription_id: str) -> Subscription | None:
+    def subscription(self, tenant_id: str, subscription_id: str) -> WebhookSubscription | None:
         """One live subscription of the tenant, or None."""
         return self._one(
             SUBSCRIPTIONS,
@@ -102,7 +102,7 @@ class PostgresWebhooks(Repository):
             (subscription_id, tenant_id),
         )
 
-    def subscriptions(self, tenant_id: str) -> list[Subscription]:
+    def subscriptions(self, tenant_id: str) -> list[WebhookSubscription]:
         """The tenant's live subscriptions, oldest first."""
         return self._all(
             SUBSCRIPTIONS,
@@ -112,7 +112,7 @@ class PostgresWebhooks(Repository):
 
     def matching(
         self, tenant_id: str, deployment_ref: str, event_type: WebhookEventType
-    ) -> list[Subscription]:
+    ) -> list[WebhookSubscription]:
         """Live subscriptions of the deployment that asked for the event type, oldest first.
 
         The deployment's live subscriptions are read once per transaction (by the run's lock,
@@ -130,7 +130,7 @@ class PostgresWebhooks(Repository):
 
     def live_for(
         self, tenant_id: str, deployment_ref: str, *, before_writes: bool = False
-    ) -> list[Subscription]:
+    ) -> list[WebhookSubscription]:
         """The deployment's live subscriptions, oldest first (read once per transaction).
 
         ``before_writes``: read without sending the unit of work's queued writes first, for a
@@ -147,7 +147,7 @@ class PostgresWebhooks(Repository):
                 else self._conn.execute(_LIVE, params)
             )
             memo[key] = [SUBSCRIPTIONS.load(row) for row in cursor.fetchall()]
-        live: list[Subscription] = memo[key]
+        live: list[WebhookSubscription] = memo[key]
         return live
 
     def delete_subscription(self, tenant_id: str, subscription_id: str) -> bool:
@@ -162,7 +162,7 @@ class PostgresWebhooks(Repository):
 
     def rotate_secret(
         self, tenant_id: str, subscription_id: str, secret: str, previous_expires_at: datetime
-    ) -> Subscription | None:
+    ) -> WebhookSubscription | None:
         """Make ``secret`` current; the current one signs beside it until ``previous_expires_at``.
 
         One statement: a concurrent rotation waits for the row and then moves the secret it

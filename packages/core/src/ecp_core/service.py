@@ -11,7 +11,6 @@ from ecp_core.audit.service import AuditSettingsService
 from ecp_core.backtests.limits import BacktestSetup
 from ecp_core.backtests.service import BacktestService
 from ecp_core.billing.service import BillingService, BillingSetup
-from ecp_core.catalog.service import GraphCatalog
 from ecp_core.certification.service import CertificationService
 from ecp_core.certification_facts import DeploymentFacts
 from ecp_core.connectors.abandoned import AbandonedReservations
@@ -30,6 +29,7 @@ from ecp_core.ports.retention import ArtifactStore, EvidenceEraser
 from ecp_core.ports.system import Clock, IdFactory, Signer
 from ecp_core.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ecp_core.reconciliation.service import ReconciliationService
+from ecp_core.registry.service import GraphRegistry
 from ecp_core.retention.erasure import RunEraser
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.retention.service import RetentionService
@@ -74,7 +74,7 @@ class RetentionSettings:
 class Ecp:
     """The core's services over one storage (a UnitOfWorkFactory) and one signing key."""
 
-    graphs: GraphCatalog
+    graphs: GraphRegistry
     contracts: ContractService
     runs: RunService
     approvals: ApprovalService
@@ -96,10 +96,11 @@ class Ecp:
     """Hosted logins: identity provider organizations bound to tenants, activated once."""
     billing: BillingService | None = None
     """Merchant events, checkout and portal; None unless a merchant is configured."""
-    entitlements: Entitlements | None = None
-    """The plans' quotas on the meters; None unless enforcement is enabled (self-hosting)."""
-    quotas: Entitlements | None = None
-    """Reads of plans and meters for the account page, whether enforcement is on or not."""
+    entitlements: Entitlements
+    """The plans' quotas on the meters: always read for the account page, enforced only when
+    ``entitlements_enabled`` (the services that meter work hold it then, and None otherwise)."""
+    entitlements_enabled: bool = False
+    """Whether ingestion, scans, schedules and backtests are metered and refused past a quota."""
     certifications: CertificationService[UnitOfWork]
     """Certifications of builds: evaluated at read time, moved through their table (ADR 0043)."""
     templates: TemplateService
@@ -159,9 +160,9 @@ class Ecp:
         lifecycle = RunLifecycle(AuditWriter(clock, ids, signer), webhooks, ChildSteps(stepper))
         keys = [*verification_keys, *([signer.published()] if signer is not None else [])]
         retention = retention or RetentionSettings()
-        quotas = Entitlements(uow, clock)
-        entitlements = quotas if entitlements_enabled else None
-        evidence = EvidenceService(uow, clock, entitlements)
+        entitlements = Entitlements(uow, clock)
+        enforced = entitlements if entitlements_enabled else None
+        evidence = EvidenceService(uow, clock, enforced)
         eraser = RunEraser(
             uow,
             clock,
@@ -171,13 +172,13 @@ class Ecp:
             econ_erase_enabled=retention.econ_erase_enabled,
         )
         known_actions = actions.names() if refuse_unknown_actions else None
-        catalog = GraphCatalog(uow, clock, ids, known_actions=known_actions)
+        registry = GraphRegistry(uow, clock, ids, known_actions=known_actions)
         connector_service = ConnectorService(uow, clock, connectors or ConnectorSetup())
         runs = RunService(
             uow, clock, ids, stepper, lifecycle, dispatch=dispatch_retry or DISPATCH_RETRY
         )
         return cls(
-            graphs=catalog,
+            graphs=registry,
             contracts=ContractService(uow, clock),
             runs=runs,
             approvals=ApprovalService(
@@ -193,19 +194,19 @@ class Ecp:
             evidence=evidence,
             debugger=DebuggerService(uow, clock),
             reconciliation=ReconciliationService(uow, clock),
-            decisions=DecisionService(uow, clock, ids, entitlements),
-            backtests=BacktestService(uow, clock, ids, backtests, entitlements),
+            decisions=DecisionService(uow, clock, ids, enforced),
+            backtests=BacktestService(uow, clock, ids, backtests, enforced),
             accounts=AccountService(uow, clock, ids),
             billing=None if billing is None else BillingService(uow, clock, billing),
             entitlements=entitlements,
-            quotas=quotas,
+            entitlements_enabled=entitlements_enabled,
             certifications=CertificationService(
                 uow,
                 clock,
                 ids,
                 DeploymentFacts(signer_available=signer is not None, keys=keys),
             ),
-            templates=TemplateService(uow, clock, catalog, known_actions),
+            templates=TemplateService(uow, clock, registry, known_actions),
             attestations=AttestationService(uow, clock, signer, keys),
             audit_readiness=AuditReadiness(
                 uow,
@@ -231,10 +232,8 @@ class Ecp:
 
         None when the tenant has no subscription.
         """
-        if self.quotas is None:
-            return None
         live = len(self.decisions.schedules(tenant_id))
-        return self.quotas.usage(tenant_id, live_schedules=live)
+        return self.entitlements.usage(tenant_id, live_schedules=live)
 
     def resolve(
         self,

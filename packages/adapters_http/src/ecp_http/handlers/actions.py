@@ -1,14 +1,14 @@
 """The actions the server can run (built-ins and plug-ins)."""
 
 from ecp_core.permissions import Permission
-from ecp_core.runs.run.actions import ActionList
+from ecp_core.runs.run.actions import ActionListResponse
 from ecp_http.routing import Call, Operation
 from ecp_http.services import Services
 
 TAG = "actions"
 
 
-def list_actions(call: Call, services: Services) -> ActionList:
+def list_actions(call: Call, services: Services) -> ActionListResponse:
     """Every action the server runs, and the task actions of the tenant's graphs, by name."""
     return services.ecp.actions.listing(services.ecp.graphs.task_actions(call.tenant))
 
@@ -25,6 +25,6 @@ OPERATIONS = [
             " the tenant's graphs offer to workers"
         ),
         permission=Permission.GRAPH_READ,
-        response=ActionList,
+        response=ActionListResponse,
     ),
 ]

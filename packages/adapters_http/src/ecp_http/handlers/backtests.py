@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from ecp_core.backtests.migration import ModelMigration
 from ecp_core.backtests.model import BacktestRequest, BacktestStatus
-from ecp_core.backtests.responses import BacktestList, BacktestResponse
+from ecp_core.backtests.responses import BacktestListResponse, BacktestResponse
 from ecp_core.constraints import Range, checked
 from ecp_core.pages import DEFAULT_PAGE, MAX_PAGE
 from ecp_core.permissions import Permission
@@ -46,11 +46,11 @@ def get_backtest(call: Call, services: Services) -> BacktestResponse:
     return BacktestResponse.of(services.ecp.backtests.get(call.tenant, call.path["backtest_id"]))
 
 
-def list_backtests(call: Call, services: Services) -> BacktestList:
+def list_backtests(call: Call, services: Services) -> BacktestListResponse:
     """The tenant's backtests, newest first."""
     query: BacktestListQuery = call.params
     found, cursor = services.ecp.backtests.page(call.tenant, limit=query.limit, cursor=query.cursor)
-    return BacktestList(
+    return BacktestListResponse(
         backtests=tuple(BacktestResponse.of(backtest) for backtest in found), next_cursor=cursor
     )
 
@@ -103,7 +103,7 @@ OPERATIONS = [
         tag=TAG,
         summary="The tenant's backtests, newest first (each with its candidate outcomes)",
         permission=Permission.REPORT_READ,
-        response=BacktestList,
+        response=BacktestListResponse,
         query=BacktestListQuery,
     ),
     Operation(

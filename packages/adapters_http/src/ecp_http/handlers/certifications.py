@@ -5,7 +5,7 @@ from typing import Annotated
 import attrs
 
 from ecp_core.certification.model import (
-    CertificationList,
+    CertificationListResponse,
     CertificationOverrideRequest,
     CertificationResponse,
     CertificationState,
@@ -40,7 +40,7 @@ def create_certification(call: Call, services: Services) -> Reply:
     return Reply(body=certification, status=201 if created else 200, headers={"Location": location})
 
 
-def list_certifications(call: Call, services: Services) -> CertificationList:
+def list_certifications(call: Call, services: Services) -> CertificationListResponse:
     """The tenant's certifications by id, each evaluated now."""
     query: CertificationListQuery = call.params
     found, cursor = services.ecp.certifications.page(
@@ -50,7 +50,7 @@ def list_certifications(call: Call, services: Services) -> CertificationList:
         app_name=query.app_name,
         state=query.state,
     )
-    return CertificationList(certifications=tuple(found), next_cursor=cursor)
+    return CertificationListResponse(certifications=tuple(found), next_cursor=cursor)
 
 
 def get_certification(call: Call, services: Services) -> CertificationResponse:
@@ -103,7 +103,7 @@ OPERATIONS = [
         tag=TAG,
         summary="The tenant's certifications by id, each evaluated now",
         permission=Permission.CERTIFICATION_READ,
-        response=CertificationList,
+        response=CertificationListResponse,
         query=CertificationListQuery,
     ),
     Operation(

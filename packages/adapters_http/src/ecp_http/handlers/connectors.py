@@ -11,7 +11,7 @@ import attrs
 from ecp_core.connectors.model import (
     ConnectorCostReport,
     ConnectorCreateRequest,
-    ConnectorList,
+    ConnectorListResponse,
     ConnectorSummaryResponse,
     ConnectorTestRequest,
     ConnectorTestResponse,
@@ -60,7 +60,7 @@ def create_connector(call: Call, services: Services) -> Reply:
     return Reply(body=created, status=201, headers={"Location": f"/v1/connectors/{created.ref}"})
 
 
-def list_connectors(call: Call, services: Services) -> ConnectorList:
+def list_connectors(call: Call, services: Services) -> ConnectorListResponse:
     """The settings-defined connectors and the tenant's own, by ref."""
     query: ConnectorListQuery = call.params
     return services.ecp.connectors.page(call.tenant, limit=query.limit, cursor=query.cursor)
@@ -121,7 +121,7 @@ OPERATIONS = [
         tag=TAG,
         summary="The connectors the tenant sees: settings-defined (env) and stored (api), by ref",
         permission=Permission.CONNECTOR_READ,
-        response=ConnectorList,
+        response=ConnectorListResponse,
         query=ConnectorListQuery,
     ),
     Operation(

@@ -4,9 +4,9 @@ from ecp_core.decisions.model import (
     CompareRequest,
     CreateScheduleRequest,
     DecisionArtifact,
-    DecisionList,
+    DecisionListResponse,
     DecisionSchedule,
-    ScheduleList,
+    ScheduleListResponse,
 )
 from ecp_core.permissions import Permission
 from ecp_http.models import DecisionHistoryQuery
@@ -30,7 +30,7 @@ def history(call: Call, services: Services) -> Reply:
         call.tenant, limit=query.limit, cursor=query.cursor, workflow_id=query.workflow_id
     )
     return Reply(
-        body=DecisionList(decisions=tuple(found), next_cursor=cursor),
+        body=DecisionListResponse(decisions=tuple(found), next_cursor=cursor),
         headers=next_link("/v1/decisions", call.query, cursor),
     )
 
@@ -41,9 +41,9 @@ def create_schedule(call: Call, services: Services) -> Reply:
     return Reply(body=services.ecp.decisions.create_schedule(call.actor, call.body), status=201)
 
 
-def list_schedules(call: Call, services: Services) -> ScheduleList:
+def list_schedules(call: Call, services: Services) -> ScheduleListResponse:
     """The tenant's decision schedules."""
-    return ScheduleList(schedules=tuple(services.ecp.decisions.schedules(call.tenant)))
+    return ScheduleListResponse(schedules=tuple(services.ecp.decisions.schedules(call.tenant)))
 
 
 OPERATIONS = [
@@ -68,7 +68,7 @@ OPERATIONS = [
         tag=TAG,
         summary="Retained decisions, newest first, with their original calculation inputs",
         permission=Permission.REPORT_READ,
-        response=DecisionList,
+        response=DecisionListResponse,
         query=DecisionHistoryQuery,
     ),
     Operation(
@@ -91,6 +91,6 @@ OPERATIONS = [
         tag=TAG,
         summary="The tenant's decision schedules",
         permission=Permission.REPORT_READ,
-        response=ScheduleList,
+        response=ScheduleListResponse,
     ),
 ]

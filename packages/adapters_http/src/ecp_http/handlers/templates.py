@@ -6,7 +6,7 @@ from ecp_core.templates.model import (
     CreateTemplateRequest,
     InstantiateTemplateRequest,
     TemplateInstantiation,
-    TemplateList,
+    TemplateListResponse,
     TemplateVersion,
 )
 from ecp_http.models import PageQuery
@@ -25,11 +25,11 @@ def create_template(call: Call, services: Services) -> Reply:
     return Reply(body=template, status=201 if created else 200)
 
 
-def list_templates(call: Call, services: Services) -> TemplateList:
+def list_templates(call: Call, services: Services) -> TemplateListResponse:
     """A page of the tenant's templates: the latest version of each, by name."""
     query: PageQuery = call.params
     found, cursor = services.ecp.templates.page(call.tenant, limit=query.limit, cursor=query.cursor)
-    return TemplateList(templates=tuple(found), next_cursor=cursor)
+    return TemplateListResponse(templates=tuple(found), next_cursor=cursor)
 
 
 def get_template(call: Call, services: Services) -> TemplateVersion:
@@ -73,7 +73,7 @@ OPERATIONS = [
         tag=TAG,
         summary="The tenant's templates: the latest version of each, by name",
         permission=Permission.GRAPH_READ,
-        response=TemplateList,
+        response=TemplateListResponse,
         query=PageQuery,
     ),
     Operation(

@@ -25,7 +25,7 @@ class BacktestResponse(Backtest):
 
 
 @attrs.frozen(kw_only=True)
-class BacktestList:
+class BacktestListResponse:
     """A page of the tenant's backtests, newest first, as the API shows them."""
 
     backtests: tuple[BacktestResponse, ...]
@@ -33,4 +33,4 @@ class BacktestList:
     next_cursor: str | None = None
 
 
-__all__ = ["BacktestList", "BacktestResponse"]
+__all__ = ["BacktestListResponse", "BacktestResponse"]

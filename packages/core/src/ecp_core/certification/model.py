@@ -219,7 +219,7 @@ class CertificationResponse:
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
-class CertificationList:
+class CertificationListResponse:
     """A page of the tenant's certifications, by certification id."""
 
     certifications: tuple[CertificationResponse, ...]
@@ -235,7 +235,7 @@ __all__ = [
     "CertificationBlocker",
     "CertificationEvaluation",
     "CertificationEvent",
-    "CertificationList",
+    "CertificationListResponse",
     "CertificationOverride",
     "CertificationOverrideRequest",
     "CertificationResponse",

@@ -162,7 +162,7 @@ class ConnectorSummaryResponse:
 
 
 @attrs.frozen(kw_only=True)
-class ConnectorList:
+class ConnectorListResponse:
     """A page of the connectors a tenant sees, by ref; ``next_cursor`` None on the last page."""
 
     connectors: tuple[ConnectorSummaryResponse, ...]
@@ -289,7 +289,7 @@ __all__ = [
     "ConnectorCostEntry",
     "ConnectorCostReport",
     "ConnectorCreateRequest",
-    "ConnectorList",
+    "ConnectorListResponse",
     "ConnectorRef",
     "ConnectorScope",
     "ConnectorSource",

@@ -16,7 +16,7 @@ from ecp_core.connectors.model import (
     Connector,
     ConnectorCostReport,
     ConnectorCreateRequest,
-    ConnectorList,
+    ConnectorListResponse,
     ConnectorScope,
     ConnectorSource,
     ConnectorSummaryResponse,
@@ -150,7 +150,9 @@ class ConnectorService:
         """One connector the tenant sees."""
         return summary(self.connector(tenant_id, ref), self._setup.catalog)
 
-    def page(self, tenant_id: str, *, limit: int, cursor: str | None = None) -> ConnectorList:
+    def page(
+        self, tenant_id: str, *, limit: int, cursor: str | None = None
+    ) -> ConnectorListResponse:
         """The connectors the tenant sees, settings-defined and stored, by ref."""
         check_limit(limit)
         after = None if cursor is None else decode_cursor(LIST_CURSOR, cursor, 1)[0]
@@ -164,7 +166,7 @@ class ConnectorService:
         )
         page, next_cursor = next_page(merged[: limit + 1], limit, LIST_CURSOR, lambda c: [c.ref])
         catalog = self._setup.catalog
-        return ConnectorList(
+        return ConnectorListResponse(
             connectors=tuple(summary(c, catalog) for c in page), next_cursor=next_cursor
         )
 

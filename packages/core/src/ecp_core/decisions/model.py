@@ -279,7 +279,7 @@ class DecisionArtifact:
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
-class DecisionList:
+class DecisionListResponse:
     """A page of retained decisions, newest first."""
 
     decisions: tuple[DecisionArtifact, ...]
@@ -342,7 +342,7 @@ class DecisionSchedule:
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
-class ScheduleList:
+class ScheduleListResponse:
     """The tenant's schedules."""
 
     schedules: tuple[DecisionSchedule, ...]

@@ -20,7 +20,11 @@ from ecp_core.ports.system import Clock
 
 
 class Entitlements:
-    """The plans' quotas over the tenants' meters (built only when enforcement is enabled)."""
+    """The plans' quotas over the tenants' meters: enforced by the services that hold it.
+
+    The core always builds one (the account page reads usage through it) and hands it to the
+    metering services only when enforcement is enabled.
+    """
 
     def __init__(self, uow: Callable[[], EntitlementsUnit], clock: Clock) -> None:
         """Wire the service; ``uow`` serves only the reads of :meth:`usage`."""

@@ -11,28 +11,30 @@ from ecp_core.webhooks.model import (
     Delivery,
     DeliveryAttempt,
     DeliveryStatus,
-    Subscription,
     WebhookEventType,
+    WebhookSubscription,
 )
 
 
 class MemoryWebhooks(Repository):
     """Subscriptions, deliveries and attempts in memory."""
 
-    def add_subscription(self, subscription: Subscription) -> None:
+    def add_subscription(self, subscription: WebhookSubscription) -> None:
         """Store a new subscription."""
         if subscription.subscription_id in self._t.table("webhook_subscriptions"):
             raise exists("subscription", subscription.subscription_id)
         self._t.put("webhook_subscriptions", subscription.subscription_id, subscription)
 
     @detached
-    def subscription(self, tenant_id: str, subscription_id: str) -> Subscription | None:
+    def subscription(self, tenant_id: str, subscription_id: str) -> WebhookSubscription | None:
         """One live subscription, or None."""
-        found: Subscription | None = self._t.table("webhook_subscriptions").get(subscription_id)
+        found: WebhookSubscription | None = self._t.table("webhook_subscriptions").get(
+            subscription_id
+        )
         return found if found is not None and found.tenant_id == tenant_id else None
 
     @detached
-    def subscriptions(self, tenant_id: str) -> list[Subscription]:
+    def subscriptions(self, tenant_id: str) -> list[WebhookSubscription]:
         """Live subscriptions, oldest first."""
         found = [
             s for s in self._t.table("webhook_subscriptions").values() if s.tenant_id == tenant_id
@@ -41,7 +43,7 @@ class MemoryWebhooks(Repository):
 
     def matching(
         self, tenant_id: str, deployment_ref: str, event_type: WebhookEventType
-    ) -> list[Subscription]:
+    ) -> list[WebhookSubscription]:
         """Live subscriptions of the deployment that asked for the event type."""
         return [
             s
@@ -59,7 +61,7 @@ class MemoryWebhooks(Repository):
     @detached
     def rotate_secret(
         self, tenant_id: str, subscription_id: str, secret: str, previous_expires_at: datetime
-    ) -> Subscription | None:
+    ) -> WebhookSubscription | None:
         """Make ``secret`` current; the current one signs beside it until ``previous_expires_at``."""
         current = self.subscription(tenant_id, subscription_id)
         if current is None:

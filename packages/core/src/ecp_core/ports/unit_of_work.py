@@ -8,7 +8,6 @@ from ecp_core.ports.api_keys import ApiKeysUnit
 from ecp_core.ports.attestations import AttestationsUnit
 from ecp_core.ports.backtests import BacktestsUnit
 from ecp_core.ports.billing import BillingUnit
-from ecp_core.ports.catalog import CatalogUnit
 from ecp_core.ports.certification import CertificationUnit
 from ecp_core.ports.connectors import ConnectorsUnit
 from ecp_core.ports.contracts import ContractsUnit
@@ -17,6 +16,7 @@ from ecp_core.ports.decisions import DecisionsUnit, VersionEvidence
 from ecp_core.ports.entitlements import EntitlementsUnit
 from ecp_core.ports.evidence import EvidenceStore, EvidenceUnit
 from ecp_core.ports.reconciliation import ProviderEvents, ReconciliationUnit
+from ecp_core.ports.registry import RegistryUnit
 from ecp_core.ports.retention import RetentionUnit
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.tasks import TasksUnit
@@ -29,7 +29,7 @@ class EvidenceRepository(EvidenceStore, EvidenceTallies, ProviderEvents, Version
 
 
 class UnitOfWork(
-    CatalogUnit,
+    RegistryUnit,
     ContractsUnit,
     ApiKeysUnit,
     RunsUnit,

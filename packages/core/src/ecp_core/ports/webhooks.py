@@ -11,27 +11,32 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from ecp_core.webhooks.health import DeliveryCounts
-    from ecp_core.webhooks.model import Delivery, DeliveryAttempt, Subscription, WebhookEventType
+    from ecp_core.webhooks.model import (
+        Delivery,
+        DeliveryAttempt,
+        WebhookEventType,
+        WebhookSubscription,
+    )
 
 
 class WebhookRepository(Protocol):
     """Subscriptions, the delivery outbox and its attempts."""
 
-    def add_subscription(self, subscription: Subscription) -> None:
+    def add_subscription(self, subscription: WebhookSubscription) -> None:
         """Store a new subscription."""
         ...
 
-    def subscription(self, tenant_id: str, subscription_id: str) -> Subscription | None:
+    def subscription(self, tenant_id: str, subscription_id: str) -> WebhookSubscription | None:
         """One live subscription of the tenant, or None."""
         ...
 
-    def subscriptions(self, tenant_id: str) -> list[Subscription]:
+    def subscriptions(self, tenant_id: str) -> list[WebhookSubscription]:
         """The tenant's live subscriptions, oldest first."""
         ...
 
     def matching(
         self, tenant_id: str, deployment_ref: str, event_type: WebhookEventType
-    ) -> list[Subscription]:
+    ) -> list[WebhookSubscription]:
         """Live subscriptions of the deployment that asked for the event type."""
         ...
 
@@ -41,7 +46,7 @@ class WebhookRepository(Protocol):
 
     def rotate_secret(
         self, tenant_id: str, subscription_id: str, secret: str, previous_expires_at: datetime
-    ) -> Subscription | None:
+    ) -> WebhookSubscription | None:
         """Make ``secret`` current; the current one signs beside it until ``previous_expires_at``.
 
         An older previous secret is dropped (at most two sign). Atomic against concurrent

@@ -4,7 +4,7 @@ from ecp_core.templates.model import (
     CreateTemplateRequest,
     InstantiateTemplateRequest,
     TemplateInstantiation,
-    TemplateList,
+    TemplateListResponse,
     TemplateSource,
     TemplateVersion,
 )
@@ -17,7 +17,7 @@ __all__ = [
     "CreateTemplateRequest",
     "InstantiateTemplateRequest",
     "TemplateInstantiation",
-    "TemplateList",
+    "TemplateListResponse",
     "TemplateService",
     "TemplateSource",
     "TemplateVersion",

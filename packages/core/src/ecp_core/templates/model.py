@@ -54,7 +54,7 @@ class TemplateVersion:
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
-class TemplateList:
+class TemplateListResponse:
     """The latest version of each template, by name; ``next_cursor`` when more remain."""
 
     templates: tuple[TemplateVersion, ...]

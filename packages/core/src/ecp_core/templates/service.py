@@ -4,13 +4,13 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ecp_core.canonical import json_digest
-from ecp_core.catalog.service import GraphCatalog
 from ecp_core.errors import Conflict, FieldError, NotFound, ValidationFailed
 from ecp_core.graphs.definition import GraphDefinition, GraphRegistration
 from ecp_core.graphs.validation import validate_graph
 from ecp_core.pages import check_limit, decode_cursor, next_page
 from ecp_core.ports.system import Clock
 from ecp_core.ports.templates import TemplatesUnit
+from ecp_core.registry.service import GraphRegistry
 from ecp_core.templates.model import (
     CreateTemplateRequest,
     InstantiateTemplateRequest,
@@ -54,23 +54,23 @@ def build_graph(graph: dict[str, Any], values: dict[str, Any], graph_id: str) ->
 
 
 class TemplateService:
-    """Stores template versions and instantiates them through the graph catalog."""
+    """Stores template versions and instantiates them through the graph registry."""
 
     def __init__(
         self,
         uow: Callable[[], TemplatesUnit],
         clock: Clock,
-        catalog: GraphCatalog,
+        registry: GraphRegistry,
         known_actions: Collection[str] | None = None,
     ) -> None:
-        """Use cases over ``uow``; graphs are registered by ``catalog``.
+        """Use cases over ``uow``; graphs are registered by ``registry``.
 
         ``known_actions`` (when given) refuses, at creation, a template whose graph built from
-        its defaults names an action the service cannot run, as the catalog does.
+        its defaults names an action the service cannot run, as the registry does.
         """
         self._uow = uow
         self._clock = clock
-        self._catalog = catalog
+        self._registry = registry
         self._known_actions = known_actions
 
     def create(
@@ -173,7 +173,7 @@ class TemplateService:
         """Register the graph a template version makes with ``request.arguments``.
 
         The arguments are checked against the parameters (defaults fill the rest); the graph
-        is registered by the catalog exactly as ``POST /v1/graphs`` registers one, so the same
+        is registered by the registry exactly as ``POST /v1/graphs`` registers one, so the same
         arguments again are an idempotent repeat of the same graph version.
         """
         template = self.version(tenant_id, name, request.version)
@@ -182,7 +182,7 @@ class TemplateService:
         _refuse(f"the arguments do not fit template {name!r}", errors)
         definition = build_graph(template.graph, values, request.graph_id)
         try:
-            registration: GraphRegistration = self._catalog.register(tenant_id, definition)
+            registration: GraphRegistration = self._registry.register(tenant_id, definition)
         except ValidationFailed as invalid:
             raise _located(invalid, "graph") from None
         return TemplateInstantiation(

@@ -3,7 +3,11 @@
 Deliveries carry ``X-Service-Signature`` and the Standard Webhooks headers (ADR 0012, ADR 0054).
 """
 
-from ecp_core.webhooks.model import CreateSubscriptionRequest, WebhookEventPayload, WebhookEventType
+from ecp_core.webhooks.model import (
+    CreateSubscriptionRequest,
+    WebhookEventPayload,
+    WebhookEventType,
+)
 from ecp_core.webhooks.schedule import RetrySchedule, next_delay
 from ecp_core.webhooks.signing import (
     SECRET_PREFIX,

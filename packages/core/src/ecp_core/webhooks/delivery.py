@@ -13,8 +13,8 @@ from ecp_core.webhooks.model import (
     Delivery,
     DeliveryAttempt,
     DeliveryStatus,
-    Subscription,
     WebhookEventPayload,
+    WebhookSubscription,
 )
 from ecp_core.webhooks.schedule import RetrySchedule, next_delay
 from ecp_core.webhooks.signing import (
@@ -35,7 +35,7 @@ def encode(payload: WebhookEventPayload) -> bytes:
 
 
 def signed_headers(
-    subscription: Subscription, delivery: Delivery, body: bytes, now: datetime
+    subscription: WebhookSubscription, delivery: Delivery, body: bytes, now: datetime
 ) -> dict[str, str]:
     """The headers of one attempt sent at ``now``.
 

@@ -64,8 +64,8 @@ class DeliveryStatus(enum.StrEnum):
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
-class Subscription:
-    """A stored subscription; a secret never leaves the server after it is made.
+class WebhookSubscription:
+    """A stored webhook subscription; a secret never leaves the server after it is made.
 
     ``secret`` is the current one; after a rotation the one before it signs too, until
     ``previous_secret_expires_at``.
@@ -103,7 +103,7 @@ class SubscriptionView:
     created_at: datetime
 
     @classmethod
-    def of(cls, subscription: Subscription) -> "SubscriptionView":
+    def of(cls, subscription: WebhookSubscription) -> "SubscriptionView":
         """Hide the secret."""
         return cls(
             subscription_id=subscription.subscription_id,

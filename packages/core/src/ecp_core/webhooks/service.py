@@ -7,11 +7,11 @@ from typing import Any
 
 import attrs
 
-from ecp_core.catalog.service import require_deployment
 from ecp_core.errors import FieldError, NotFound, ValidationFailed
 from ecp_core.identity import DEFAULT_TENANT, ActorIdentity
 from ecp_core.ports.system import Clock, HttpSender, IdFactory
 from ecp_core.ports.webhooks import WebhooksUnit
+from ecp_core.registry.service import require_deployment
 from ecp_core.webhooks.delivery import attempt_delivery
 from ecp_core.webhooks.health import DEFAULT_WINDOW, AuditDeliveryHealth
 from ecp_core.webhooks.model import (
@@ -21,11 +21,11 @@ from ecp_core.webhooks.model import (
     DeliveryAttempt,
     DeliveryStatus,
     SecretRotated,
-    Subscription,
     SubscriptionCreated,
     SubscriptionView,
     WebhookEventPayload,
     WebhookEventType,
+    WebhookSubscription,
 )
 from ecp_core.webhooks.schedule import RetrySchedule
 from ecp_core.webhooks.signing import new_secret, secret_problem
@@ -70,7 +70,7 @@ class WebhookService:
             )
         with self._uow() as uow:
             require_deployment(uow, tenant_id, request.deployment_ref)
-            subscription = Subscription(
+            subscription = WebhookSubscription(
                 subscription_id=self._ids.new_id(),
                 tenant_id=tenant_id,
                 deployment_ref=request.deployment_ref,
@@ -173,7 +173,7 @@ class WebhookService:
         )
 
     def _queue(
-        self, uow: WebhooksUnit, subscription: Subscription, payload: WebhookEventPayload
+        self, uow: WebhooksUnit, subscription: WebhookSubscription, payload: WebhookEventPayload
     ) -> Delivery:
         now = payload.occurred_at
         delivery = Delivery(

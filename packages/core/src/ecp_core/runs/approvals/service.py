@@ -4,7 +4,6 @@ from collections.abc import Callable
 
 import attrs
 
-from ecp_core.catalog.service import require_graph
 from ecp_core.contracts.schema import payload_errors
 from ecp_core.errors import (
     ApprovalAlreadyResolved,
@@ -17,6 +16,7 @@ from ecp_core.identity import ActorIdentity
 from ecp_core.pages import check_limit, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock
+from ecp_core.registry.service import require_graph
 from ecp_core.runs.approvals.model import (
     ApprovalActionRecord,
     ApprovalRecord,

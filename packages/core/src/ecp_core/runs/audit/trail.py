@@ -12,13 +12,13 @@ from ecp_core.audit.record import (
     AuditVerificationResponse,
 )
 from ecp_core.audit.verify import summarise, verify_run_chain
-from ecp_core.catalog.service import require_deployment
 from ecp_core.errors import FieldError, NotFound, ValidationFailed
 from ecp_core.pages import DEFAULT_PAGE, decode_cursor, encode_cursor
 from ecp_core.ports.audit import WithAudit
 from ecp_core.ports.deployments import WithDeployments
 from ecp_core.ports.runs import WithRuns
 from ecp_core.ports.unit import Transaction
+from ecp_core.registry.service import require_deployment
 from ecp_core.runs.run.model import Run
 from ecp_core.signing import KeyRing, PublicSigningKey
 

@@ -6,11 +6,11 @@ step in the child's transaction) and :mod:`ecp_core.runs.children.steps` (what t
 
 from typing import Protocol
 
-from ecp_core.catalog.service import require_graph
 from ecp_core.errors import NotFound
 from ecp_core.graphs.definition import GraphDefinition
 from ecp_core.ports.deployments import WithDeployments
 from ecp_core.ports.graphs import WithGraphs
+from ecp_core.registry.service import require_graph
 from ecp_core.runs.children.start import ChildTarget, subgraph_call
 from ecp_core.runs.run.model import Run
 from ecp_core.types import NodeKind

@@ -8,8 +8,8 @@ import logging
 
 import attrs
 
-from ecp_core.catalog.service import require_graph
 from ecp_core.ports.runs import RunsUnit
+from ecp_core.registry.service import require_graph
 from ecp_core.runs.approvals.effects import NoteApprovalAction, OpenApproval, SaveApproval
 from ecp_core.runs.audit.writer import AuditWriter
 from ecp_core.runs.children.steps import ChildSteps, awaits

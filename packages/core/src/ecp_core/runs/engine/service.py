@@ -8,7 +8,6 @@ from typing import Any
 import attrs
 
 from ecp_core.canonical import canonical_json, json_digest, thaw
-from ecp_core.catalog.service import require_deployment, require_graph
 from ecp_core.errors import (
     Conflict,
     DatabaseUnavailable,
@@ -21,6 +20,7 @@ from ecp_core.graphs.paths import set_path
 from ecp_core.pages import MAX_PAGE, check_limit, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock, IdFactory
+from ecp_core.registry.service import require_deployment, require_graph
 from ecp_core.runs.children.targets import CHILDREN_CURSOR, child_target
 from ecp_core.runs.engine.dispatch import DISPATCH_RETRY, dispatch_backoff
 from ecp_core.runs.engine.lifecycle import RunLifecycle

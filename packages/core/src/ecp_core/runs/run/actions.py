@@ -88,7 +88,7 @@ class RegisteredAction:
 
 
 @attrs.frozen(kw_only=True)
-class ActionList:
+class ActionListResponse:
     """The body of ``GET /v1/actions``: every registered action, by name."""
 
     actions: list[RegisteredAction]
@@ -187,7 +187,7 @@ class ActionRegistry:
         """What is listed for ``name``, or None."""
         return self._described.get(name)
 
-    def listing(self, offered: Sequence[ActionDescriptorV1] = ()) -> ActionList:
+    def listing(self, offered: Sequence[ActionDescriptorV1] = ()) -> ActionListResponse:
         """Every registered action, with the ``offered`` task actions, by name (code point).
 
         ``offered`` are the actions of task nodes (source ``task``), which workers serve.
@@ -203,7 +203,7 @@ class ActionRegistry:
             for action in offered
         ]
         everything = [*self._described.values(), *tasks]
-        return ActionList(
+        return ActionListResponse(
             actions=sorted(everything, key=lambda a: (a.name, a.source, a.fingerprint))
         )
 

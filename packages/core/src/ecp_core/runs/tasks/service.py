@@ -12,12 +12,12 @@ import logging
 from collections.abc import Callable
 
 from ecp_core.canonical import canonical_json
-from ecp_core.catalog.service import require_graph
 from ecp_core.errors import NotFound
 from ecp_core.graphs.definition import GraphDefinition
 from ecp_core.pages import check_limit, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock
+from ecp_core.registry.service import require_graph
 from ecp_core.runs.run.effects import Step
 from ecp_core.runs.run.model import Run
 from ecp_core.runs.run.moves import StepApplier

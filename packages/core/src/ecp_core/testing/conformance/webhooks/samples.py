@@ -9,9 +9,9 @@ from ecp_core.webhooks.model import (
     Delivery,
     DeliveryAttempt,
     DeliveryStatus,
-    Subscription,
     WebhookEventPayload,
     WebhookEventType,
+    WebhookSubscription,
 )
 
 STARTED = WebhookEventType.RUN_STARTED
@@ -28,9 +28,9 @@ def subscription(
     events: tuple[WebhookEventType, ...] = (STARTED, COMPLETED),
     offset: int = 0,
     secret: str = "whsec-0123456789abcdef",  # noqa: S107 - a sample
-) -> Subscription:
+) -> WebhookSubscription:
     """A subscription of deployment ``ref`` made ``offset`` seconds after :data:`NOW`."""
-    return Subscription(
+    return WebhookSubscription(
         subscription_id=subscription_id,
         tenant_id=tenant,
         deployment_ref=ref,

@@ -22,22 +22,22 @@ from ecp_core.pages import (
     next_page,
 )
 from ecp_core.policies.model import DeploymentPolicy, DeploymentPolicyRequest
-from ecp_core.ports.catalog import CatalogUnit
 from ecp_core.ports.contracts import WithContracts
 from ecp_core.ports.deployments import WithDeployments
 from ecp_core.ports.graphs import WithGraphs
+from ecp_core.ports.registry import RegistryUnit
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.types import NodeKind
 
 _CONCURRENT_RETRIES = 3
 
 
-class GraphCatalog:
+class GraphRegistry:
     """Registers graph versions, deploys them and sets deployment policies."""
 
     def __init__(
         self,
-        uow: Callable[[], CatalogUnit],
+        uow: Callable[[], RegistryUnit],
         clock: Clock,
         ids: IdFactory,
         known_actions: Collection[str] | None = None,
@@ -265,4 +265,4 @@ def require_graph(uow: WithGraphs, tenant_id: str, graph_version_ref: str) -> Gr
     return found.definition
 
 
-__all__ = ["GraphCatalog", "require_deployment", "require_graph"]
+__all__ = ["GraphRegistry", "require_deployment", "require_graph"]

@@ -1,4 +1,4 @@
-"""What the catalog (registering, deploying, setting policies) needs of storage."""
+"""What the graph registry (registering, deploying, setting policies) needs of storage."""
 
 from typing import Protocol
 
@@ -9,8 +9,8 @@ from ecp_core.ports.policies import WithPolicies
 from ecp_core.ports.unit import Transaction
 
 
-class CatalogUnit(Transaction, WithGraphs, WithDeployments, WithPolicies, WithContracts, Protocol):
+class RegistryUnit(Transaction, WithGraphs, WithDeployments, WithPolicies, WithContracts, Protocol):
     """Graphs, deployments, policies and the contracts graphs name, in one transaction."""
 
 
-__all__ = ["CatalogUnit"]
+__all__ = ["RegistryUnit"]
