@@ -19,15 +19,13 @@ def test_the_embedded_server_keeps_data_across_restarts(tmp_path):
         conn.execute("CREATE TABLE kept (value text)")
         conn.execute("INSERT INTO kept VALUES ('still here')")
     assert (tmp_path / "pg" / "PG_VERSION").exists()
-    with database_url({"ECP_DATA_DIR": str(tmp_path)}) as url, psycopg.connect(url) as conn:
+    with database_url(None, tmp_path) as url, psycopg.connect(url) as conn:
         assert conn.execute("SELECT value FROM kept").fetchone() == ("still here",)
 
 
 @pytest.mark.spec("C2 cli")
 def test_a_configured_url_is_used_as_it_is(tmp_path):
-    with database_url(
-        {"ECP_DATABASE_URL": "postgresql://example/db", "ECP_DATA_DIR": str(tmp_path)}
-    ) as url:
+    with database_url("postgresql://example/db", tmp_path) as url:
         assert url == "postgresql://example/db"
     assert not (tmp_path / "pg").exists()
 

@@ -41,7 +41,7 @@ def settings(armed, **changes) -> Settings:
     return Settings(
         jwt_secret=SECRET,
         audit_signing_key=SEED,
-        cloud=HostedSettings(entitlements_enabled=True),
+        hosted=HostedSettings(entitlements_enabled=True),
         model_catalog=dict(catalog),
         **values,
     )

@@ -45,7 +45,7 @@ def settings(merchant_url: str, **changes) -> Settings:
     return Settings(
         jwt_secret=JWT_SECRET,
         audit_signing_key=base64.b64encode(bytes(range(40, 72))).decode(),
-        cloud=HostedSettings(billing=billing),
+        hosted=HostedSettings(billing=billing),
         **changes,
     )
 

@@ -29,7 +29,7 @@ def settings(*, enabled: bool = True) -> Settings:
     return Settings(
         jwt_secret=SECRET,
         audit_signing_key=SEED,
-        cloud=HostedSettings(entitlements_enabled=enabled),
+        hosted=HostedSettings(entitlements_enabled=enabled),
     )
 
 
@@ -236,7 +236,7 @@ def test_schedules_past_the_plan_s_count_are_refused(client, store):
 @pytest.mark.spec("§5 entitlements-off-self-hosted")
 def test_enforcement_is_off_by_default(store):
     """Without the flag no subscription is needed and nothing is metered."""
-    assert Settings.from_mapping({}).cloud.entitlements_enabled is False
+    assert Settings.from_mapping({}).hosted.entitlements_enabled is False
     with TestClient(create_app(settings(enabled=False), storage=store)) as client:
         for day in (2, 3, 4):
             assert compare(client, day).status_code == 201

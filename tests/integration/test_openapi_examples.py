@@ -156,7 +156,7 @@ def hosted(merchant) -> Iterator[TestClient]:
         settings = Settings(
             jwt_secret=SECRET,
             audit_signing_key=_seed(9),
-            cloud=HostedSettings(identity=identity, billing=billing),
+            hosted=HostedSettings(identity=identity, billing=billing),
         )
         app = create_app(settings, storage=MemoryStore(), start_workers=False)
         with TestClient(app, base_url=ORIGIN) as test_client:

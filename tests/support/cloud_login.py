@@ -31,7 +31,7 @@ def cloud_app(idp_url: str, *, database_url: str | None):
         database_url=database_url,
         jwt_secret="x" * 32,
         audit_signing_key=base64.b64encode(secrets.token_bytes(32)).decode("ascii"),
-        cloud=HostedSettings(
+        hosted=HostedSettings(
             identity=IdentitySettings(
                 enabled=True,
                 client_id=CLIENT_ID,

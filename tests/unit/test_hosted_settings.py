@@ -26,27 +26,27 @@ BILLING = {
 @pytest.mark.spec("§5 entitlements-off-self-hosted")
 def test_every_hosted_feature_is_off_by_default():
     settings = Settings.from_mapping({})
-    assert not settings.cloud.any_enabled
-    assert not settings.cloud.entitlements_enabled
-    assert not settings.hosted
+    assert not settings.hosted.any_feature_enabled
+    assert not settings.hosted.entitlements_enabled
+    assert not settings.hosted.enabled
 
 
 @pytest.mark.spec("§5 hosted-settings")
 def test_valid_hosted_settings_are_read_and_secrets_never_shown():
     settings = Settings.from_mapping({"ECP_JWT_SECRET": SECRET, **IDENTITY, **BILLING})
-    identity, billing = settings.cloud.identity, settings.cloud.billing
+    identity, billing = settings.hosted.identity, settings.hosted.billing
     assert identity.enabled and billing.enabled
-    assert settings.hosted
+    assert settings.hosted.enabled
     assert (identity.client_id, billing.solo_price_id) == ("client_1", "pri_1")
     assert identity.base_url == "https://api.workos.com"
     assert billing.base_url == "https://api.paddle.com"
-    shown = repr(settings.cloud)
+    shown = repr(settings.hosted)
     for secret in ("sk_live_1", "c" * 32, "pdl_live_1", "whsec_1"):
         assert secret not in shown
     sandbox = Settings.from_mapping(
         {"ECP_JWT_SECRET": SECRET, **BILLING, "ECP_BILLING_SANDBOX": "true"}
     )
-    assert sandbox.cloud.billing.base_url == "https://sandbox-api.paddle.com"
+    assert sandbox.hosted.billing.base_url == "https://sandbox-api.paddle.com"
 
 
 @pytest.mark.spec("§5 hosted-settings")
@@ -83,12 +83,12 @@ def test_plain_http_is_allowed_only_with_insecure_cookies_for_loopback_tests():
         "ECP_CLOUD_BROWSER_ORIGIN": "http://127.0.0.1:8000",
         "ECP_CLOUD_ALLOW_INSECURE_COOKIES": "true",
     }
-    assert Settings.from_mapping(env).cloud.identity.allow_insecure_cookies
+    assert Settings.from_mapping(env).hosted.identity.allow_insecure_cookies
 
 
 def test_settings_of_a_disabled_feature_are_not_checked():
     env = {"ECP_IDP_COOKIE_PASSWORD": "short", "ECP_BILLING_API_KEY": ""}
-    assert not Settings.from_mapping(env).cloud.any_enabled
+    assert not Settings.from_mapping(env).hosted.any_feature_enabled
 
 
 @pytest.mark.spec("§5 hosted-settings", "C2 dev-token")
@@ -105,7 +105,7 @@ def test_the_development_token_issuer_is_off_once_a_hosted_feature_is_on():
 def test_the_cookie_password_has_at_least_32_characters(length):
     env = {"ECP_JWT_SECRET": SECRET, **IDENTITY, "ECP_IDP_COOKIE_PASSWORD": "c" * length}
     if length >= 32:
-        assert Settings.from_mapping(env).cloud.identity is not None
+        assert Settings.from_mapping(env).hosted.identity is not None
     else:
         with pytest.raises(SettingsError, match="ECP_IDP_COOKIE_PASSWORD"):
             Settings.from_mapping(env)

@@ -1,7 +1,7 @@
 """docs/production.md names only settings that exist, and covers what running in production needs.
 
-The names a server or the ``ecp`` command reads are the ``"ECP_..."`` literals of ``ecp_http``'s
-modules (``ECP_SECRET_`` is a prefix: ``ECP_SECRET_<NAME>``); ``tests/unit/test_http_settings.py``
+The names a server or the ``ecp`` command reads are those ``ecp_http.settings_table`` declares
+(``ECP_SECRET_`` is a prefix: ``ECP_SECRET_<NAME>``); ``tests/unit/test_http_settings.py``
 checks the other way round, that docs/operations.md documents each of them.
 """
 
@@ -10,18 +10,20 @@ import re
 
 import pytest
 
-import ecp_http
 from ecp_http.cli import parser
+from ecp_http.settings_table import SETTINGS
+from ecp_http.settings_values import SettingFamily
 
 ROOT = pathlib.Path(__file__).parents[2]
 DOC = ROOT / "docs" / "production.md"
-_LITERAL = re.compile(r'"(ECP_[A-Z0-9_]+)"')
 _NAMED = re.compile(r"\bECP_[A-Z0-9_]+(?:<NAME>)?")
 
 
 def _read_settings() -> set[str]:
-    package = pathlib.Path(ecp_http.__file__).parent
-    return {name for path in package.rglob("*.py") for name in _LITERAL.findall(path.read_text())}
+    return {
+        setting.prefix if isinstance(setting, SettingFamily) else setting.name
+        for setting in SETTINGS
+    }
 
 
 def test_every_setting_the_guide_names_exists():

@@ -10,6 +10,8 @@ import pathlib
 import re
 from collections.abc import Iterable, Mapping
 
+from ecp_http.settings_table import SECRET, SECRETS_DIR
+
 SECRET_NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"  # noqa: S105 - a pattern
 """A secret name: letters, digits, ``_``, ``-`` and ``.``, not starting with ``.`` or ``-``.
 
@@ -46,7 +48,7 @@ class ActionSecrets:
         value = self._values.get(name)
         if value:
             return value
-        where = f"ECP_SECRET_{name} is not set"
+        where = f"{SECRET.prefix}{name} is not set"
         if self._directory is None:
             raise SecretUnavailable(f"the secret {name!r} is missing: {where}")
         path = self._directory / name
@@ -58,7 +60,7 @@ class ActionSecrets:
             text = path.read_bytes().decode("utf-8").rstrip("\r\n")
         except FileNotFoundError:
             raise SecretUnavailable(
-                f"the secret {name!r} is missing: {where} and ECP_SECRETS_DIR has no file {name}"
+                f"the secret {name!r} is missing: {where} and {SECRETS_DIR.name} has no file {name}"
             ) from None
         except (OSError, UnicodeDecodeError) as exc:
             # The reason only (a decode error would quote the bytes it could not read).

@@ -18,11 +18,11 @@ import attrs
 
 from ecp_http.cli_args import positive
 from ecp_http.cli_errors import CommandFailed, CommandRefused
+from ecp_http.settings_table import API_KEY, TOKEN, URL
 
 if TYPE_CHECKING:
     import httpx
 
-DEFAULT_URL = "http://127.0.0.1:8000"
 TIMEOUT_SECONDS = 60.0
 MAX_PAGE = 500
 """The largest page the service's listings give (``limit``)."""
@@ -33,15 +33,21 @@ def add_url_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--url",
         default=None,
-        help=f"the service's base URL (env ECP_URL; default {DEFAULT_URL})",
+        help=f"the service's base URL (env {URL.name}; default {URL.default})",
     )
+
+
+def service_url(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
+    """The service's base URL: ``--url``, else ``ECP_URL``, else the default; no trailing slash."""
+    given: str = getattr(args, "url", None) or URL.read(environ)
+    return given.rstrip("/")
 
 
 def credential_headers(environ: Mapping[str, str]) -> dict[str, str] | None:
     """``X-API-Key`` from ``ECP_API_KEY``, else ``Authorization: Bearer`` from ``ECP_TOKEN``."""
-    if key := environ.get("ECP_API_KEY", "").strip():
+    if key := API_KEY.read(environ):
         return {"X-API-Key": key}
-    if token := environ.get("ECP_TOKEN", "").strip():
+    if token := TOKEN.read(environ):
         return {"Authorization": f"Bearer {token}"}
     return None
 
@@ -92,11 +98,10 @@ class Api:
         headers = credential_headers(environ)
         if headers is None:
             raise CommandRefused(
-                f"no credentials: set ECP_TOKEN (a bearer token) or ECP_API_KEY (a project API "
-                f"key); {who}"
+                f"no credentials: set {TOKEN.name} (a bearer token) or {API_KEY.name} (a project "
+                f"API key); {who}"
             )
-        base = getattr(args, "url", None) or environ.get("ECP_URL") or DEFAULT_URL
-        return cls(base_url=base.rstrip("/"), headers=headers)
+        return cls(base_url=service_url(args, environ), headers=headers)
 
     def send(self, method: str, target: str, **kwargs: Any) -> "httpx.Response":  # noqa: ANN401
         """The service's answer; CommandFailed when it cannot be reached or answers >= 400."""

@@ -51,6 +51,7 @@ from ecp_http.secrets import with_development_secrets
 from ecp_http.services import Services
 from ecp_http.sessions import CloudIdentity
 from ecp_http.settings import Settings, SettingsError
+from ecp_http.settings_table import DATABASE_URL
 from ecp_http.task_offers import TaskOffers
 from ecp_http.wakeups import process_listener
 from ecp_postgres import PostgresStore, apply_migrations, migration_status
@@ -216,7 +217,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     SettingsError naming the setting.
     """
     if not isinstance(storage, MemoryStore) and not settings.database_url:
-        raise SettingsError("ECP_DATABASE_URL is not set (ecp serve starts an embedded server)")
+        raise SettingsError(f"{DATABASE_URL.name} is not set (ecp serve starts an embedded server)")
     signer = audit_signer(settings)
     assert settings.jwt_secret is not None  # noqa: S101 - checked by audit_signer
     retired = retired_audit_keys(settings.audit_verification_keys, signer.key_id)
@@ -253,12 +254,14 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
             max_seconds=DISPATCH_BACKOFF_CAP_SECONDS,
         ),
         billing=billing_setup(settings),
-        entitlements_enabled=settings.cloud.entitlements_enabled,
+        entitlements_enabled=settings.hosted.entitlements_enabled,
         backtests=backtest_setup(settings),
         connectors=connector_setup(settings),
         audit_signing_required=settings.audit_signing_required,
         audit_verify_connections=settings.audit_verify_connections,
-        deployment_mode=DeploymentMode.HOSTED if settings.hosted else DeploymentMode.SELF_HOSTED,
+        deployment_mode=DeploymentMode.HOSTED
+        if settings.hosted.enabled
+        else DeploymentMode.SELF_HOSTED,
     )
     attach_model_call(actions, ecp.runs.get, ecp.evidence.ingest_executions)  # its evidence
     offers, runs_moved = TaskOffers(), Bell()
@@ -277,8 +280,8 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     operations = tuple(
         all_operations(
             metrics_enabled=metrics is not None,
-            billing_enabled=settings.cloud.billing.enabled,
-            identity_enabled=settings.cloud.identity.enabled,
+            billing_enabled=settings.hosted.billing.enabled,
+            identity_enabled=settings.hosted.identity.enabled,
         )
     )
     identity = cloud_identity(settings)
@@ -323,11 +326,7 @@ def provisioned(settings: Settings, tell: Callable[[str], None]) -> Iterator[Set
     for each secret generated or reused and for the migrations applied. Hosted mode refuses to
     invent secrets (SettingsError).
     """
-    where = {
-        "ECP_DATABASE_URL": settings.database_url or "",
-        "ECP_DATA_DIR": str(settings.data_dir),
-    }
-    with database(where) as url:
+    with database(settings.database_url, settings.data_dir) as url:
         settings, notes = with_development_secrets(attrs.evolve(settings, database_url=url))
         for note in notes:
             tell(note)

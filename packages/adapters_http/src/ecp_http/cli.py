@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ecp_core.errors import DatabaseUnavailable, EcpError
 from ecp_core.types import ServiceRole
@@ -28,7 +28,8 @@ from ecp_http.cli_errors import (
     CommandRefused,
     RefusedToStart,
 )
-from ecp_http.settings_values import SettingsError
+from ecp_http.settings_table import DATA_DIR, HOST, JWT_SECRET, PORT, WORKERS
+from ecp_http.settings_values import Setting, SettingsError
 
 if TYPE_CHECKING:
     from ecp_http.settings import Settings
@@ -104,17 +105,22 @@ def _with_settings(command: Callable[[argparse.Namespace, "Settings"], int]) -> 
     return run
 
 
+def _env(setting: Setting[Any]) -> str:
+    """How a command's help names the setting behind an option: ``env NAME; default``."""
+    return f"env {setting.name}; {setting.default}"
+
+
 def _local_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """``serve``, ``migrate``, ``token``, ``actions`` and ``dev-cloud``: this machine's commands."""
     serve = commands.add_parser("serve", help="run the HTTP server")
-    serve.add_argument("--host", help="the address to listen on (env ECP_HOST; 127.0.0.1)")
+    serve.add_argument("--host", help=f"the address to listen on ({_env(HOST)})")
     serve.add_argument(
-        "--port", type=port, help="the port to listen on, 0 for any free one (env ECP_PORT; 8000)"
+        "--port", type=port, help=f"the port to listen on, 0 for any free one ({_env(PORT)})"
     )
     serve.add_argument(
         "--workers",
         type=positive,
-        help="server processes on the one port and database (env ECP_WORKERS; 1)",
+        help=f"server processes on the one port and database ({_env(WORKERS)})",
     )
     serve.set_defaults(handler=_with_settings(_serve))
     migrate = commands.add_parser("migrate", help="apply, list or roll back database migrations")
@@ -132,7 +138,7 @@ def _local_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParse
     token = commands.add_parser(
         "token",
         help="mint a development JWT the local server accepts",
-        description="Sign with ECP_JWT_SECRET when set, else with the development secret "
+        description=f"Sign with {JWT_SECRET.name} when set, else with the development secret "
         "`ecp serve` keeps in the data directory; refused when the service is hosted.",
     )
     token.add_argument("--tenant", required=True, help="the tenant the token acts for")
@@ -147,7 +153,7 @@ def _local_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParse
     token.add_argument("--subject", default="developer", help="the token's sub claim")
     token.add_argument(
         "--data-dir",
-        help="where the server keeps its development secret (env ECP_DATA_DIR; .ecp)",
+        help=f"where the server keeps its development secret ({_env(DATA_DIR)})",
     )
     token.set_defaults(handler=_with_settings(_token))
     actions = commands.add_parser(
@@ -158,7 +164,7 @@ def _local_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParse
         "dev-cloud",
         help="try the hosted offer locally: stand-in identity provider and merchant beside a server",
     )
-    cloud.add_argument("--port", type=port, help="the server's port (env ECP_PORT; 8000)")
+    cloud.add_argument("--port", type=port, help=f"the server's port ({_env(PORT)})")
     cloud.set_defaults(handler=_with_settings(_dev_cloud))
 
 

@@ -4,6 +4,7 @@
 once at start-up; a fault refuses start-up with one line naming the file, the connector and the
 field. ``ECP_CONNECTOR_ALLOW_PRIVATE_TARGETS`` lets HTTP connectors reach loopback and private
 addresses; ``ECP_CONNECTOR_TEST_TIMEOUT_SECONDS`` bounds each test call (default 10, ADR 0044).
+Each is declared in :mod:`ecp_http.settings_table`.
 """
 
 import pathlib
@@ -15,16 +16,15 @@ from typing import Any
 from ecp_core.connectors.definitions import ConnectorsProblem, parse_connectors
 from ecp_core.connectors.model import Connector
 from ecp_core.models.model import CatalogEntry
-from ecp_http.settings_values import SettingsError, flag, number
-
-SETTING = "ECP_CONNECTORS_FILE"
+from ecp_http import settings_table as table
+from ecp_http.settings_values import SettingsError
 
 
 def read_connectors(
     path: pathlib.Path, catalog: Mapping[str, CatalogEntry] | None
 ) -> dict[str, Connector]:
     """The file's connectors by ref; SettingsError naming the file, connector and field."""
-    where = f"{SETTING} ({path})"
+    where = f"{table.CONNECTORS_FILE.name} ({path})"
     try:
         with path.open("rb") as file:
             document = tomllib.load(file, parse_float=Decimal)
@@ -54,18 +54,12 @@ def connector_fields(env: Mapping[str, str], catalog: Mapping[str, CatalogEntry]
 
     ``catalog`` is the model catalog read already (empty: none configured, any model ref).
     """
-    path = env.get(SETTING) or None
+    path = table.CONNECTORS_FILE.read(env)
     return {
-        "connectors": {}
-        if path is None
-        else read_connectors(pathlib.Path(path), dict(catalog) or None),
-        "connector_allow_private_targets": flag(
-            env, "ECP_CONNECTOR_ALLOW_PRIVATE_TARGETS", default=False
-        ),
-        "connector_test_timeout_seconds": number(
-            env, "ECP_CONNECTOR_TEST_TIMEOUT_SECONDS", 10.0, minimum=0.1
-        ),
+        "connectors": {} if path is None else read_connectors(path, dict(catalog) or None),
+        "connector_allow_private_targets": table.CONNECTOR_ALLOW_PRIVATE_TARGETS.read(env),
+        "connector_test_timeout_seconds": table.CONNECTOR_TEST_TIMEOUT_SECONDS.read(env),
     }
 
 
-__all__ = ["SETTING", "connector_fields", "read_connectors"]
+__all__ = ["connector_fields", "read_connectors"]

@@ -17,8 +17,9 @@ from ecp_http.model_calls.model_call import register_model_call
 from ecp_http.model_calls.providers import CatalogModels, catalog_models
 from ecp_http.plugins import load_plugins
 from ecp_http.settings import Settings, SettingsError
+from ecp_http.settings_table import AUDIT_SIGNING_KEY, AUDIT_VERIFICATION_KEYS, JWT_SECRET
 
-RETIRED_AUDIT_KEYS = "ECP_AUDIT_VERIFICATION_KEYS"
+RETIRED_AUDIT_KEYS = AUDIT_VERIFICATION_KEYS.name
 """Retired audit keys that still verify old signatures: ``key_id:base64-public-key`` pairs."""
 
 _PUBLIC_KEY_BYTES = 32
@@ -27,15 +28,15 @@ _PUBLIC_KEY_BYTES = 32
 def audit_signer(settings: Settings) -> Ed25519Signer:
     """The audit signer; SettingsError when the secrets are missing or the key is not one."""
     if not settings.jwt_secret:
-        raise SettingsError("ECP_JWT_SECRET is not set")
+        raise SettingsError(f"{JWT_SECRET.name} is not set")
     if not settings.audit_signing_key:
-        raise SettingsError("ECP_AUDIT_SIGNING_KEY is not set")
+        raise SettingsError(f"{AUDIT_SIGNING_KEY.name} is not set")
     try:
         return Ed25519Signer.from_base64_seed(
             settings.audit_signing_key, settings.audit_signing_key_id
         )
     except ValueError as exc:
-        raise SettingsError(f"ECP_AUDIT_SIGNING_KEY: {exc}") from exc
+        raise SettingsError(f"{AUDIT_SIGNING_KEY.name}: {exc}") from exc
 
 
 def retired_audit_keys(value: str | None, current_key_id: str) -> tuple[PublicSigningKey, ...]:

@@ -6,28 +6,33 @@ runs, and takes no lock (ADR 0022).
 """
 
 import contextlib
+import pathlib
 from collections.abc import Iterator, Mapping
 
+from ecp_http.settings_table import DATA_DIR, DATABASE_URL
 from ecp_postgres.migrations import apply, rollback, status
 from ecp_postgres.runtime import check_database, database_url
 
 
 @contextlib.contextmanager
-def database(environ: Mapping[str, str]) -> Iterator[str]:
-    """The database URL, checked reachable: ``ECP_DATABASE_URL``, else the embedded server.
+def database(configured: str | None, data_dir: pathlib.Path) -> Iterator[str]:
+    """The database URL, checked reachable: ``configured``, else the embedded server.
 
-    Only those two settings of ``environ`` are read. The embedded PostgreSQL lives under
-    ``ECP_DATA_DIR`` and stops when the block ends (unless another process, a running server,
-    still uses it). Raises DatabaseUnavailable with one line when the database cannot be reached.
+    The embedded PostgreSQL lives under ``data_dir`` and stops when the block ends (unless
+    another process, a running server, still uses it). Raises DatabaseUnavailable with one line
+    when the database cannot be reached.
     """
-    with database_url(environ) as url:
+    with database_url(configured, data_dir) as url:
         check_database(url)
         yield url
 
 
 def migrate(environ: Mapping[str, str], action: str, count: int = 1) -> list[str]:
-    """Apply, roll back (``count``) or list (``list``) the migrations; the lines to print."""
-    with database(environ) as url:
+    """Apply, roll back (``count``) or list (``list``) the migrations; the lines to print.
+
+    Only the two database settings of ``environ`` are read, through their declarations.
+    """
+    with database(DATABASE_URL.read(environ), DATA_DIR.read(environ)) as url:
         if action == "apply":
             applied = apply(url)
             return [f"applied {len(applied)} migration(s)", *(f"  {m}" for m in applied)]

@@ -30,8 +30,8 @@ def hosted_locally(settings: Settings, origin: str, idp_url: str, merchant_url: 
     """``settings`` with every hosted feature on, against the stand-ins, served at ``origin``."""
     return attrs.evolve(
         settings,
-        hosted=True,  # no development token is printed or minted
-        cloud=HostedSettings(
+        hosted=HostedSettings(
+            enabled=True,  # no development token is printed or minted
             identity=IdentitySettings(
                 enabled=True,
                 client_id=CLIENT_ID,
@@ -56,12 +56,12 @@ def hosted_locally(settings: Settings, origin: str, idp_url: str, merchant_url: 
 
 
 def introduce(
-    hosted: Settings, idp: StandinIdentityProvider, merchant: StandinMerchant, origin: str
+    settings: Settings, idp: StandinIdentityProvider, merchant: StandinMerchant, origin: str
 ) -> None:
-    """Give the stand-ins the keys ``hosted`` uses and the webhook of the server at ``origin``."""
-    idp.api_key = hosted.cloud.identity.api_key
-    merchant.api_key = hosted.cloud.billing.api_key
-    merchant.webhook_secret = hosted.cloud.billing.webhook_secret
+    """Give the stand-ins the keys ``settings`` use and the webhook of the server at ``origin``."""
+    idp.api_key = settings.hosted.identity.api_key
+    merchant.api_key = settings.hosted.billing.api_key
+    merchant.webhook_secret = settings.hosted.billing.webhook_secret
     merchant.webhook_url = origin + WEBHOOK_PATH
 
 

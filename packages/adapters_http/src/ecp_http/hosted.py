@@ -14,7 +14,7 @@ from ecp_idp import WorkOSAuthKit
 
 def billing_setup(settings: Settings) -> BillingSetup | None:
     """The merchant (Paddle Billing at ``ECP_BILLING_BASE_URL``) and Solo price, when enabled."""
-    billing = settings.cloud.billing
+    billing = settings.hosted.billing
     if not billing.enabled:
         return None
     merchant = PaddleMerchant(
@@ -25,7 +25,7 @@ def billing_setup(settings: Settings) -> BillingSetup | None:
 
 def cloud_identity(settings: Settings) -> CloudIdentity | None:
     """WorkOS AuthKit at ``ECP_IDP_BASE_URL`` and the sealed cookies, when identity is enabled."""
-    identity = settings.cloud.identity
+    identity = settings.hosted.identity
     if not identity.enabled:
         return None
     provider = WorkOSAuthKit(

@@ -1,9 +1,9 @@
-"""The hosted offer's settings: identity provider, merchant of record, entitlements.
+"""The hosted offer's settings: whether the service is one, identity provider, merchant, quotas.
 
 Each feature is off unless its flag is set (``ECP_IDP_AUTHKIT_ENABLED``, ``ECP_BILLING_ENABLED``,
 ``ECP_CLOUD_ENTITLEMENTS_ENABLED``). Once one is on, every setting it needs must be present and
-valid, or start-up stops with one line naming the first bad setting (spec "Authentication" 8).
-Secrets never appear in a ``repr``.
+valid, or start-up stops with one line naming the first bad setting (spec "Authentication" 8);
+the settings of a feature that is off are not read. Secrets never appear in a ``repr``.
 """
 
 from collections.abc import Mapping
@@ -11,14 +11,8 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ecp_http.settings_values import SettingsError, flag
-
-COOKIE_PASSWORD_MIN = 32
-"""The fewest characters ``ECP_IDP_COOKIE_PASSWORD`` may have."""
-
-WORKOS_API = "https://api.workos.com"
-PADDLE_API = "https://api.paddle.com"
-PADDLE_SANDBOX_API = "https://sandbox-api.paddle.com"
+from ecp_http import settings_table as table
+from ecp_http.settings_values import Setting, SettingsError
 
 
 @attrs.frozen(kw_only=True)
@@ -31,7 +25,7 @@ class IdentitySettings:
     redirect_uri: str = ""
     cookie_password: str = attrs.field(default="", repr=False)
     browser_origin: str = ""
-    base_url: str = WORKOS_API
+    base_url: str = table.IDP_BASE_URL.default
     allow_insecure_cookies: bool = False
     """Cookies without ``Secure``: only for loopback tests without HTTPS."""
 
@@ -45,87 +39,81 @@ class BillingSettings:
     webhook_secret: str = attrs.field(default="", repr=False)
     sandbox: bool = False
     solo_price_id: str = ""
-    base_url: str = PADDLE_API
+    base_url: str = table.PADDLE_API
 
 
 @attrs.frozen(kw_only=True)
 class HostedSettings:
-    """Every hosted feature's settings; all off by default (self-hosting)."""
+    """The hosted offer: whether the service is one, and every hosted feature's settings.
 
+    All off by default (self-hosting).
+    """
+
+    enabled: bool = False
+    """The service is a hosted offer (``ECP_HOSTED``, or any hosted feature on): no development
+    tokens are minted or printed, and real secrets are required."""
     identity: IdentitySettings = attrs.field(factory=IdentitySettings)
     billing: BillingSettings = attrs.field(factory=BillingSettings)
     entitlements_enabled: bool = False
-    """Whether quotas are enforced (``ECP_CLOUD_ENTITLEMENTS_ENABLED``; off for self-hosting)."""
+    """Whether quotas are enforced (off for self-hosting)."""
 
     @property
-    def any_enabled(self) -> bool:
-        """Whether identity, billing or entitlements is on (the server is a hosted offer)."""
+    def any_feature_enabled(self) -> bool:
+        """Whether identity, billing or entitlements is on."""
         return self.identity.enabled or self.billing.enabled or self.entitlements_enabled
 
 
-def _required(env: Mapping[str, str], name: str) -> str:
-    value = (env.get(name) or "").strip()
-    if not value:
-        raise SettingsError(f"{name} is required when its hosted feature is enabled")
-    return value
-
-
-def _url(env: Mapping[str, str], name: str, default: str, *, https: bool) -> str:
-    """An absolute http(s) URL without a trailing slash; ``https`` refuses plain http."""
-    value = (env.get(name) or default).strip().rstrip("/")
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise SettingsError(f"{name} must be an absolute http(s) URL, not {value!r}")
-    if https and parts.scheme != "https":
-        raise SettingsError(f"{name} must use https (or set ECP_CLOUD_ALLOW_INSECURE_COOKIES)")
+def _https(setting: Setting[str], value: str, *, insecure: bool) -> str:
+    """``value`` unless it is plain http and insecure cookies are not allowed."""
+    if not insecure and urlsplit(value).scheme != "https":
+        raise SettingsError(
+            f"{setting.name} must use https (or set {table.CLOUD_ALLOW_INSECURE_COOKIES.name})"
+        )
     return value
 
 
 def _identity(env: Mapping[str, str]) -> IdentitySettings:
-    if not flag(env, "ECP_IDP_AUTHKIT_ENABLED", default=False):
+    if not table.IDP_AUTHKIT_ENABLED.read(env):
         return IdentitySettings()
-    insecure = flag(env, "ECP_CLOUD_ALLOW_INSECURE_COOKIES", default=False)
-    password = _required(env, "ECP_IDP_COOKIE_PASSWORD")
-    if len(password) < COOKIE_PASSWORD_MIN:
-        raise SettingsError(
-            f"ECP_IDP_COOKIE_PASSWORD must have at least {COOKIE_PASSWORD_MIN} characters"
-        )
-    _required(env, "ECP_IDP_REDIRECT_URI")
-    _required(env, "ECP_CLOUD_BROWSER_ORIGIN")
+    insecure = table.CLOUD_ALLOW_INSECURE_COOKIES.read(env)
+    password = table.IDP_COOKIE_PASSWORD.read(env)
+    redirect_uri = table.IDP_REDIRECT_URI.read(env)
+    browser_origin = table.CLOUD_BROWSER_ORIGIN.read(env)
     return IdentitySettings(
         enabled=True,
-        client_id=_required(env, "ECP_IDP_CLIENT_ID"),
-        api_key=_required(env, "ECP_IDP_API_KEY"),
-        redirect_uri=_url(env, "ECP_IDP_REDIRECT_URI", "", https=not insecure),
+        client_id=table.IDP_CLIENT_ID.read(env),
+        api_key=table.IDP_API_KEY.read(env),
+        redirect_uri=_https(table.IDP_REDIRECT_URI, redirect_uri, insecure=insecure),
         cookie_password=password,
-        browser_origin=_url(env, "ECP_CLOUD_BROWSER_ORIGIN", "", https=not insecure),
-        base_url=_url(env, "ECP_IDP_BASE_URL", WORKOS_API, https=False),
+        browser_origin=_https(table.CLOUD_BROWSER_ORIGIN, browser_origin, insecure=insecure),
+        base_url=table.IDP_BASE_URL.read(env),
         allow_insecure_cookies=insecure,
     )
 
 
 def _billing(env: Mapping[str, str]) -> BillingSettings:
-    if not flag(env, "ECP_BILLING_ENABLED", default=False):
+    if not table.BILLING_ENABLED.read(env):
         return BillingSettings()
-    sandbox = flag(env, "ECP_BILLING_SANDBOX", default=False)
-    default = PADDLE_SANDBOX_API if sandbox else PADDLE_API
+    sandbox = table.BILLING_SANDBOX.read(env)
     return BillingSettings(
         enabled=True,
-        api_key=_required(env, "ECP_BILLING_API_KEY"),
-        webhook_secret=_required(env, "ECP_BILLING_WEBHOOK_SECRET"),
+        api_key=table.BILLING_API_KEY.read(env),
+        webhook_secret=table.BILLING_WEBHOOK_SECRET.read(env),
         sandbox=sandbox,
-        solo_price_id=_required(env, "ECP_BILLING_SOLO_PRICE_ID"),
-        base_url=_url(env, "ECP_BILLING_BASE_URL", default, https=False),
+        solo_price_id=table.BILLING_SOLO_PRICE_ID.read(env),
+        base_url=table.BILLING_BASE_URL.read(env)
+        or (table.PADDLE_SANDBOX_API if sandbox else table.PADDLE_API),
     )
 
 
 def hosted_settings(env: Mapping[str, str]) -> HostedSettings:
     """Read the hosted settings; SettingsError names the first invalid one of an enabled feature."""
-    return HostedSettings(
+    features = HostedSettings(
         identity=_identity(env),
         billing=_billing(env),
-        entitlements_enabled=flag(env, "ECP_CLOUD_ENTITLEMENTS_ENABLED", default=False),
+        entitlements_enabled=table.CLOUD_ENTITLEMENTS_ENABLED.read(env),
     )
+    return attrs.evolve(features, enabled=table.HOSTED.read(env) or features.any_feature_enabled)
 
 
 __all__ = [

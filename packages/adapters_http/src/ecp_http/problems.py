@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from ecp_core.errors import EcpError, NotFound, QuotaExhausted
+from ecp_http.configuration_terms import in_server_terms
 from ecp_http.logs import request_id
 
 PROBLEM_JSON = "application/problem+json"
@@ -133,13 +134,14 @@ def problem(
 
 
 def from_error(error: EcpError) -> ProblemResponse:
-    """The problem response for a core error."""
+    """The problem response for a core error; its detail names the settings it depends on."""
     status = STATUS_BY_CODE.get(error.code, 500)
     errors = [{"loc": list(e.loc), "msg": e.msg} for e in error.errors]
     headers = _HEADERS_BY_STATUS.get(status)
     if isinstance(error, QuotaExhausted):  # seconds to the end of the meter's billing period
         headers = {"Retry-After": str(error.retry_after_seconds)}
-    return problem(status, error.code, error.detail, errors or None, headers)
+    detail = in_server_terms(error.detail, error.configuration)
+    return problem(status, error.code, detail, errors or None, headers)
 
 
 async def handle_ecp_error(_: Request, exc: Exception) -> ProblemResponse:

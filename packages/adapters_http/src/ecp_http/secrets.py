@@ -15,6 +15,7 @@ import attrs
 from ecp_http.auth import mint_token
 from ecp_http.cli_errors import CommandRefused
 from ecp_http.settings import Settings, SettingsError
+from ecp_http.settings_table import AUDIT_SIGNING_KEY, JWT_SECRET
 
 JWT_SECRET_FILE = "jwt-secret"  # noqa: S105 - a file name, not a secret
 """The development JWT secret's file under the data directory."""
@@ -39,14 +40,14 @@ def with_development_secrets(settings: Settings) -> tuple[Settings, list[str]]:
     missing = [
         name
         for name, value in (
-            ("ECP_JWT_SECRET", settings.jwt_secret),
-            ("ECP_AUDIT_SIGNING_KEY", settings.audit_signing_key),
+            (JWT_SECRET.name, settings.jwt_secret),
+            (AUDIT_SIGNING_KEY.name, settings.audit_signing_key),
         )
         if not value
     ]
     if not missing:
         return settings, []
-    if settings.hosted:
+    if settings.hosted.enabled:
         raise SettingsError(f"hosted mode needs real secrets: set {', '.join(missing)}")
     notes: list[str] = []
     jwt_secret, signing_key = settings.jwt_secret, settings.audit_signing_key
@@ -80,7 +81,7 @@ def development_token(
     ``data_dir`` (the settings' ``ECP_DATA_DIR`` by default). Refused when the service is hosted (SettingsError), and when neither exists
     (CommandRefused): a secret made here would sign tokens no server accepts.
     """
-    if settings.hosted:
+    if settings.hosted.enabled:
         raise SettingsError("ecp token is disabled when the service is configured as hosted")
     data_dir = settings.data_dir if data_dir is None else data_dir
     secret = settings.jwt_secret
@@ -95,6 +96,6 @@ def development_token(
     if not secret:
         raise CommandRefused(
             f"no development secret in {data_dir.resolve()}; run `ecp serve` there first "
-            "or set ECP_JWT_SECRET"
+            f"or set {JWT_SECRET.name}"
         )
     return mint_token(secret, tenant=tenant, roles=roles, ttl_seconds=ttl_seconds, subject=subject)

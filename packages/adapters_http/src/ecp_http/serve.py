@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from ecp_http.auth import mint_token
 from ecp_http.cli_errors import RefusedToStart
 from ecp_http.settings import Settings
+from ecp_http.settings_table import DATABASE_URL
 
 if TYPE_CHECKING:
     from uvicorn import Server
@@ -128,11 +129,9 @@ def _announce(
     ends up in logs, and the token would be a real one.
     """
     base = f"http://{_display(settings.host, sock.getsockname()[1])}"
-    source = (
-        f"embedded PostgreSQL in {settings.data_dir / 'pg'}" if embedded else "ECP_DATABASE_URL"
-    )
+    source = f"embedded PostgreSQL in {settings.data_dir / 'pg'}" if embedded else DATABASE_URL.name
     _say(f"ECP is serving on {base} (database: {source})")
-    if development_secret and not settings.hosted and settings.jwt_secret:
+    if development_secret and not settings.hosted.enabled and settings.jwt_secret:
         token = mint_token(settings.jwt_secret, tenant="dev", roles=["admin"], ttl_seconds=86400)
         _say("try it (a development admin token for tenant 'dev', valid for a day):")
         _say(f"  curl -s -H 'Authorization: Bearer {token}' {base}/admin/runs")

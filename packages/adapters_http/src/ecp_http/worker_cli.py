@@ -15,8 +15,9 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ecp_http.api_client import DEFAULT_URL, add_url_option, credential_headers
+from ecp_http.api_client import add_url_option, credential_headers, service_url
 from ecp_http.cli_args import whole_number
+from ecp_http.settings_table import API_KEY, TOKEN
 
 if TYPE_CHECKING:
     from ecp_http.task_worker import TaskFunction
@@ -49,7 +50,9 @@ def _credentials(environ: Mapping[str, str]) -> dict[str, str]:
 
     headers = credential_headers(environ)
     if headers is None:
-        raise WorkerRefused("set ECP_API_KEY (a project API key with role worker) or ECP_TOKEN")
+        raise WorkerRefused(
+            f"set {API_KEY.name} (a project API key with role worker) or {TOKEN.name}"
+        )
     return headers
 
 
@@ -63,7 +66,7 @@ def _work(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         logs.configure()
         logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
         options = WorkerOptions(
-            url=(args.url or environ.get("ECP_URL") or DEFAULT_URL).rstrip("/"),
+            url=service_url(args, environ),
             topics=tuple(dict.fromkeys(args.topic)),
             worker_id=args.worker_id or f"{socket.gethostname()}-{os.getpid()}",
             lock_seconds=args.lock_seconds,

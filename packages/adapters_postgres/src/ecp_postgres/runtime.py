@@ -1,8 +1,11 @@
-"""Which database to use: ``ECP_DATABASE_URL``, or an embedded server under ``ECP_DATA_DIR``."""
+"""Which database to use: the URL given, or an embedded server under the data directory given.
+
+The adapter reads no environment: the composition root passes the URL and the directory.
+"""
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import psycopg
@@ -10,23 +13,19 @@ import psycopg
 from ecp_postgres.embedded import EmbeddedPostgres
 from ecp_postgres.errors import DatabaseUnavailable
 
-DEFAULT_DATA_DIR = ".ecp"
-
 
 @contextlib.contextmanager
-def database_url(environ: Mapping[str, str] | None = None) -> Iterator[str]:
+def database_url(configured: str | None, data_dir: str | os.PathLike[str]) -> Iterator[str]:
     """Yield the database URL, starting (and finally stopping) the embedded server when needed.
 
-    With ``ECP_DATABASE_URL`` set that server is used and nothing else changes. Without it a private
-    PostgreSQL lives in ``$ECP_DATA_DIR/pg`` (default ``./.ecp/pg``) and is reused across restarts;
-    a start that fails raises :class:`DatabaseUnavailable`.
+    With ``configured`` (a URL) that server is used and nothing else changes. Without it a private
+    PostgreSQL lives in ``data_dir/pg`` and is reused across restarts; a start that fails raises
+    :class:`DatabaseUnavailable`.
     """
-    env = os.environ if environ is None else environ
-    configured = env.get("ECP_DATABASE_URL")
     if configured:
         yield configured
         return
-    with EmbeddedPostgres(env.get("ECP_DATA_DIR") or DEFAULT_DATA_DIR) as server:
+    with EmbeddedPostgres(data_dir) as server:
         yield server.start()
 
 

@@ -1,9 +1,12 @@
 """The one exception root of the core and its coded subclasses.
 
 Every error carries a stable snake_case ``code``; adapters map codes to transport statuses in one
-table and never inspect messages.
+table and never inspect messages. Messages speak the core's terms: an error that a piece of
+configuration would lift names it as a :class:`Configurable` in ``configuration``, and the
+application embedding the core says how it is configured there (ADR 0072).
 """
 
+import enum
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -18,16 +21,36 @@ class FieldError:
     msg: str
 
 
+class Configurable(enum.StrEnum):
+    """A piece of configuration the application embedding the core provides, by the core's name."""
+
+    MODEL_CATALOG = "model_catalog"
+    BACKTEST_DIGEST_KEY = "backtest_digest_key"
+    CONNECTOR_DEFINITIONS = "connector_definitions"
+    SECRET_STORE = "secret_store"  # noqa: S105 - names the store, holds no secret
+    AUDIT_SIGNING_KEY = "audit_signing_key"
+
+
 class EcpError(Exception):
     """Root of every error the core raises on purpose."""
 
     code: ClassVar[str] = "ecp_error"
 
-    def __init__(self, detail: str, *, errors: Sequence[FieldError] = ()) -> None:
-        """Keep a human ``detail`` and, for validation, every failing field."""
+    def __init__(
+        self,
+        detail: str,
+        *,
+        errors: Sequence[FieldError] = (),
+        configuration: Sequence[Configurable] = (),
+    ) -> None:
+        """Keep a human ``detail``, every failing field, and the configuration it depends on.
+
+        ``configuration`` names, in the core's terms, what to configure to change the answer.
+        """
         super().__init__(detail)
         self.detail = detail
         self.errors = tuple(errors)
+        self.configuration = tuple(configuration)
 
 
 class ValidationFailed(EcpError):

@@ -31,7 +31,7 @@ class Ed25519Signer:
 
     @classmethod
     def from_base64_seed(cls, text: str, key_id: str | None = None) -> "Ed25519Signer":
-        """Read a base64 seed (the ``ECP_AUDIT_SIGNING_KEY`` form); ValueError when malformed."""
+        """Read a base64 seed (the form of the server's ``ECP_AUDIT_SIGNING_KEY``); ValueError when malformed."""
         try:
             seed = base64.b64decode(text, validate=True)
         except binascii.Error as exc:

@@ -15,6 +15,7 @@ from ecp_core.certification.model import (
 from ecp_core.constraints import Range, Text, checked
 from ecp_core.pages import DEFAULT_PAGE, MAX_PAGE
 from ecp_core.permissions import Permission
+from ecp_http.configuration_terms import blocker_in_server_terms
 from ecp_http.routing import Call, Operation, Reply
 from ecp_http.services import Services
 
@@ -32,12 +33,21 @@ class CertificationListQuery:
     cursor: str | None = None
 
 
+def _served(response: CertificationResponse) -> CertificationResponse:
+    """``response`` with each blocker's remediation naming the server's setting, where one lifts it."""
+    evaluation = response.evaluation
+    blockers = tuple(blocker_in_server_terms(blocker) for blocker in evaluation.blockers)
+    return attrs.evolve(response, evaluation=attrs.evolve(evaluation, blockers=blockers))
+
+
 def create_certification(call: Call, services: Services) -> Reply:
     """A new ``buildable`` certification (201 with Location); the same build again: 200."""
     assert call.actor is not None  # noqa: S101 - an authenticated operation
     certification, created = services.ecp.certifications.create(call.actor, call.body)
     location = f"/v1/certifications/{certification.certification_id}"
-    return Reply(body=certification, status=201 if created else 200, headers={"Location": location})
+    return Reply(
+        body=_served(certification), status=201 if created else 200, headers={"Location": location}
+    )
 
 
 def list_certifications(call: Call, services: Services) -> CertificationListResponse:
@@ -50,34 +60,38 @@ def list_certifications(call: Call, services: Services) -> CertificationListResp
         app_name=query.app_name,
         state=query.state,
     )
-    return CertificationListResponse(certifications=tuple(found), next_cursor=cursor)
+    return CertificationListResponse(certifications=tuple(map(_served, found)), next_cursor=cursor)
 
 
 def get_certification(call: Call, services: Services) -> CertificationResponse:
     """One certification, evaluated now, with its events in order."""
-    return services.ecp.certifications.get(call.tenant, call.path["certification_id"])
+    return _served(services.ecp.certifications.get(call.tenant, call.path["certification_id"]))
 
 
 def transition_certification(call: Call, services: Services) -> CertificationResponse:
     """Move a certification to the state asked for, when its table and evaluation allow."""
     assert call.actor is not None  # noqa: S101 - an authenticated operation
-    return services.ecp.certifications.transition(
-        call.actor, call.path["certification_id"], call.body
+    return _served(
+        services.ecp.certifications.transition(call.actor, call.path["certification_id"], call.body)
     )
 
 
 def grant_override(call: Call, services: Services) -> CertificationResponse:
     """Grant (or replace) a certification's time-boxed override."""
     assert call.actor is not None  # noqa: S101 - an authenticated operation
-    return services.ecp.certifications.grant_override(
-        call.actor, call.path["certification_id"], call.body
+    return _served(
+        services.ecp.certifications.grant_override(
+            call.actor, call.path["certification_id"], call.body
+        )
     )
 
 
 def withdraw_override(call: Call, services: Services) -> CertificationResponse:
     """Withdraw a certification's override (active or expired)."""
     assert call.actor is not None  # noqa: S101 - an authenticated operation
-    return services.ecp.certifications.withdraw_override(call.actor, call.path["certification_id"])
+    return _served(
+        services.ecp.certifications.withdraw_override(call.actor, call.path["certification_id"])
+    )
 
 
 OPERATIONS = [

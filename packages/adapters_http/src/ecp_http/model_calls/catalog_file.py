@@ -14,9 +14,10 @@ from decimal import Decimal
 from ecp_core.models.catalog import CatalogProblem, parse_catalog
 from ecp_core.models.model import CatalogEntry
 from ecp_http.action_secrets import ActionSecrets, SecretUnavailable
+from ecp_http.settings_table import MODEL_CATALOG
 from ecp_http.settings_values import SettingsError
 
-SETTING = "ECP_MODEL_CATALOG"
+SETTING = MODEL_CATALOG.name
 
 
 def read_catalog(path: pathlib.Path) -> dict[str, CatalogEntry]:

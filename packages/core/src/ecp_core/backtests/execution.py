@@ -3,7 +3,7 @@
 Each case costs at most 4 provider calls: the incumbent's replay and its judgement, then the
 candidate's. Every call runs on a worker thread and is waited for no longer than the
 backtest's deadline leaves, so a hanging provider cannot hold a backtest past it; the call's own
-timeout (``ECP_MODEL_CALL_TIMEOUT_SECONDS``) is also cut to what is left. A call cut by the
+timeout (``BacktestLimits.call_timeout_seconds``) is also cut to what is left. A call cut by the
 deadline is a ``replay_error`` (or ``judge_error``) with failure ``deadline``; a call not
 started because the deadline had passed is ``not_run``. Failures keep only their kind.
 """

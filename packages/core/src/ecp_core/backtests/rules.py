@@ -33,7 +33,7 @@ from ecp_core.backtests.model import (
     SideSummary,
 )
 from ecp_core.entitlements.model import CALLS_PER_BACKTEST_CASE
-from ecp_core.errors import FieldError, ValidationFailed
+from ecp_core.errors import Configurable, FieldError, ValidationFailed
 from ecp_core.models.model import CatalogEntry
 
 LIMITATIONS = (
@@ -77,7 +77,7 @@ def catalog_evidence(
 ) -> EvaluationEvidence:
     """The catalog's view of the three models; ValidationFailed names what is wrong."""
     errors = [
-        FieldError(loc=loc, msg="not a model of the catalog (ECP_MODEL_CATALOG)")
+        FieldError(loc=loc, msg="not a model of the model catalog")
         for loc, ref in (
             (("incumbent", "model"), request.incumbent.model),
             (("candidate", "model"), request.candidate.model),
@@ -85,10 +85,15 @@ def catalog_evidence(
         )
         if ref not in catalog
     ]
+    uncatalogued = bool(errors)
     if request.judge in (request.incumbent.model, request.candidate.model):
         errors.append(FieldError(loc=("judge",), msg="must differ from incumbent and candidate"))
     if errors:
-        raise ValidationFailed("the backtest's models are not usable", errors=errors)
+        raise ValidationFailed(
+            "the backtest's models are not usable",
+            errors=errors,
+            configuration=(Configurable.MODEL_CATALOG,) if uncatalogued else (),
+        )
 
     def resolved(ref: str) -> ResolvedModel:
         entry = catalog[ref]

@@ -43,7 +43,7 @@ from ecp_core.backtests.rules import (
 from ecp_core.entitlements.model import Meter, Reservation
 from ecp_core.entitlements.rules import backtest_units
 from ecp_core.entitlements.service import Entitlements
-from ecp_core.errors import FieldError, NotFound, ValidationFailed
+from ecp_core.errors import Configurable, FieldError, NotFound, ValidationFailed
 from ecp_core.identity import ActorIdentity
 from ecp_core.pages import decode_cursor, next_page
 from ecp_core.ports.backtests import BacktestsUnit
@@ -85,12 +85,12 @@ class BacktestService:
         """Queue a backtest; ``(backtest, created)``. An exact retry returns the stored one."""
         if self._setup is None:
             raise ValidationFailed(
-                "backtests are off on this server: set ECP_MODEL_CATALOG and "
-                "ECP_BACKTEST_DIGEST_KEY",
+                "backtests are off: they need a model catalog and a backtest digest key",
                 errors=[
                     FieldError(loc=loc, msg="no model can be backtested on this server")
                     for loc in (("incumbent", "model"), ("candidate", "model"), ("judge",))
                 ],
+                configuration=(Configurable.MODEL_CATALOG, Configurable.BACKTEST_DIGEST_KEY),
             )
         evidence = catalog_evidence(request, self._setup.provider.catalog)
         limits, keys = self._setup.limits, self._setup.keys

@@ -17,6 +17,7 @@ from ecp_core.certification.model import (
     CertificationState,
     OverrideScope,
 )
+from ecp_core.errors import Configurable
 from ecp_core.graphs.definition import GraphDefinition
 from ecp_core.types import NodeKind, SideEffectClass
 
@@ -34,6 +35,11 @@ class BlockerCode(enum.StrEnum):
     ATTESTATION_MISSING = "attestation_missing"
     UNAPPROVED_CONSEQUENTIAL_ACTION = "unapproved_consequential_action"
 
+
+BLOCKER_CONFIGURATION: dict[BlockerCode, Configurable] = {
+    BlockerCode.SIGNER_UNAVAILABLE: Configurable.AUDIT_SIGNING_KEY,
+}
+"""The configuration that lifts a blocker; an application says in its remediation how it is set."""
 
 OVERRIDABLE = frozenset(BlockerCode(scope.value) for scope in OverrideScope)
 """The blockers an override may waive: exactly those an OverrideScope names."""
@@ -126,7 +132,7 @@ def blockers_of(facts: CertificationFacts) -> tuple[CertificationBlocker, ...]:
             _blocker(
                 BlockerCode.SIGNER_UNAVAILABLE,
                 "the server has no audit signing key: records and attestations go unsigned",
-                "configure ECP_AUDIT_SIGNING_KEY and restart",
+                "configure the audit signing key and restart",
             )
         )
     if not facts.deployment_found:
@@ -201,6 +207,7 @@ def evaluate(
 
 
 __all__ = [
+    "BLOCKER_CONFIGURATION",
     "CONSEQUENTIAL",
     "OVERRIDABLE",
     "BlockerCode",

@@ -2,7 +2,7 @@
 
 A connector test reserves its worst case, calls, then settles. A process that dies in between
 leaves the reservation held and its (campaign, operation) answering 409 "still being tested".
-A reservation older than :func:`abandoned_after` (twice ``ECP_CONNECTOR_TEST_TIMEOUT_SECONDS``
+A reservation older than :func:`abandoned_after` (twice the test timeout, the server's ``ECP_CONNECTOR_TEST_TIMEOUT_SECONDS``,
 plus :data:`ABANDON_MARGIN_SECONDS`) belongs to no live test: the sweep commits its worst case as
 ``estimated`` (the provider may have served and billed the call), releases the reservation,
 writes the ledger entry and stores the answer ``ok: false`` saying the test was abandoned, so a

@@ -1,6 +1,6 @@
 """Settings-defined connectors: a parsed TOML document into connectors, or the first fault named.
 
-The file (``ECP_CONNECTORS_FILE``) is read once at start-up by the HTTP adapter::
+The file (the server's ``ECP_CONNECTORS_FILE``) is read once at start-up by the HTTP adapter::
 
     [connectors."fast-model"]
     backend_type = "model"

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ecp_core.connectors.model import BackendType
-from ecp_core.errors import FieldError, SecretValueRefused, ValidationFailed
+from ecp_core.errors import Configurable, FieldError, SecretValueRefused, ValidationFailed
 from ecp_core.models.model import CatalogEntry
 
 SECRET_WORDS = (
@@ -134,8 +134,8 @@ def _secret_problems(params: Mapping[str, Any]) -> list[FieldError]:
         value = params[key]
         if names_a_secret(key):
             msg = (
-                "names a secret value: store the secret on the server (ECP_SECRET_<NAME> or "
-                "ECP_SECRETS_DIR) and give its name in auth_secret_ref"
+                "names a secret value: store the secret in the secret store and give its name "
+                "in auth_secret_ref"
             )
         elif looks_like_credential(value):
             msg = "looks like a credential: give a secret's name instead"
@@ -158,7 +158,11 @@ def checked_params(
     """
     secrets = _secret_problems(params)
     if secrets:
-        raise SecretValueRefused("connector params must not hold secret values", errors=secrets)
+        raise SecretValueRefused(
+            "connector params must not hold secret values",
+            errors=secrets,
+            configuration=(Configurable.SECRET_STORE,),
+        )
     allowed = KEYS[backend_type]
     errors = [
         FieldError(

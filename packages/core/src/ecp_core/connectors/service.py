@@ -24,7 +24,7 @@ from ecp_core.connectors.model import (
     CostScope,
 )
 from ecp_core.connectors.params import checked_params
-from ecp_core.errors import ConnectorSettingsDefined, NotFound, exists
+from ecp_core.errors import Configurable, ConnectorSettingsDefined, NotFound, exists
 from ecp_core.identity import ActorIdentity
 from ecp_core.models.model import CatalogEntry
 from ecp_core.pages import check_limit, decode_cursor, next_page
@@ -115,8 +115,9 @@ class ConnectorService:
     def _refuse_settings_defined(self, ref: str) -> None:
         if ref in self._setup.defined:
             raise ConnectorSettingsDefined(
-                f"connector {ref!r} is defined by the server's settings (ECP_CONNECTORS_FILE);"
-                " the API cannot store, change or delete it"
+                f"connector {ref!r} is defined by the connector definitions the service was "
+                "configured with; the API cannot store, change or delete it",
+                configuration=(Configurable.CONNECTOR_DEFINITIONS,),
             )
 
     def create(

@@ -1,6 +1,6 @@
 """The model catalog's rules: one table per model ref, exact prices, and problems named by field.
 
-The catalog file (``ECP_MODEL_CATALOG``, TOML) is read by the HTTP adapter; this module turns the
+The catalog file (TOML; the server's ``ECP_MODEL_CATALOG``) is read by the HTTP adapter; this module turns the
 parsed document into :class:`~ecp_core.models.model.CatalogEntry` values (ADR 0037)::
 
     [models."fast"]

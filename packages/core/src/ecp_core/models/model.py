@@ -36,7 +36,7 @@ class CatalogEntry:
     """The provider's own name for the model."""
     base_url: Annotated[str, Text(1, 2048)]
     secret_name: Annotated[str, Text(1, 200)] | None
-    """The secret holding the API key (``ECP_SECRET_<NAME>`` or ``ECP_SECRETS_DIR``); None: none."""
+    """The secret holding the API key in the secret store (the server's ``ECP_SECRET_<NAME>`` or ``ECP_SECRETS_DIR``); None: none."""
     family: Annotated[str, Text(1, 200)]
     """Models of one family (one vendor's line) judge each other unfairly (backtest rule 3)."""
     input_usd_per_million: Decimal

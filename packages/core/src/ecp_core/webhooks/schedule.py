@@ -7,7 +7,7 @@ import attrs
 
 @attrs.frozen(kw_only=True)
 class RetrySchedule:
-    """``ECP_WEBHOOK_MAX_ATTEMPTS`` (5), ``…_BACKOFF_BASE_SECONDS`` (2), ``…_BACKOFF_MAX_SECONDS`` (3600)."""
+    """The server's ``ECP_WEBHOOK_MAX_ATTEMPTS`` (5), ``…_BACKOFF_BASE_SECONDS`` (2), ``…_BACKOFF_MAX_SECONDS`` (3600)."""
 
     max_attempts: int = 5
     base_seconds: float = 2.0

@@ -29,7 +29,7 @@ DISPATCH_BACKOFF_CAP_SECONDS = 300.0
 DISPATCH_RETRY = RetrySchedule(
     max_attempts=3, base_seconds=1.0, max_seconds=DISPATCH_BACKOFF_CAP_SECONDS
 )
-"""``ECP_DISPATCH_MAX_ATTEMPTS`` (3) and ``ECP_DISPATCH_BACKOFF_SECONDS`` (1), capped at 300 s."""
+"""The server's ``ECP_DISPATCH_MAX_ATTEMPTS`` (3) and ``ECP_DISPATCH_BACKOFF_SECONDS`` (1), capped at 300 s."""
 
 
 def dispatch_backoff(policy: RetrySchedule, failures: int) -> timedelta:

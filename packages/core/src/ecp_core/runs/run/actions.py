@@ -63,7 +63,7 @@ class ActionSource(enum.StrEnum):
     BUILTIN = "builtin"
     """Shipped with the service (``echo``, ``set``, the server's own)."""
     PLUGIN = "plugin"
-    """Registered by an application: an ``ecp.actions`` entry point, ``ECP_ACTION_MODULES`` or
+    """Registered by an application: an ``ecp.actions`` entry point, the server's ``ECP_ACTION_MODULES`` or
     an embedding program."""
     TASK = "task"
     """Served by external workers (task nodes)."""

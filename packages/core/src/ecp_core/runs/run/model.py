@@ -31,8 +31,9 @@ FAILURE_REASONS: dict[str, str] = {
     MAPPING_ERROR: "A mapping node found no value at its source path.",
     NO_MATCHING_EDGE: "A node has exits, but no exit's condition holds.",
     STEP_LIMIT_EXCEEDED: "The run took more node attempts than the graph's `max_steps`.",
-    DISPATCH_ERROR: "Dispatching the run raised an unexpected error on every one of its "
-    "`ECP_DISPATCH_MAX_ATTEMPTS` attempts (for example, its stored state could not be read).",
+    DISPATCH_ERROR: "Dispatching the run raised an unexpected error on every one of its allowed "
+    "attempts (the dispatch retry policy's `max_attempts`; for example, its stored state could "
+    "not be read).",
     TASK_FAILED: "The last attempt of a task node's external task failed: the worker reported a "
     "failure, or its lock ran out, on attempt `max_attempts`.",
     CHILD_FAILED: "The child run a `subgraph` node started ended failed or terminated by policy "
