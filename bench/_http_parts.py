@@ -24,13 +24,14 @@ from starlette.responses import JSONResponse
 from ecp_core.permissions import Permission, permissions_of
 from ecp_core.runs.run.model import RunStatusResponse
 from ecp_core.wire import unstructure
-from ecp_http import logs, routing
-from ecp_http.app import create_app
-from ecp_http.auth import Authenticator
-from ecp_http.metrics import Metrics
-from ecp_http.rendering import JsonAnswer
-from ecp_http.settings import Settings
-from ecp_http.threads import HandlerThreads
+from ecp_http import logs
+from ecp_http.config.settings import Settings
+from ecp_http.server import routing
+from ecp_http.server.auth import Authenticator
+from ecp_http.server.observability.metrics import Metrics
+from ecp_http.server.rendering import JsonAnswer
+from ecp_http.server.threads import HandlerThreads
+from ecp_http.startup.app import create_app
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -122,7 +123,7 @@ def thread_hop(hop: Callable[[Callable[[], int]], Awaitable[int]], repeat: int) 
 
 
 def handler_threads(repeat: int) -> float:
-    """:func:`thread_hop` through the app's :class:`~ecp_http.threads.HandlerThreads`."""
+    """:func:`thread_hop` through the app's :class:`~ecp_http.server.threads.HandlerThreads`."""
     threads = HandlerThreads()
     try:
         return thread_hop(threads.run, repeat)

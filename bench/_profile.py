@@ -28,9 +28,9 @@ Function = tuple[str, int, str]
 # points that do not call one another; "self" parts add the functions' own time, excluding
 # anything an inclusive part already holds.
 INCLUSIVE: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("authentication (JWT verified)", ("ecp_http/auth.py:__call__",)),
+    ("authentication (JWT verified)", ("ecp_http/server/auth.py:__call__",)),
     ("permission check", ("ecp_core/permissions.py:permissions_of",)),
-    ("path and query parameters", ("ecp_http/routing.py:_checked_parameters",)),
+    ("path and query parameters", ("ecp_http/server/routing.py:_checked_parameters",)),
     (
         "database: take a connection (pool check), bind repositories",
         ("ecp_postgres/database.py:__enter__",),
@@ -39,7 +39,7 @@ INCLUSIVE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("database: roll back, give the connection back", ("ecp_postgres/database.py:__exit__",)),
     ("response model (RunStatusResponse.of)", ("ecp_core/runs/run/model.py:of",)),
     ("cattrs unstructure", ("ecp_core/wire.py:unstructure",)),
-    ("JSON rendering", ("starlette/responses.py:render", "ecp_http/rendering.py:render")),
+    ("JSON rendering", ("starlette/responses.py:render", "ecp_http/server/rendering.py:render")),
     (
         "metrics (prometheus_client)",
         (
@@ -55,8 +55,11 @@ RUN_INCLUSIVE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("run work in requests: start a run", ("ecp_core/runs/engine/service.py:start",)),
     ("run work in requests: resolve, drive the run to its end", ("ecp_core/service.py:resolve",)),
     ("run reads in requests (Prefer: wait)", ("ecp_core/runs/engine/service.py:get",)),
-    ("dispatcher threads (claim, attempt)", ("ecp_http/dispatch.py:_loop",)),
-    ("sweeps (overdue approvals, webhook outbox)", ("ecp_http/dispatch.py:_sweep_loop",)),
+    ("dispatcher threads (claim, attempt)", ("ecp_http/background/dispatch.py:_loop",)),
+    (
+        "sweeps (overdue approvals, webhook outbox)",
+        ("ecp_http/background/dispatch.py:_sweep_loop",),
+    ),
     INCLUSIVE[0],
     (
         "request bodies (JSON parse, cattrs structure)",

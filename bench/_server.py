@@ -25,8 +25,8 @@ STARTUP_SECONDS = 60.0
 def ecp_app() -> Any:
     """The ECP app with its settings and logging from the environment (in the child only)."""
     from ecp_http import logs  # noqa: PLC0415 - the child needs it, the parent not
-    from ecp_http.app import create_app  # noqa: PLC0415
-    from ecp_http.settings import Settings  # noqa: PLC0415
+    from ecp_http.config.settings import Settings  # noqa: PLC0415
+    from ecp_http.startup.app import create_app  # noqa: PLC0415
 
     settings = Settings.from_mapping(os.environ)
     logs.configure(settings.log_format, settings.log_level)  # as `ecp serve` does

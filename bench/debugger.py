@@ -89,7 +89,7 @@ from ecp_core.json_text import parse_json_text
 from ecp_core.system import SystemClock
 from ecp_core.types import CostMeasurement
 from ecp_core.wire import format_timestamp, structure, unstructure
-from ecp_http.auth import mint_token
+from ecp_http.server.auth import mint_token
 from ecp_postgres import PostgresStore
 
 if TYPE_CHECKING:

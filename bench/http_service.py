@@ -59,7 +59,7 @@ import _profile
 from _reads import WARMUP, Rounds, bench_reads, hammer, paired_ratio
 from _run_loop import DEPLOYMENT, bench_runs, check, prepare, print_runs
 from _server import Child, ecp_app, serve
-from ecp_http.auth import mint_token
+from ecp_http.server.auth import mint_token
 
 TENANT = "bench"
 JWT_SECRET = "bench-" + "j" * 40

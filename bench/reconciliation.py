@@ -90,7 +90,7 @@ from ecp_core.reconciliation.service import MAX_RECONCILIATION_EVENTS
 from ecp_core.system import SystemClock
 from ecp_core.types import CostMeasurement
 from ecp_core.wire import unstructure
-from ecp_http.auth import mint_token
+from ecp_http.server.auth import mint_token
 from ecp_postgres import PostgresStore
 from ecp_postgres.evidence import WORK_MEM
 from ecp_postgres.reconciliation import PROVIDER_EVENTS

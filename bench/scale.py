@@ -53,7 +53,7 @@ from _scale_parts import (
     one_run,
 )
 from ecp_core.demo import EXAMPLE_GRAPH
-from ecp_http.auth import mint_token
+from ecp_http.server.auth import mint_token
 
 if TYPE_CHECKING:
     from multiprocessing.managers import SyncManager

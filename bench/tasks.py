@@ -39,7 +39,7 @@ import httpx
 
 from _database import Databases, server
 from _server import Child, ecp_app, serve
-from ecp_http.auth import mint_token
+from ecp_http.server.auth import mint_token
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -42,7 +42,7 @@ from _database import Databases, server
 from _notify_cost import bench_commit_ceiling, bench_commits
 from _server import Child, ecp_app, serve
 from ecp_core.demo import EXAMPLE_GRAPH
-from ecp_http.auth import mint_token
+from ecp_http.server.auth import mint_token
 
 TENANT = "bench"
 DEPLOYMENT = "refunds"

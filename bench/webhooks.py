@@ -30,10 +30,10 @@ from ecp_core import (
 )
 from ecp_core.webhooks import CreateSubscriptionRequest, RetrySchedule
 from ecp_core.webhooks.model import WebhookEventType
-from ecp_http.dispatch import Dispatcher
-from ecp_http.long_poll import Bell
-from ecp_http.wakeups import DELIVERY_SWEEP, wakeup_listener
-from ecp_http.webhook_sender import HttpxSender
+from ecp_http.background.dispatch import Dispatcher
+from ecp_http.background.wakeups import DELIVERY_SWEEP, wakeup_listener
+from ecp_http.outbound.webhook_sender import HttpxSender
+from ecp_http.server.long_poll import Bell
 from ecp_postgres import (
     EmbeddedPostgres,
     PostgresStore,

@@ -2,7 +2,7 @@
 
 Runs ``npm pack swagger-ui-dist@VERSION`` in a temporary directory and copies the one
 standalone bundle, its stylesheet and the license files into
-``packages/adapters_http/src/ecp_http/static/docs/``, then records the package and version in
+``packages/adapters_http/src/ecp_http/server/static/docs/``, then records the package and version in
 ``VERSION``. The files are committed; nothing is fetched at build or run time. To move to another
 version: ``python scripts/fetch_api_reference.py 5.x.y``, then run the ``/docs`` browser test.
 """
@@ -26,7 +26,7 @@ FILES = (
 )
 """What is kept of the package: the bundle, its stylesheet, and the licenses they come under."""
 TARGET = (
-    pathlib.Path(__file__).resolve().parents[1] / "packages/adapters_http/src/ecp_http/static/docs"
+    pathlib.Path(__file__).resolve().parents[1] / "packages/adapters_http/src/ecp_http/server/static/docs"
 )
 
 

@@ -51,9 +51,9 @@ PLUMBING = frozenset(
         "ecp_core.system",
         "ecp_core.types",
         "ecp_core.wire",
-        "ecp_http.app",
-        "ecp_http.bootstrap",
-        "ecp_http.settings",
+        "ecp_http.startup.app",
+        "ecp_http.startup.bootstrap",
+        "ecp_http.config.settings",
         "ecp_postgres.database",
         "ecp_postgres.migrations",
     }

@@ -22,8 +22,8 @@ import uvicorn
 from tests.e2e.browser import browser
 from tests.e2e.helpers import Caller, EcpServer
 
-from ecp_http.app import create_app
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.startup.app import create_app
 from ecp_postgres import create_database, drop_database
 
 __all__ = ["browser"]  # the headless Chromium fixture, for the page tests

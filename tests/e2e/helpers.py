@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from ecp_core.demo import EXAMPLE_GRAPH
-from ecp_http.auth import mint_token
+from ecp_http.server.auth import mint_token
 
 PROBLEM_JSON = "application/problem+json"
 WAIT = {"Prefer": "wait=10"}

@@ -22,10 +22,10 @@ from tests.e2e.browser import capture
 from tests.e2e.conftest import serving
 
 from ecp_billing.standin import StandinMerchant
-from ecp_http.backtest_settings import backtest_fields
-from ecp_http.dev_cloud import CLIENT_ID, SOLO_PRICE, hosted_locally, introduce
-from ecp_http.model_calls.standin import StandinModels
-from ecp_http.settings import Settings
+from ecp_http.cli.dev_cloud import CLIENT_ID, SOLO_PRICE, hosted_locally, introduce
+from ecp_http.config.backtests import backtest_fields
+from ecp_http.config.settings import Settings
+from ecp_http.outbound.model_calls.standin import StandinModels
 from ecp_idp.standin import Login, StandinIdentityProvider
 from ecp_postgres import create_database, drop_database
 

@@ -68,7 +68,7 @@ LIST_AND_TELL = """
 import sys
 from ecp_http.cli import main
 status = main(["migrate", "list"])
-heavy = ("ecp_http.bootstrap", "ecp_http.settings", "ecp_postgres.database", "starlette",
+heavy = ("ecp_http.startup.bootstrap", "ecp_http.config.settings", "ecp_postgres.database", "starlette",
          "uvicorn", "httpx", "cel")
 print(" ".join(name for name in heavy if name in sys.modules), file=sys.stderr)
 sys.exit(status)

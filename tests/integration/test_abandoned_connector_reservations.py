@@ -26,10 +26,10 @@ from ecp_core.testing.conformance.connector_reservations import held_test, hold
 from ecp_core.testing.samples import NOW
 from ecp_core.types import AuthMethod, CostMeasurement, ServiceRole
 from ecp_http.background import abandoned_reservations_sweep, sweeps_of
-from ecp_http.connector_backends import connector_setup
-from ecp_http.metrics import Metrics
-from ecp_http.model_calls.standin import Reply
-from ecp_http.task_offers import TaskOffers
+from ecp_http.outbound.connector_backends import connector_setup
+from ecp_http.outbound.model_calls.standin import Reply
+from ecp_http.server.observability.metrics import Metrics
+from ecp_http.server.task_offers import TaskOffers
 from ecp_postgres import PostgresStore
 
 ACTOR = ActorIdentity(

@@ -15,11 +15,11 @@ import pytest
 from starlette.testclient import TestClient
 
 from ecp_core.memory import MemoryStore
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.bootstrap import load_settings
-from ecp_http.plugins import PluginFailed
-from ecp_http.settings import SettingsError
+from ecp_http.config.settings import SettingsError
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
+from ecp_http.startup.bootstrap import load_settings
+from ecp_http.startup.plugins import PluginFailed
 
 SECRET = "p" * 40
 SEED = base64.b64encode(bytes(range(7, 39))).decode("ascii")

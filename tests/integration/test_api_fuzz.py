@@ -28,9 +28,9 @@ from schemathesis.specs.openapi.checks import (
 )
 from starlette.testclient import TestClient
 
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 JWT_SECRET = "fuzz-" + "x" * 32
 MAX_EXAMPLES = 15

@@ -17,12 +17,12 @@ import pytest
 from starlette.testclient import TestClient
 
 from ecp_core.memory import MemoryStore
-from ecp_http.api_reference import REFERENCE_POLICY, Asset
-from ecp_http.app import create_app
-from ecp_http.pages.render import CONTENT_SECURITY_POLICY
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.server.api_reference import REFERENCE_POLICY, Asset
+from ecp_http.server.pages.render import CONTENT_SECURITY_POLICY
+from ecp_http.startup.app import create_app
 
-SHIPPED = importlib.resources.files("ecp_http").joinpath("static/docs")
+SHIPPED = importlib.resources.files("ecp_http.server").joinpath("static/docs")
 
 
 class _Tags(html.parser.HTMLParser):

@@ -8,10 +8,10 @@ from starlette.testclient import TestClient
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_core.memory import MemoryStore
 from ecp_core.signing import Ed25519Signer
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.core_setup import retired_audit_keys
-from ecp_http.settings import Settings, SettingsError
+from ecp_http.config.settings import Settings, SettingsError
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
+from ecp_http.startup.core_setup import retired_audit_keys
 
 SECRET = "r" * 40
 OLD = base64.b64encode(bytes(range(1, 33))).decode("ascii")

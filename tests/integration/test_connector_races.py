@@ -17,8 +17,8 @@ from ecp_core.connectors.model import ConnectorTestRequest
 from ecp_core.connectors.trials import TrialOutcome
 from ecp_core.identity import ActorIdentity
 from ecp_core.types import AuthMethod, ServiceRole
-from ecp_http.app import create_app
-from ecp_http.model_calls.standin import Reply
+from ecp_http.outbound.model_calls.standin import Reply
+from ecp_http.startup.app import create_app
 from ecp_postgres import PostgresStore
 
 ACTOR = ActorIdentity(

@@ -34,11 +34,11 @@ from ecp_core import Ecp, Ed25519Signer
 from ecp_core.errors import DatabaseUnavailable
 from ecp_core.graphs.definition import GraphVersion
 from ecp_core.registry.service import graph_digest
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.dispatch import Dispatcher
-from ecp_http.problems import RETRY_AFTER_SECONDS
-from ecp_http.settings import Settings
+from ecp_http.background.dispatch import Dispatcher
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.server.problems import RETRY_AFTER_SECONDS
+from ecp_http.startup.app import create_app
 from ecp_postgres import EmbeddedPostgres, PostgresStore, apply_migrations, create_database
 
 SECRET = "outage-" + "s" * 40

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, StartRunRequest
-from ecp_http.dispatch import Dispatcher
+from ecp_http.background.dispatch import Dispatcher
 from ecp_postgres import PostgresStore
 
 SIGNER = Ed25519Signer(bytes(range(5, 37)), key_id="dispatch")

@@ -7,7 +7,7 @@ from psycopg.rows import dict_row
 from tests.support.runs import deploy_three_steps
 
 from ecp_core import Ecp, Ed25519Signer, StartRunRequest
-from ecp_http.dispatch import Dispatcher
+from ecp_http.background.dispatch import Dispatcher
 from ecp_postgres import PostgresStore
 
 SIGNER = Ed25519Signer(bytes(range(11, 43)), key_id="fair")

@@ -18,17 +18,17 @@ from tests.support.receiver import receiver
 from ecp_core.graphs.definition import ActionDescriptorV1
 from ecp_core.memory import MemoryStore
 from ecp_core.runs.run.actions import ActionContext
-from ecp_http.action_secrets import REDACTED, ActionSecrets
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.bootstrap import load_settings
-from ecp_http.http_action import (
+from ecp_http.config.action_secrets import REDACTED, ActionSecrets
+from ecp_http.config.settings import Settings
+from ecp_http.outbound.http_action import (
     CAPABILITIES,
     HttpRequestFailed,
     http_request_action,
     parse_arguments,
 )
-from ecp_http.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
+from ecp_http.startup.bootstrap import load_settings
 
 RULE = "C10 http-request-action"
 SECRET_VALUE = "Bearer sk-live-0123456789abcdef"

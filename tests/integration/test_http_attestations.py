@@ -12,9 +12,9 @@ from ecp_core.service import Ecp
 from ecp_core.signing import Ed25519Signer
 from ecp_core.system import FixedClock
 from ecp_core.testing.samples import NOW
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "a" * 40
 SEED = base64.b64encode(bytes(range(3, 35))).decode("ascii")

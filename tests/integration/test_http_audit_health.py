@@ -10,10 +10,10 @@ from tests.support.receiver import receiver
 
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_core.memory import MemoryStore
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
-from ecp_http.webhook_sender import HttpxSender
+from ecp_http.config.settings import Settings
+from ecp_http.outbound.webhook_sender import HttpxSender
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "h" * 40
 SEED = base64.b64encode(bytes(range(21, 53))).decode("ascii")

@@ -19,9 +19,9 @@ from tests.support.audit_doc import reference_verifier
 
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_core.memory import MemoryStore
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "s" * 40
 VERIFIER = reference_verifier()

@@ -14,9 +14,9 @@ from starlette.testclient import TestClient
 from tests.support.backtests import KEY, old_record, request_body, world
 
 from ecp_core.memory import MemoryStore
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "q" * 40
 SEED = base64.b64encode(bytes(range(5, 37))).decode("ascii")

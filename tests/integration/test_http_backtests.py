@@ -14,10 +14,10 @@ from tests.support.backtests import KEY, request_body, world
 from ecp_core.billing.model import PlanName, SubscriptionStatus, trial_subscription
 from ecp_core.entitlements.model import Meter
 from ecp_core.memory import MemoryStore
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.hosted_settings import HostedSettings
-from ecp_http.settings import Settings
+from ecp_http.config.hosted import HostedSettings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "q" * 40
 SEED = base64.b64encode(bytes(range(5, 37))).decode("ascii")
@@ -91,7 +91,7 @@ def wait_finished(client, backtest_id, seconds=30.0):
 )
 def test_every_verdict_kind_appears_errors_abstain_and_credits_balance(armed):
     """Run by the server's sweep: each fault gives its verdict; reserved - used = returned."""
-    from ecp_http.model_calls.standin import Reply
+    from ecp_http.outbound.model_calls.standin import Reply
 
     store = MemoryStore()
     start = subscribe(store)

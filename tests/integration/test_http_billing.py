@@ -21,11 +21,11 @@ from starlette.testclient import TestClient
 from ecp_billing import StandinMerchant, deliver, subscription_payload
 from ecp_billing.standin import MONTH
 from ecp_core.memory import MemoryStore
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.handlers.billing import WEBHOOK_PATH
-from ecp_http.hosted_settings import BillingSettings, HostedSettings
-from ecp_http.settings import Settings
+from ecp_http.config.hosted import BillingSettings, HostedSettings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.server.handlers.billing import WEBHOOK_PATH
+from ecp_http.startup.app import create_app
 
 JWT_SECRET = "b" * 40
 SECRET = "pdl_ntfset_http_" + "w" * 24

@@ -22,8 +22,8 @@ from tests.support.cloud_login import (
 )
 
 from ecp_core.billing.model import PlanName, SubscriptionStatus
-from ecp_http.sealing import Sealer
-from ecp_http.sessions import LOGIN_COOKIE, SESSION_COOKIE
+from ecp_http.server.sealing import Sealer
+from ecp_http.server.sessions import LOGIN_COOKIE, SESSION_COOKIE
 from ecp_idp.standin import Login, StandinIdentityProvider
 
 PROBLEM_JSON = "application/problem+json"
@@ -304,8 +304,8 @@ def test_the_login_routes_exist_only_when_identity_is_enabled():
     import secrets
 
     from ecp_core.memory import MemoryStore
-    from ecp_http.app import create_app
-    from ecp_http.settings import Settings
+    from ecp_http.config.settings import Settings
+    from ecp_http.startup.app import create_app
 
     settings = Settings(
         jwt_secret="x" * 32,

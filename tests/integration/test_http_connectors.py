@@ -15,9 +15,9 @@ from tests.support.connectors import (
 from tests.support.receiver import receiver
 
 from ecp_core.memory import MemoryStore
-from ecp_http.app import create_app
-from ecp_http.model_calls.standin import Reply
-from ecp_http.settings import Settings, SettingsError
+from ecp_http.config.settings import Settings, SettingsError
+from ecp_http.outbound.model_calls.standin import Reply
+from ecp_http.startup.app import create_app
 
 MODEL = {"ref": "my-model", "backend_type": "model", "params": {"model_ref": "fast"}}
 

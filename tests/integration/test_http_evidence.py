@@ -17,9 +17,9 @@ from starlette.testclient import TestClient
 from tests.support.postgres import copy_executions
 
 from ecp_core.demo import EXAMPLE_GRAPH
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 from ecp_postgres import apply_migrations, rollback_migrations
 from ecp_postgres.migrations import migrations
 from ecp_postgres.migrations import status as migration_status

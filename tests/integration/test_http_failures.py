@@ -6,9 +6,9 @@ import psycopg
 import pytest
 from starlette.testclient import TestClient
 
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "f" * 40
 

@@ -13,12 +13,12 @@ from starlette.testclient import TestClient
 
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_core.memory import MemoryStore
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.bootstrap import load_settings
 from ecp_http.cli import main
-from ecp_http.secrets import with_development_secrets
-from ecp_http.settings import Settings, SettingsError
+from ecp_http.config.settings import Settings, SettingsError
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
+from ecp_http.startup.bootstrap import load_settings
+from ecp_http.startup.secrets import with_development_secrets
 
 SECRET = "m" * 40
 SEED = base64.b64encode(bytes(range(3, 35))).decode("ascii")

@@ -11,7 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 from tests.support.cloud_login import HTML, Browser, cloud_app
 
-from ecp_http.pages.render import CONTENT_SECURITY_POLICY
+from ecp_http.server.pages.render import CONTENT_SECURITY_POLICY
 from ecp_idp.standin import Login, StandinIdentityProvider
 
 RULE = "C12 pages-csp"

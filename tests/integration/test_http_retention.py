@@ -6,9 +6,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from ecp_core.demo import EXAMPLE_GRAPH
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "r" * 40
 

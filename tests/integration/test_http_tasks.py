@@ -15,9 +15,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from ecp_core.memory import MemoryStore
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "t" * 40
 SEED = base64.b64encode(bytes(range(9, 41))).decode("ascii")

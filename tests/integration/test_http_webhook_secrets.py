@@ -14,9 +14,9 @@ from starlette.testclient import TestClient
 from tests.support.receiver import receiver
 
 from ecp_core.demo import EXAMPLE_GRAPH
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 JWT = "w" * 40
 PROBLEM_JSON = "application/problem+json"

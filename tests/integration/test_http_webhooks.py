@@ -8,10 +8,10 @@ from starlette.testclient import TestClient
 from tests.support.receiver import receiver
 
 from ecp_core.demo import EXAMPLE_GRAPH
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
-from ecp_http.webhook_sender import HttpxSender, target_problem, webhook_guard
+from ecp_http.config.settings import Settings
+from ecp_http.outbound.webhook_sender import HttpxSender, target_problem, webhook_guard
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "w" * 40
 

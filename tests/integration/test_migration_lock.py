@@ -22,8 +22,8 @@ import pytest
 from starlette.testclient import TestClient
 from yoyo import get_backend
 
-from ecp_http.app import create_app
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.startup.app import create_app
 from ecp_postgres import (
     apply_migrations,
     create_database,

@@ -16,10 +16,10 @@ from starlette.testclient import TestClient
 
 from ecp_core.memory import MemoryStore
 from ecp_core.memory.evidence import EXECUTIONS
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.bootstrap import load_settings
-from ecp_http.model_calls.standin import Reply, StandinModels
+from ecp_http.outbound.model_calls.standin import Reply, StandinModels
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
+from ecp_http.startup.bootstrap import load_settings
 
 RULE = "C13 model-call-action"
 KEY = "sk-live-model-key-abcdef0123456789"

@@ -15,11 +15,11 @@ import stamina
 
 from ecp_core.errors import ModelCallFailed, NotFound
 from ecp_core.models.model import CallFailure, ChatMessage, ModelRequest
-from ecp_http.action_secrets import ActionSecrets
-from ecp_http.model_calls.anthropic import API_VERSION
-from ecp_http.model_calls.provider import RetryPolicy
-from ecp_http.model_calls.providers import catalog_models
-from ecp_http.model_calls.standin import ANTHROPIC_PATH, OPENAI_PATH, Reply, StandinModels
+from ecp_http.config.action_secrets import ActionSecrets
+from ecp_http.outbound.model_calls.anthropic import API_VERSION
+from ecp_http.outbound.model_calls.provider import RetryPolicy
+from ecp_http.outbound.model_calls.providers import catalog_models
+from ecp_http.outbound.model_calls.standin import ANTHROPIC_PATH, OPENAI_PATH, Reply, StandinModels
 
 KEY = "sk-live-model-key-0123456789"
 KINDS = ["openai", "anthropic"]

@@ -21,9 +21,9 @@ from tests.support.receiver import receiver
 
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_http import logs
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings, SettingsError
+from ecp_http.config.settings import Settings, SettingsError
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "o" * 40
 TENANT = "tenant-secret-xyz"

@@ -17,14 +17,13 @@ from starlette.testclient import TestClient
 
 from ecp_core.constraints import Range, Text
 from ecp_core.types import ApprovalDecision
-from ecp_http import api_docs
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.json_schema import SchemaBuilder
-from ecp_http.openapi import build_document
-from ecp_http.query import parameters
-from ecp_http.schema_constraints import NO_WHITESPACE_PATTERN, TRIMMED_PATTERN, anchored
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.openapi import api_docs, build_document
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
+from ecp_http.wire.json_schema import SchemaBuilder
+from ecp_http.wire.query import parameters
+from ecp_http.wire.schema_constraints import NO_WHITESPACE_PATTERN, TRIMMED_PATTERN, anchored
 
 pytestmark = pytest.mark.spec("C1 openapi")
 

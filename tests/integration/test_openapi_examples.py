@@ -1,6 +1,6 @@
 """The OpenAPI document's examples: recorded from real answers, valid, and on every operation.
 
-The examples live beside the code that serves them (``ecp_http/api_examples``): a request body
+The examples live beside the code that serves them (``ecp_http/openapi/examples``): a request body
 the server accepted and the answer it gave, per operation. ``test_the_examples_are_answers_of_
 today`` drives two servers on the memory store through the scenario (``openapi_scenario*.py``):
 a self-hosted one (the quickstart, then area by area, with models served by the loopback stand-in
@@ -33,14 +33,14 @@ from tests.support.receiver import Receiver, receiver
 
 from ecp_billing import StandinMerchant
 from ecp_core.memory import MemoryStore
-from ecp_http import api_examples
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.handlers import all_operations
-from ecp_http.hosted_settings import BillingSettings, HostedSettings, IdentitySettings
+from ecp_http.config.hosted import BillingSettings, HostedSettings, IdentitySettings
+from ecp_http.config.settings import Settings
 from ecp_http.openapi import build_document
-from ecp_http.routing import Operation
-from ecp_http.settings import Settings
+from ecp_http.openapi import examples as api_examples
+from ecp_http.server.auth import mint_token
+from ecp_http.server.handlers import all_operations
+from ecp_http.server.routing import Operation
+from ecp_http.startup.app import create_app
 from ecp_idp.standin import Login, StandinIdentityProvider
 
 pytestmark = pytest.mark.spec("C1 openapi-examples")

@@ -22,12 +22,12 @@ from ecp_core.graphs.validation import graph_errors
 from ecp_core.memory import MemoryStore
 from ecp_core.types import ApprovalDecision, NodeKind
 from ecp_core.wire import unstructure
-from ecp_http.app import create_app
-from ecp_http.handlers import all_operations
-from ecp_http.json_schema import SchemaBuilder
+from ecp_http.config.settings import Settings
 from ecp_http.openapi import build_document
-from ecp_http.routing import Operation
-from ecp_http.settings import Settings
+from ecp_http.server.handlers import all_operations
+from ecp_http.server.routing import Operation
+from ecp_http.startup.app import create_app
+from ecp_http.wire.json_schema import SchemaBuilder
 
 OPERATIONS = all_operations(billing_enabled=True, identity_enabled=True)
 

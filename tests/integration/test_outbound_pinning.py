@@ -24,7 +24,7 @@ from ecp_http.outbound import (
     pin,
     pinned_stream,
 )
-from ecp_http.webhook_sender import HttpxSender
+from ecp_http.outbound.webhook_sender import HttpxSender
 
 pytestmark = pytest.mark.spec("C7 address-guard")
 

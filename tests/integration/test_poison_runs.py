@@ -25,7 +25,7 @@ from ecp_core import (
 )
 from ecp_core.webhooks import CreateSubscriptionRequest, RetrySchedule
 from ecp_core.webhooks.model import WebhookEventType
-from ecp_http.dispatch import Dispatcher
+from ecp_http.background.dispatch import Dispatcher
 from ecp_postgres import PostgresStore
 
 pytestmark = pytest.mark.spec("C8 poison-runs")

@@ -16,10 +16,10 @@ from ecp_core import Ecp, Ed25519Signer, StartRunRequest
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_core.memory import MemoryStore
 from ecp_core.runs.run.model import Run
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.dispatch import Dispatcher
-from ecp_http.settings import Settings
+from ecp_http.background.dispatch import Dispatcher
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "w" * 40
 SEED = base64.b64encode(bytes(range(5, 37))).decode("ascii")

@@ -24,7 +24,7 @@ import pytest
 from tests.e2e.helpers import Caller, check, deploy, example_graph, poll_until, start, steps
 from tests.support.receiver import receiver
 
-from ecp_http.auth import mint_token
+from ecp_http.server.auth import mint_token
 
 ECP = pathlib.Path(sys.executable).with_name("ecp")
 STARTUP_SECONDS = 60.0

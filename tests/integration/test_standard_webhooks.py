@@ -26,7 +26,7 @@ from ecp_core import ActorIdentity, AuthMethod, CreateDeploymentRequest, Ecp, Gr
 from ecp_core.system import FixedClock
 from ecp_core.webhooks import CreateSubscriptionRequest, RetrySchedule, signature_matches
 from ecp_core.webhooks.model import WebhookEventType
-from ecp_http.webhook_sender import HttpxSender
+from ecp_http.outbound.webhook_sender import HttpxSender
 
 ADMIN = ActorIdentity(subject="ops", auth_method=AuthMethod.BEARER, tenant_id="t")
 FAST = RetrySchedule(max_attempts=2, base_seconds=0.01, max_seconds=0.05)

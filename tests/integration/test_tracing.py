@@ -29,9 +29,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from starlette.testclient import TestClient
 
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings, SettingsError
+from ecp_http.config.settings import Settings, SettingsError
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 SECRET = "t" * 40
 TENANT = "tenant-traced"
@@ -283,8 +283,8 @@ def _in_a_fresh_interpreter(code: str, database: str) -> dict[str, Any]:
     prelude = textwrap.dedent(f"""
         import base64, json, os, sys
         from starlette.testclient import TestClient
-        from ecp_http.app import create_app
-        from ecp_http.settings import Settings
+        from ecp_http.startup.app import create_app
+        from ecp_http.config.settings import Settings
         DATABASE = os.environ["ECP_TEST_TRACING_DATABASE"]
         KEY = base64.b64encode(bytes(range(32))).decode()
         SECRET = {SECRET!r}

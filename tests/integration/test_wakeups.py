@@ -22,13 +22,13 @@ from tests.support.receiver import receiver
 
 from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, StartRunRequest
 from ecp_core.demo import EXAMPLE_GRAPH
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.dispatch import Dispatcher
-from ecp_http.long_poll import Bell
-from ecp_http.settings import Settings
-from ecp_http.task_offers import TaskOffers
-from ecp_http.wakeups import WakeupMetrics, wakeup_listener
+from ecp_http.background.dispatch import Dispatcher
+from ecp_http.background.wakeups import WakeupMetrics, wakeup_listener
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.server.long_poll import Bell
+from ecp_http.server.task_offers import TaskOffers
+from ecp_http.startup.app import create_app
 from ecp_postgres import PostgresStore
 from ecp_postgres.notifications import (
     RUNS_MOVED,

@@ -20,7 +20,7 @@ from ecp_core import (
 )
 from ecp_core.webhooks import CreateSubscriptionRequest, RetrySchedule, signature_matches
 from ecp_core.webhooks.model import WebhookEventType
-from ecp_http.webhook_sender import HttpxSender
+from ecp_http.outbound.webhook_sender import HttpxSender
 
 SIGNER = Ed25519Signer(bytes(range(13, 45)), key_id="hooks")
 ADMIN = ActorIdentity(subject="ops", auth_method=AuthMethod.BEARER, tenant_id="t")
@@ -124,7 +124,7 @@ WORKER = """
 import sys
 from ecp_core import Ecp, Ed25519Signer
 from ecp_core.webhooks import RetrySchedule
-from ecp_http.webhook_sender import HttpxSender
+from ecp_http.outbound.webhook_sender import HttpxSender
 from ecp_postgres import PostgresStore
 with PostgresStore(sys.argv[1], max_size=2) as store:
     ecp = Ecp.build(store.unit_of_work, signer=Ed25519Signer(bytes(range(13, 45)), key_id="hooks"))

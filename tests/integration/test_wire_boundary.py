@@ -18,9 +18,9 @@ from tests.support.json_values import depth_of
 
 from ecp_core.canonical import MAX_SAFE_INTEGER, canonical_json
 from ecp_core.json_text import MAX_DEPTH
-from ecp_http.app import create_app
-from ecp_http.auth import mint_token
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
 
 JWT_SECRET = "w" * 32
 TENANT = "wire"

@@ -16,10 +16,10 @@ import attrs
 
 from ecp_core.backtests.digest import DigestKeys
 from ecp_core.backtests.limits import BacktestLimits, BacktestSetup
-from ecp_http.action_secrets import ActionSecrets
-from ecp_http.model_calls.provider import RetryPolicy
-from ecp_http.model_calls.providers import catalog_models
-from ecp_http.model_calls.standin import Reply, StandinModels
+from ecp_http.config.action_secrets import ActionSecrets
+from ecp_http.outbound.model_calls.provider import RetryPolicy
+from ecp_http.outbound.model_calls.providers import catalog_models
+from ecp_http.outbound.model_calls.standin import Reply, StandinModels
 
 KEY = "k" * 40
 OLD_KEY = "o" * 40

@@ -13,9 +13,9 @@ import httpx
 from starlette.testclient import TestClient
 
 from ecp_core.memory import MemoryStore
-from ecp_http.app import create_app
-from ecp_http.hosted_settings import HostedSettings, IdentitySettings
-from ecp_http.settings import Settings
+from ecp_http.config.hosted import HostedSettings, IdentitySettings
+from ecp_http.config.settings import Settings
+from ecp_http.startup.app import create_app
 
 CLIENT_ID = "client_test"
 IDP_API_KEY = "sk_test_standin"

@@ -11,9 +11,9 @@ import pathlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ecp_http.auth import mint_token
-from ecp_http.model_calls.standin import StandinModels
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.outbound.model_calls.standin import StandinModels
+from ecp_http.server.auth import mint_token
 
 SECRET = "c" * 40
 SEED = base64.b64encode(bytes(range(7, 39))).decode("ascii")

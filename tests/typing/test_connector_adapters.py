@@ -2,7 +2,7 @@
 
 from ecp_core.memory.connectors import MemoryConnectorCosts, MemoryConnectors
 from ecp_core.ports.connectors import ConnectorCostRepository, ConnectorProbe, ConnectorRepository
-from ecp_http.connector_backends import HttpProbe
+from ecp_http.outbound.connector_backends import HttpProbe
 from ecp_postgres.connectors import PostgresConnectorCosts, PostgresConnectors
 
 

@@ -1,10 +1,10 @@
 """The model-provider adapters are the port: a drift between them fails type-checking."""
 
 from ecp_core.ports.models import ModelProvider
-from ecp_http.model_calls.anthropic import AnthropicModels
-from ecp_http.model_calls.openai import OpenAiModels
-from ecp_http.model_calls.provider import HttpModels
-from ecp_http.model_calls.providers import CatalogModels
+from ecp_http.outbound.model_calls.anthropic import AnthropicModels
+from ecp_http.outbound.model_calls.openai import OpenAiModels
+from ecp_http.outbound.model_calls.provider import HttpModels
+from ecp_http.outbound.model_calls.providers import CatalogModels
 
 
 def http_models(x: HttpModels) -> ModelProvider:

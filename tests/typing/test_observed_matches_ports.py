@@ -1,8 +1,8 @@
-"""The metrics wrappers of ``ecp_http.observed`` are the ports they wrap: a drift fails type-checking.
+"""The metrics wrappers of ``ecp_http.server.observability.observed`` are the ports they wrap: a drift fails type-checking.
 
 ``mypy --strict`` checks this module (see the Makefile's ``lint``); pytest only imports it. The
 wrappers forward every port method by name, with no ``__getattr__``: a port method renamed,
-added or changed in signature is a type error here (and in ``ecp_http.observed`` itself), so a
+added or changed in signature is a type error here (and in ``ecp_http.server.observability.observed`` itself), so a
 watched method can never stop counting without a word.
 """
 
@@ -10,8 +10,8 @@ from ecp_core.ports.audit import AuditRepository
 from ecp_core.ports.runs import RunRepository
 from ecp_core.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ecp_core.ports.webhooks import WebhookRepository
-from ecp_http.metrics import Metrics
-from ecp_http.observed import (
+from ecp_http.server.observability.metrics import Metrics
+from ecp_http.server.observability.observed import (
     ObservedAudit,
     ObservedRuns,
     ObservedUnitOfWork,

@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecp_http.action_secrets import (
+from ecp_http.config.action_secrets import (
     MAX_SECRET_FILE_BYTES,
     REDACTED,
     ActionSecrets,
     SecretUnavailable,
     redacted,
 )
-from ecp_http.settings import Settings, SettingsError
+from ecp_http.config.settings import Settings, SettingsError
 
 RULE = "C10 http-request-action"
 VALUE = "tok-9f8e7d6c5b4a"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ecp_http.settings import Settings, SettingsError
+from ecp_http.config.settings import Settings, SettingsError
 
 KEY = "k" * 32
 

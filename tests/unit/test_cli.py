@@ -15,8 +15,8 @@ import jwt
 import pytest
 
 from ecp_http.cli import main, parser
-from ecp_http.secrets import with_development_secrets
-from ecp_http.settings import Settings
+from ecp_http.config.settings import Settings
+from ecp_http.startup.secrets import with_development_secrets
 
 SECRET = "unit-" + "s" * 40
 ENVIRONMENT_OF = {
@@ -96,7 +96,7 @@ def test_the_command_line_loads_no_application_until_a_command_needs_it():
     code = (
         "import sys, ecp_http.cli\n"
         "heavy = ('httpx', 'psycopg', 'psycopg_pool', 'starlette', 'uvicorn', 'yoyo', 'pgserver',"
-        " 'ecp_http.bootstrap', 'ecp_http.settings', 'ecp_postgres.database', 'cel')\n"
+        " 'ecp_http.startup.bootstrap', 'ecp_http.config.settings', 'ecp_postgres.database', 'cel')\n"
         "print(sorted(name for name in heavy if name in sys.modules))"
     )
     done = subprocess.run(
@@ -228,7 +228,7 @@ def test_token_refuses_when_hosted(tmp_path, capsys):
 
 
 def test_payload_reads_a_file(tmp_path):
-    from ecp_http.approvals_cli import payload
+    from ecp_http.cli.approvals import payload
 
     path = tmp_path / "edited.json"
     path.write_text(json.dumps({"amount": 90}), encoding="utf-8")

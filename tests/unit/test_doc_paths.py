@@ -9,9 +9,9 @@ when
   ``mailto:`` and pure ``#anchor`` links are not paths; a ``#fragment`` is dropped);
 - a repository path in its text, in backticks or not (one that starts with a top-level folder,
   ``packages/`` ... ``.ci/``, or is a root file such as ``Makefile``), does not exist; a path
-  that starts with a package's name (``ecp_http/handlers/runs.py``) is looked for in that
+  that starts with a package's name (``ecp_http/server/handlers/runs.py``) is looked for in that
   package's source folder;
-- a dotted module path (``ecp_core.runs.engine.service``, ``ecp_http.settings.Settings``) is neither a
+- a dotted module path (``ecp_core.runs.engine.service``, ``ecp_http.config.settings.Settings``) is neither a
   module nor an attribute of one: the longest prefix that ``importlib.util.find_spec`` finds is
   imported and the rest is looked up with ``getattr`` (or in the class's annotations). A logger's
   name, one the packages pass to ``logging.getLogger`` as a literal, is a name too;
@@ -245,7 +245,7 @@ Fine: [the guide](quickstart.md#start), [the ADRs](decisions/), [a site](https:/
 [mail](mailto:a@example.org), [up](#a-page), `docs/testing.md`, packages/core/README.md,
 `Makefile`, the `ecp_http.requests` logger, `ecp_core.errors`, `ecp_core.errors.EcpError`,
 `tests/unit/test_doc_paths.py::test_x`, `packages/core/src/ecp_core/<area>/model.py`,
-`docs/decisions/00*.md`, `tests/{unit,e2e}/`, `ecp_http/handlers/runs.py`.
+`docs/decisions/00*.md`, `tests/{unit,e2e}/`, `ecp_http/server/handlers/runs.py`.
 
 Broken: [gone](no-such-guide.md), [out](../../elsewhere/x.md), `docs/no-such-page.md`,
 see tests/browser for the rest, `ecp_http/handler/runs.py`, `ecp_core.no_such_module`,

@@ -21,14 +21,14 @@ from ecp_core.errors import EcpError
 from ecp_core.graphs.conditions import ConditionError
 from ecp_core.runs.run.model import FAILURE_REASONS
 from ecp_core.runs.run.walk import NoMatchingEdge
-from ecp_http import problems
-from ecp_http.errors_doc import error_classes, main, render, unanswered
-from ecp_http.problems import STATUS_BY_CODE, TRANSPORT_CODES
+from ecp_http.openapi.errors_doc import error_classes, main, render, unanswered
+from ecp_http.server import problems
+from ecp_http.server.problems import STATUS_BY_CODE, TRANSPORT_CODES
 
 pytestmark = pytest.mark.spec("C1 problem-details")
 
 DOC = pathlib.Path(__file__).parents[2] / "docs" / "api" / "errors.md"
-REGENERATE = "python -m ecp_http.errors_doc --output docs/api/errors.md"
+REGENERATE = "python -m ecp_http.openapi.errors_doc --output docs/api/errors.md"
 
 
 def row(code):

@@ -3,8 +3,8 @@ setting it needs is checked at start and the first bad one is named in one line.
 
 import pytest
 
-from ecp_http.secrets import development_token
-from ecp_http.settings import Settings, SettingsError
+from ecp_http.config.settings import Settings, SettingsError
+from ecp_http.startup.secrets import development_token
 
 SECRET = "j" * 40
 IDENTITY = {

@@ -8,11 +8,16 @@ from hypothesis import strategies as st
 
 from ecp_core.debugger.model import DebuggerQuery
 from ecp_core.errors import ValidationFailed
-from ecp_http.json_schema import SchemaBuilder
-from ecp_http.models import DebuggerReportQuery, GraphVersionQuery, PageQuery, ReportFormatQuery
 from ecp_http.openapi import _parameters
-from ecp_http.query import parameters, structure_query
-from ecp_http.routing import Operation
+from ecp_http.server.routing import Operation
+from ecp_http.wire.json_schema import SchemaBuilder
+from ecp_http.wire.models import (
+    DebuggerReportQuery,
+    GraphVersionQuery,
+    PageQuery,
+    ReportFormatQuery,
+)
+from ecp_http.wire.query import parameters, structure_query
 
 WINDOW = {"workflow_id": "w", "start": "2026-03-01T00:00:00Z", "end": "2026-03-02T00:00:00Z"}
 

@@ -14,12 +14,12 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 
 from ecp_core.errors import Unauthenticated
-from ecp_http import auth
-from ecp_http.auth import Authenticator, mint_token
 from ecp_http.logs import request_id
-from ecp_http.rendering import JsonAnswer
-from ecp_http.routing import header_map
-from ecp_http.threads import HandlerThreads
+from ecp_http.server import auth
+from ecp_http.server.auth import Authenticator, mint_token
+from ecp_http.server.rendering import JsonAnswer
+from ecp_http.server.routing import header_map
+from ecp_http.server.threads import HandlerThreads
 
 SECRET = "r" * 40
 

@@ -7,10 +7,10 @@ import stat
 import pytest
 
 from ecp_core.errors import Unauthenticated
-from ecp_http.auth import Authenticator, mint_token
-from ecp_http.secrets import with_development_secrets
-from ecp_http.settings import Settings, SettingsError
-from ecp_http.settings_doc import settings_table
+from ecp_http.config.settings import Settings, SettingsError
+from ecp_http.openapi.settings_doc import settings_table
+from ecp_http.server.auth import Authenticator, mint_token
+from ecp_http.startup.secrets import with_development_secrets
 
 
 def test_defaults():
@@ -100,7 +100,7 @@ def test_tokens_round_trip_and_refuse_unknown_roles():
 
 @pytest.mark.parametrize("document", ["operations", "hosted"])
 def test_each_documents_settings_table_is_rendered_from_the_declarations(document):
-    """docs/operations.md and docs/hosted.md hold the tables ``ecp_http.settings_doc`` renders."""
+    """docs/operations.md and docs/hosted.md hold the tables ``ecp_http.openapi.settings_doc`` renders."""
     table = settings_table(document)
     doc = (pathlib.Path(__file__).parents[2] / "docs" / f"{document}.md").read_text()
     assert table in doc, f"replace the table of docs/{document}.md with:\n{table}"

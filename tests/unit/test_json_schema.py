@@ -3,9 +3,9 @@
 import attrs
 import pytest
 
-from ecp_http.json_schema import SchemaBuilder
 from ecp_http.openapi import PROBLEM, build_document
-from ecp_http.routing import Operation
+from ecp_http.server.routing import Operation
+from ecp_http.wire.json_schema import SchemaBuilder
 
 pytestmark = pytest.mark.spec("C1 openapi-schema-names")
 

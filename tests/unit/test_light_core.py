@@ -111,5 +111,5 @@ def test_an_unknown_name_is_an_attribute_error():
 
 def test_the_server_app_loads_the_pdf_machinery_only_for_a_report():
     """fpdf2 brings Pillow, fontTools and numpy: the model-migration report loads them, not start-up."""
-    loaded = _loaded_after("import ecp_http.app")
+    loaded = _loaded_after("import ecp_http.startup.app")
     assert loaded.isdisjoint({"fpdf", "PIL", "fontTools", "numpy"})

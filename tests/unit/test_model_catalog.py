@@ -22,8 +22,8 @@ from ecp_core.models.catalog import (
 )
 from ecp_core.models.model import CatalogEntry, ProviderKind, TokenUsage
 from ecp_core.money import money_problem
-from ecp_http.model_calls.catalog_file import read_catalog
-from ecp_http.settings import Settings, SettingsError
+from ecp_http.config.model_catalog import read_catalog
+from ecp_http.config.settings import Settings, SettingsError
 
 RULE = "C13 model-catalog"
 

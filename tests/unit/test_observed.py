@@ -18,8 +18,8 @@ from ecp_core.ports.runs import RunRepository
 from ecp_core.ports.unit_of_work import UnitOfWork
 from ecp_core.ports.webhooks import WebhookRepository
 from ecp_core.system import SequentialIds
-from ecp_http.metrics import Metrics
-from ecp_http.observed import (
+from ecp_http.server.observability.metrics import Metrics
+from ecp_http.server.observability.observed import (
     ObservedAudit,
     ObservedRuns,
     ObservedUnitOfWork,

@@ -6,10 +6,10 @@ import pytest
 
 from ecp_core.permissions import ROLE_PERMISSIONS, Permission
 from ecp_core.types import ServiceRole
-from ecp_http.permissions_doc import declared_operations, main, render
+from ecp_http.openapi.permissions_doc import declared_operations, main, render
 
 DOC = pathlib.Path(__file__).parents[2] / "docs" / "api" / "permissions.md"
-REGENERATE = "python -m ecp_http.permissions_doc --output docs/api/permissions.md"
+REGENERATE = "python -m ecp_http.openapi.permissions_doc --output docs/api/permissions.md"
 
 
 @pytest.mark.spec("C2 permission-table")

@@ -1,6 +1,6 @@
 """docs/production.md names only settings that exist, and covers what running in production needs.
 
-The names a server or the ``ecp`` command reads are those ``ecp_http.settings_table`` declares
+The names a server or the ``ecp`` command reads are those ``ecp_http.config.table`` declares
 (``ECP_SECRET_`` is a prefix: ``ECP_SECRET_<NAME>``); ``tests/unit/test_http_settings.py``
 checks the other way round, that docs/operations.md documents each of them.
 """
@@ -11,8 +11,8 @@ import re
 import pytest
 
 from ecp_http.cli import parser
-from ecp_http.settings_table import SETTINGS
-from ecp_http.settings_values import SettingFamily
+from ecp_http.config.table import SETTINGS
+from ecp_http.config.values import SettingFamily
 
 ROOT = pathlib.Path(__file__).parents[2]
 DOC = ROOT / "docs" / "production.md"

@@ -311,7 +311,7 @@ def test_tenant_erasure_erases_ended_runs_and_reports_active_ones():
 
 @pytest.mark.spec("§9.1 erasure-steps")
 def test_filesystem_artifacts_stay_inside_their_directory(tmp_path):
-    from ecp_http.artifacts import FilesystemArtifacts
+    from ecp_http.startup.artifacts import FilesystemArtifacts
 
     store = FilesystemArtifacts(tmp_path / "artifacts")
     store.put("t/r1/a.txt", b"a")

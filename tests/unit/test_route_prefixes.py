@@ -2,7 +2,7 @@
 
 import pytest
 
-from ecp_http.handlers import all_operations
+from ecp_http.server.handlers import all_operations
 
 PREFIXED_AREAS = (
     "/v1/evidence/",

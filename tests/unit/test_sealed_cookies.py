@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecp_http.sealing import VERSION, SealBroken, Sealer, derive_key
+from ecp_http.server.sealing import VERSION, SealBroken, Sealer, derive_key
 
 PASSWORD = "p" * 16 + "a-cookie-password-of-32-chars!!"
 NOW = datetime(2026, 11, 22, 5, 0, tzinfo=UTC)

@@ -5,7 +5,7 @@ import pickle
 import pytest
 
 from ecp_http.cli import main
-from ecp_http.settings import Settings, SettingsError
+from ecp_http.config.settings import Settings, SettingsError
 
 
 def test_one_process_unless_asked_for_more():

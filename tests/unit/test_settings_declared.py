@@ -10,11 +10,11 @@ from collections.abc import Iterator, Mapping
 import pytest
 
 from ecp_core.errors import Configurable
-from ecp_http import settings_table
-from ecp_http.configuration_terms import SETTINGS_OF
-from ecp_http.settings import Settings
-from ecp_http.settings_table import SETTINGS
-from ecp_http.settings_values import Setting, SettingFamily
+from ecp_http.config import table as settings_table
+from ecp_http.config.settings import Settings
+from ecp_http.config.table import SETTINGS
+from ecp_http.config.terms import SETTINGS_OF
+from ecp_http.config.values import Setting, SettingFamily
 
 ROOT = pathlib.Path(__file__).parents[2]
 TABLE = pathlib.Path(settings_table.__file__)

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ecp_core.types import RunStatus
-from ecp_http.long_poll import Bell, Watch
+from ecp_http.server.long_poll import Bell, Watch
 from ecp_postgres.notifications import RunMoved, TaskOffered, moved, offered
 
 pytestmark = pytest.mark.spec("C10 tenant-keyed-claim-wakeups")

@@ -7,7 +7,7 @@ listener is connected it rings nothing: each task's notification rings one claim
 
 import pytest
 
-from ecp_http.task_offers import TaskOffers
+from ecp_http.server.task_offers import TaskOffers
 
 pytestmark = pytest.mark.spec("C10 tenant-keyed-claim-wakeups")
 

@@ -1,0 +1,54 @@
+"""Rendering the hosted pages: Jinja2 templates with autoescaping, and the headers every page sends.
+
+Pages carry no script. The Content-Security-Policy is CONTRACT "Hosted offer"'s, so a page can load
+only its own stylesheet and images and post forms only to this origin; pages are never framed or
+cached (they show account state, and once a key).
+"""
+
+import importlib.resources
+from typing import Any
+
+import jinja2
+from starlette.responses import HTMLResponse, Response
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+PAGE_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+"""Sent with every page."""
+
+STYLESHEET_PATH = "/static/ecp.css"
+
+_templates = jinja2.Environment(
+    loader=jinja2.PackageLoader("ecp_http.server.pages", "templates"),
+    autoescape=jinja2.select_autoescape(["html"]),
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def page(template: str, *, status: int = 200, **context: Any) -> HTMLResponse:  # noqa: ANN401
+    """``template`` rendered with ``context`` (every value escaped), with the page headers."""
+    html = _templates.get_template(template).render(**context)
+    return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
+
+
+def stylesheet() -> Response:
+    """The pages' one stylesheet (cacheable: it holds nothing of any account)."""
+    css = (
+        importlib.resources.files("ecp_http.server.pages")
+        .joinpath("static/ecp.css")
+        .read_text("utf-8")
+    )
+    headers = {"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"}
+    return Response(css, media_type="text/css; charset=utf-8", headers=headers)
+
+
+__all__ = ["CONTENT_SECURITY_POLICY", "PAGE_HEADERS", "STYLESHEET_PATH", "page", "stylesheet"]

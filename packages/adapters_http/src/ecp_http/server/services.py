@@ -1,0 +1,68 @@
+"""What the handlers use: the core's facade and the few adapter parts a request touches.
+
+The composition root (:mod:`ecp_http.startup.bootstrap`) builds one :class:`Services`; every handler is a
+plain function ``handler(call, services)``. The two protocols name what handlers need of the
+running process and of the API's own description, so that this module imports neither.
+"""
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import attrs
+
+from ecp_core.service import Ecp
+from ecp_http.config.settings import Settings
+from ecp_http.server.api_reference import Asset
+from ecp_http.server.auth import Authenticator
+from ecp_http.server.long_poll import Bell
+from ecp_http.server.observability.metrics import Metrics
+from ecp_http.server.sessions import CloudIdentity
+from ecp_http.server.task_offers import TaskOffers
+
+
+class Background(Protocol):
+    """The workers and the schema behind the requests, as handlers see them."""
+
+    def wake(self) -> None:
+        """Tell the run workers that there is work now."""
+
+    def schema_current(self) -> bool:
+        """Whether every migration is applied; raises when that cannot be read."""
+
+    def dispatcher_alive(self) -> bool:
+        """Whether the run workers run."""
+
+    def scheduler_alive(self) -> bool | None:
+        """Whether the decision scheduler runs; None when it is disabled."""
+
+
+class ApiDescription(Protocol):
+    """The API described by its own operations (built once, on first use)."""
+
+    def document(self) -> dict[str, Any]:
+        """The OpenAPI document."""
+
+    def page(self) -> str:
+        """The same as a self-contained HTML page."""
+
+    def assets(self) -> Mapping[str, Asset]:
+        """The page's scripts and stylesheets by their fingerprinted names."""
+
+
+@attrs.frozen(kw_only=True)
+class Services:
+    """Everything a handler may use, and nothing else."""
+
+    ecp: Ecp
+    settings: Settings
+    authenticate: Authenticator
+    background: Background
+    api: ApiDescription
+    metrics: Metrics | None = None
+    """The Prometheus registry, unless ``ECP_METRICS_ENABLED`` is false."""
+    task_offers: TaskOffers = attrs.field(factory=TaskOffers)
+    """The bell long-polling claims wait on, rung for the tasks this process makes claimable."""
+    runs_moved: Bell = attrs.field(factory=Bell)
+    """Rung when a run of this process starts to wait or ends; ``Prefer: wait`` reads wait on it."""
+    cloud_identity: CloudIdentity | None = None
+    """The identity provider and the sealed cookies, while ``ECP_IDP_AUTHKIT_ENABLED`` is set."""
