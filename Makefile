@@ -49,7 +49,7 @@ $(DEV_STAMP): $(LOCKED) | $(BIN)/python
 	$(SYNC) --group dev
 	touch $@ $(SERVE_STAMP)
 
-# Debian's Chromium and ChromeDriver for the browser tests (tests/e2e, ADR 0036), when not yet there.
+# Debian's Chromium and ChromeDriver for the browser tests (the e2e tests, ADR 0036), when not yet there.
 browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
 	  echo "installing Debian's chromium and chromium-driver for the browser tests"; \
@@ -80,7 +80,7 @@ bench: install
 fuzz: install
 	$(BIN)/python scripts/fuzz.py $(FUZZ_ARGS)
 
-# docs/spec-map.md: spec rule → module → tests, from the `spec` markers (tests/unit/test_spec_map.py checks it)
+# docs/spec-map.md: spec rule → module → tests, from the `spec` markers (tests/docs/test_spec_map.py checks it)
 spec-map: install
 	$(BIN)/python scripts/spec_map.py --output docs/spec-map.md
 

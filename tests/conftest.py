@@ -1,11 +1,16 @@
-"""Shared test configuration: Hypothesis profiles and the PostgreSQL fixtures.
+"""Shared test configuration: Hypothesis profiles, the kinds of test, and the shared fixtures.
 
-``HYPOTHESIS_PROFILE=thorough`` runs many more examples than the default ``fast`` profile.
+Tests sit by area (``tests/<area>/``); each module says its kind with one marker (``unit``,
+``contract``, ``integration`` or ``e2e``), so ``pytest -m unit`` runs the fast ones of every
+area. ``HYPOTHESIS_PROFILE=thorough`` runs many more examples than the default ``fast`` profile.
 """
 
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+from tests.support.e2e_server import admin, browser, e2e_database, ecp_server, tenant
 from tests.support.postgres import (
     fresh_database,
     migrated_template,
@@ -22,10 +27,31 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
+TESTS = Path(__file__).parent
+KINDS = ("unit", "contract", "integration", "e2e")
+"""The kinds of test: one marker each module carries (registered in pyproject.toml)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse a test under ``tests/`` that does not carry exactly one kind marker."""
+    for item in items:
+        if TESTS not in item.path.parents:
+            continue  # the examples are the users' to copy
+        kinds = {mark.name for mark in item.iter_markers() if mark.name in KINDS}
+        if len(kinds) != 1:
+            msg = f"{item.nodeid}: mark the module with one of {', '.join(KINDS)} (it has {sorted(kinds)})"
+            raise pytest.UsageError(msg)
+
+
 __all__ = [
+    "admin",
+    "browser",
+    "e2e_database",
+    "ecp_server",
     "fresh_database",
     "migrated_template",
     "postgres_store",
     "postgres_url",
+    "tenant",
     "two_databases",
 ]

@@ -5,6 +5,8 @@ function below returns an adapter as the port it implements, so a method whose s
 longer matches its port's is a type error here, for memory and for PostgreSQL alike.
 """
 
+import pytest
+
 from ecp_core.memory.api_keys import MemoryApiKeys
 from ecp_core.memory.approvals import MemoryApprovals
 from ecp_core.memory.artifacts import MemoryArtifacts
@@ -57,6 +59,8 @@ from ecp_postgres.retention import PostgresRetention
 from ecp_postgres.runs import PostgresRuns
 from ecp_postgres.tasks import PostgresTasks
 from ecp_postgres.webhooks import PostgresWebhooks
+
+pytestmark = pytest.mark.unit
 
 # --- in memory ----------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 Each SQL rule here is the twin of a Python rule of the core, and a differential test holds the
 two equal over generated evidence: ``test_the_postgres_tally_equals_the_reference`` (the
-evidence suite, ``ecp_core.testing.conformance.evidence``, run by tests/contract) compares this
+evidence suite, ``ecp_core.testing.conformance.evidence``, run by the contract tests) compares this
 adapter with the memory one, which calls the core's rules themselves.
 
 - :data:`JUDGE` is :func:`ecp_core.debugger.tally.judge` (a deciding value against the predicate,

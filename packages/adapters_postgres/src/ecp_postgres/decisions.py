@@ -4,7 +4,7 @@
 selects (one version's executions in the window, their runs' outcomes, their charges'
 revisions, with digests); the differential test
 ``test_the_postgres_selection_and_artifact_equal_the_reference`` (the decisions suite,
-``ecp_core.testing.conformance.decisions``, run by tests/contract) holds it equal to the memory
+``ecp_core.testing.conformance.decisions``, run by the contract tests) holds it equal to the memory
 adapter, which calls the core's function itself.
 """
 

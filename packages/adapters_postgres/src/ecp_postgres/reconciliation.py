@@ -4,7 +4,7 @@
 (the provider's charges in the window, each priced by its latest revision and carrying its
 run's outcome status, judged by :data:`ecp_postgres.debugger.JUDGE`); the differential test
 ``test_postgres_provider_events_equal_the_reference`` (the reconciliation suite,
-``ecp_core.testing.conformance.reconciliation``, run by tests/contract) holds it equal to the
+``ecp_core.testing.conformance.reconciliation``, run by the contract tests) holds it equal to the
 memory adapter, which calls the core's function itself.
 """
 

@@ -1,7 +1,7 @@
 """RetentionRepository on PostgreSQL: policies, legal holds and the retention audit log.
 
 The system row (:data:`ecp_core.retention.model.SYSTEM_POLICY`) is seeded by the retention
-migration; ``test_the_system_row_is_the_core_s`` (tests/contract/test_mirrored_adapters.py)
+migration; ``test_the_system_row_is_the_core_s`` (tests/storage/test_mirrored_adapters_contract.py)
 holds the two equal.
 """
 
@@ -21,9 +21,9 @@ def not_held(table: str) -> str:
 
     The SQL twin of :meth:`ecp_core.retention.model.LegalHold.covers` (active, same tenant, the
     whole tenant, this run or one of its ancestors), as the memory adapter applies it; the
-    contract tests ``test_hold_coverage_is_the_core_s`` (tests/contract/test_mirrored_adapters.py)
+    contract tests ``test_hold_coverage_is_the_core_s`` (tests/storage/test_mirrored_adapters_contract.py)
     and ``test_a_hold_on_a_parent_covers_its_descendants_in_selection``
-    (tests/contract/test_child_runs_contract.py) hold them equal.
+    (tests/children/test_child_runs_contract.py) hold them equal.
     """
     holds = "SELECT 1 FROM ecp_legal_holds h WHERE h.released_at IS NULL"
     lineage = (

@@ -73,7 +73,7 @@ SELECT {", ".join(f"r.{c}" for c in RUNS.columns)},
        h.attempt AS head__attempt, h.record_digest AS head__record_digest,
        {context_columns("r")}"""
 # ecp_runs.run_id is COLLATE "C", the head's run_id is not: compared under the head's collation so
-# that its primary key answers (tests/integration/test_lock_plans.py).
+# that its primary key answers (tests/storage/test_lock_plans.py).
 _LOCK_JOINS = f"""
   LEFT JOIN ecp_audit_heads h ON h.run_id = r.run_id COLLATE "default"{context_joins("r")}"""
 _LOCK = f"""{_LOCK_READ}

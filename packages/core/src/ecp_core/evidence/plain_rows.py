@@ -6,7 +6,7 @@ doubt (any broken rule, anything unusual) it raises :class:`Doubt` and the gener
 so that a store can write while later events are read; the body is known plain only when the
 iterator is exhausted (duplicate member names are found at the end).
 
-Its twins, held equal by Hypothesis properties in ``tests/unit/test_evidence_reading.py``: the
+Its twins, held equal by Hypothesis properties in ``tests/evidence/test_evidence_reading.py``: the
 I-JSON rules of ``json_text`` (U+0000 and surrogate escapes refused by one search of the text,
 duplicate member names found by counting colons), the converter's structuring of
 :class:`~ecp_core.evidence.model.ExecutionEvent`, the evidence rules, ``digest_of`` and

@@ -2,7 +2,7 @@
 
 ``<operation_id>.request.json`` is a request body the server accepted and
 ``<operation_id>.response.json`` the answer it gave, recorded from a real run of the service by
-``tests/integration/test_openapi_examples.py`` (``ECP_RECORD_EXAMPLES=1`` writes them again).
+``tests/api/test_openapi_examples.py`` (``ECP_RECORD_EXAMPLES=1`` writes them again).
 The OpenAPI document shows them as the examples of the operation's body and success answer.
 """
 

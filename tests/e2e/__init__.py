@@ -1,1 +1,0 @@
-"""End-to-end tests: a real uvicorn server over HTTP on a fresh PostgreSQL database."""
