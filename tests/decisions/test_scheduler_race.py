@@ -45,7 +45,7 @@ from ecp_postgres import PostgresStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.spec("§9.1 schedule-claims")]
 
-WORKER = pathlib.Path(__file__).with_name("schedule_worker.py")
+WORKER = pathlib.Path(__file__).parents[1] / "support" / "schedule_worker.py"
 ROUNDS, PER_ROUND = 10, 10
 DAY = 86_400
 RUNS = 40

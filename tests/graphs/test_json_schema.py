@@ -24,7 +24,7 @@ def _problem_answer(call: object, services: object) -> None:
 def test_a_reserved_name_is_refused_not_qualified_by_the_module():
     assert SchemaBuilder().ref(Problem) == {"$ref": "#/components/schemas/Problem"}
     builder = SchemaBuilder(reserved={PROBLEM})
-    with pytest.raises(TypeError, match=r"tests\.unit\.test_json_schema\.Problem .* 'Problem'"):
+    with pytest.raises(TypeError, match=r"tests\.graphs\.test_json_schema\.Problem .* 'Problem'"):
         builder.ref(Problem)
     assert builder.components == {}
 

@@ -13,7 +13,7 @@ from ecp_postgres import PostgresStore
 
 pytestmark = pytest.mark.integration
 
-WORKER = pathlib.Path(__file__).with_name("crash_worker.py")
+WORKER = pathlib.Path(__file__).parents[1] / "support" / "crash_worker.py"
 SEED = bytes(range(2, 34))
 
 
