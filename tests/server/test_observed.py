@@ -19,13 +19,8 @@ from ecp_core.ports.unit_of_work import UnitOfWork
 from ecp_core.ports.webhooks import WebhookRepository
 from ecp_core.system import SequentialIds
 from ecp_http.server.observability.metrics import Metrics
-from ecp_http.server.observability.observed import (
-    ObservedAudit,
-    ObservedRuns,
-    ObservedUnitOfWork,
-    ObservedWebhooks,
-    observed,
-)
+from ecp_http.server.observability.observed import ObservedUnitOfWork, observed
+from ecp_http.server.observability.watched import ObservedAudit, ObservedRuns, ObservedWebhooks
 
 pytestmark = pytest.mark.unit
 

@@ -2,10 +2,13 @@
 error messages name none (ADR 0072)."""
 
 import ast
+import importlib
 import pathlib
+import pkgutil
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 import pytest
 
@@ -19,7 +22,8 @@ from ecp_http.config.values import Setting, SettingFamily
 pytestmark = pytest.mark.unit
 
 ROOT = pathlib.Path(__file__).parents[2]
-TABLE = pathlib.Path(settings_table.__file__)
+TABLE = pathlib.Path(settings_table.__file__).parent
+"""The table: the package ``ecp_http.config.table``, every module under it."""
 VARIABLE = re.compile(r"(ECP|OTEL|SERVICE_RETENTION)_[A-Z0-9_]*")
 """A string that is nothing but a variable's name (or a family's prefix)."""
 
@@ -41,6 +45,25 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
+def _outside_the_table(path: pathlib.Path) -> bool:
+    return not path.is_relative_to(TABLE)
+
+
+def _declared_in_the_table() -> list[Setting[Any] | SettingFamily]:
+    """Each setting the package or one of its modules holds, once (whichever module holds it)."""
+    modules = [settings_table] + [
+        importlib.import_module(f"{settings_table.__name__}.{module.name}")
+        for module in pkgutil.iter_modules(settings_table.__path__)
+    ]
+    held = {
+        id(value): value
+        for module in modules
+        for value in vars(module).values()
+        if isinstance(value, Setting | SettingFamily)
+    }
+    return list(held.values())
+
+
 def _literals(path: pathlib.Path) -> Iterator[tuple[int, str]]:
     """Each string literal of the module (f-string parts too) but its docstrings: line, text."""
     tree = ast.parse(path.read_text(), str(path))
@@ -54,11 +77,7 @@ def _literals(path: pathlib.Path) -> Iterator[tuple[int, str]]:
 def test_every_setting_is_declared_once_in_the_table():
     names = [setting.name for setting in SETTINGS]
     assert [name for name, count in Counter(names).items() if count > 1] == []
-    declared = [
-        value
-        for value in vars(settings_table).values()
-        if isinstance(value, Setting | SettingFamily)
-    ]
+    declared = _declared_in_the_table()
     assert sorted(setting.name for setting in declared) == sorted(names)
 
 
@@ -66,7 +85,7 @@ def test_no_module_but_the_table_declares_a_setting():
     elsewhere = [
         f"{path.relative_to(ROOT)}:{node.lineno}"
         for path in _sources()
-        if path != TABLE
+        if _outside_the_table(path)
         for node in ast.walk(ast.parse(path.read_text(), str(path)))
         if isinstance(node, ast.Call)
         and getattr(node.func, "id", None) in ("Setting", "SettingFamily")
@@ -79,7 +98,7 @@ def test_no_module_but_the_table_names_a_variable_to_read():
     named = [
         f"{path.relative_to(ROOT)}:{line}: {text}"
         for path in _sources()
-        if path != TABLE
+        if _outside_the_table(path)
         for line, text in _literals(path)
         if VARIABLE.fullmatch(text)
     ]

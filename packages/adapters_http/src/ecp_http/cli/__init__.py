@@ -20,7 +20,7 @@ from ecp_core.errors import DatabaseUnavailable, EcpError
 from ecp_core.types import ServiceRole
 from ecp_http.cli import approvals, bills, runs, worker
 from ecp_http.cli.args import port, positive
-from ecp_http.config.table import DATA_DIR, HOST, JWT_SECRET, PORT, WORKERS
+from ecp_http.config.table.serving import DATA_DIR, HOST, JWT_SECRET, PORT, WORKERS
 from ecp_http.config.values import Setting, SettingsError
 from ecp_http.startup.exits import (
     FAILURE,

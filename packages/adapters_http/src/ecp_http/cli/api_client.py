@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ecp_http.cli.args import positive
-from ecp_http.config.table import API_KEY, TOKEN, URL
+from ecp_http.config.table.client import API_KEY, TOKEN, URL
 from ecp_http.startup.exits import CommandFailed, CommandRefused
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ecp_http.cli.api_client import add_url_option, credential_headers, service_url
 from ecp_http.cli.args import whole_number
-from ecp_http.config.table import API_KEY, TOKEN
+from ecp_http.config.table.client import API_KEY, TOKEN
 
 if TYPE_CHECKING:
     from ecp_http.cli.task_worker import TaskFunction

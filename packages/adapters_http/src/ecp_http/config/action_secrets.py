@@ -10,7 +10,7 @@ import pathlib
 import re
 from collections.abc import Iterable, Mapping
 
-from ecp_http.config.table import SECRET, SECRETS_DIR
+from ecp_http.config.table.actions import SECRET, SECRETS_DIR
 
 SECRET_NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"  # noqa: S105 - a pattern
 """A secret name: letters, digits, ``_``, ``-`` and ``.``, not starting with ``.`` or ``-``.

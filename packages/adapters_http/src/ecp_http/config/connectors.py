@@ -4,7 +4,7 @@
 once at start-up; a fault refuses start-up with one line naming the file, the connector and the
 field. ``ECP_CONNECTOR_ALLOW_PRIVATE_TARGETS`` lets HTTP connectors reach loopback and private
 addresses; ``ECP_CONNECTOR_TEST_TIMEOUT_SECONDS`` bounds each test call (default 10, ADR 0044).
-Each is declared in :mod:`ecp_http.config.table`.
+Each is declared in :mod:`ecp_http.config.table.models`.
 """
 
 import pathlib
@@ -16,7 +16,11 @@ from typing import Any
 from ecp_core.connectors.definitions import ConnectorsProblem, parse_connectors
 from ecp_core.connectors.model import Connector
 from ecp_core.models.model import CatalogEntry
-from ecp_http.config import table
+from ecp_http.config.table.models import (
+    CONNECTOR_ALLOW_PRIVATE_TARGETS,
+    CONNECTOR_TEST_TIMEOUT_SECONDS,
+    CONNECTORS_FILE,
+)
 from ecp_http.config.values import SettingsError
 
 
@@ -24,7 +28,7 @@ def read_connectors(
     path: pathlib.Path, catalog: Mapping[str, CatalogEntry] | None
 ) -> dict[str, Connector]:
     """The file's connectors by ref; SettingsError naming the file, connector and field."""
-    where = f"{table.CONNECTORS_FILE.name} ({path})"
+    where = f"{CONNECTORS_FILE.name} ({path})"
     try:
         with path.open("rb") as file:
             document = tomllib.load(file, parse_float=Decimal)
@@ -54,11 +58,11 @@ def connector_fields(env: Mapping[str, str], catalog: Mapping[str, CatalogEntry]
 
     ``catalog`` is the model catalog read already (empty: none configured, any model ref).
     """
-    path = table.CONNECTORS_FILE.read(env)
+    path = CONNECTORS_FILE.read(env)
     return {
         "connectors": {} if path is None else read_connectors(path, dict(catalog) or None),
-        "connector_allow_private_targets": table.CONNECTOR_ALLOW_PRIVATE_TARGETS.read(env),
-        "connector_test_timeout_seconds": table.CONNECTOR_TEST_TIMEOUT_SECONDS.read(env),
+        "connector_allow_private_targets": CONNECTOR_ALLOW_PRIVATE_TARGETS.read(env),
+        "connector_test_timeout_seconds": CONNECTOR_TEST_TIMEOUT_SECONDS.read(env),
     }
 
 

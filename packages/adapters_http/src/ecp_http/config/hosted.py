@@ -11,7 +11,26 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ecp_http.config import table
+from ecp_http.config.table.hosted import (
+    BILLING_API_KEY,
+    BILLING_BASE_URL,
+    BILLING_ENABLED,
+    BILLING_SANDBOX,
+    BILLING_SOLO_PRICE_ID,
+    BILLING_WEBHOOK_SECRET,
+    CLOUD_ALLOW_INSECURE_COOKIES,
+    CLOUD_BROWSER_ORIGIN,
+    CLOUD_ENTITLEMENTS_ENABLED,
+    IDP_API_KEY,
+    IDP_AUTHKIT_ENABLED,
+    IDP_BASE_URL,
+    IDP_CLIENT_ID,
+    IDP_COOKIE_PASSWORD,
+    IDP_REDIRECT_URI,
+    PADDLE_API,
+    PADDLE_SANDBOX_API,
+)
+from ecp_http.config.table.serving import HOSTED
 from ecp_http.config.values import Setting, SettingsError
 
 
@@ -25,7 +44,7 @@ class IdentitySettings:
     redirect_uri: str = ""
     cookie_password: str = attrs.field(default="", repr=False)
     browser_origin: str = ""
-    base_url: str = table.IDP_BASE_URL.default
+    base_url: str = IDP_BASE_URL.default
     allow_insecure_cookies: bool = False
     """Cookies without ``Secure``: only for loopback tests without HTTPS."""
 
@@ -39,7 +58,7 @@ class BillingSettings:
     webhook_secret: str = attrs.field(default="", repr=False)
     sandbox: bool = False
     solo_price_id: str = ""
-    base_url: str = table.PADDLE_API
+    base_url: str = PADDLE_API
 
 
 @attrs.frozen(kw_only=True)
@@ -67,42 +86,41 @@ def _https(setting: Setting[str], value: str, *, insecure: bool) -> str:
     """``value`` unless it is plain http and insecure cookies are not allowed."""
     if not insecure and urlsplit(value).scheme != "https":
         raise SettingsError(
-            f"{setting.name} must use https (or set {table.CLOUD_ALLOW_INSECURE_COOKIES.name})"
+            f"{setting.name} must use https (or set {CLOUD_ALLOW_INSECURE_COOKIES.name})"
         )
     return value
 
 
 def _identity(env: Mapping[str, str]) -> IdentitySettings:
-    if not table.IDP_AUTHKIT_ENABLED.read(env):
+    if not IDP_AUTHKIT_ENABLED.read(env):
         return IdentitySettings()
-    insecure = table.CLOUD_ALLOW_INSECURE_COOKIES.read(env)
-    password = table.IDP_COOKIE_PASSWORD.read(env)
-    redirect_uri = table.IDP_REDIRECT_URI.read(env)
-    browser_origin = table.CLOUD_BROWSER_ORIGIN.read(env)
+    insecure = CLOUD_ALLOW_INSECURE_COOKIES.read(env)
+    password = IDP_COOKIE_PASSWORD.read(env)
+    redirect_uri = IDP_REDIRECT_URI.read(env)
+    browser_origin = CLOUD_BROWSER_ORIGIN.read(env)
     return IdentitySettings(
         enabled=True,
-        client_id=table.IDP_CLIENT_ID.read(env),
-        api_key=table.IDP_API_KEY.read(env),
-        redirect_uri=_https(table.IDP_REDIRECT_URI, redirect_uri, insecure=insecure),
+        client_id=IDP_CLIENT_ID.read(env),
+        api_key=IDP_API_KEY.read(env),
+        redirect_uri=_https(IDP_REDIRECT_URI, redirect_uri, insecure=insecure),
         cookie_password=password,
-        browser_origin=_https(table.CLOUD_BROWSER_ORIGIN, browser_origin, insecure=insecure),
-        base_url=table.IDP_BASE_URL.read(env),
+        browser_origin=_https(CLOUD_BROWSER_ORIGIN, browser_origin, insecure=insecure),
+        base_url=IDP_BASE_URL.read(env),
         allow_insecure_cookies=insecure,
     )
 
 
 def _billing(env: Mapping[str, str]) -> BillingSettings:
-    if not table.BILLING_ENABLED.read(env):
+    if not BILLING_ENABLED.read(env):
         return BillingSettings()
-    sandbox = table.BILLING_SANDBOX.read(env)
+    sandbox = BILLING_SANDBOX.read(env)
     return BillingSettings(
         enabled=True,
-        api_key=table.BILLING_API_KEY.read(env),
-        webhook_secret=table.BILLING_WEBHOOK_SECRET.read(env),
+        api_key=BILLING_API_KEY.read(env),
+        webhook_secret=BILLING_WEBHOOK_SECRET.read(env),
         sandbox=sandbox,
-        solo_price_id=table.BILLING_SOLO_PRICE_ID.read(env),
-        base_url=table.BILLING_BASE_URL.read(env)
-        or (table.PADDLE_SANDBOX_API if sandbox else table.PADDLE_API),
+        solo_price_id=BILLING_SOLO_PRICE_ID.read(env),
+        base_url=BILLING_BASE_URL.read(env) or (PADDLE_SANDBOX_API if sandbox else PADDLE_API),
     )
 
 
@@ -111,9 +129,9 @@ def hosted_settings(env: Mapping[str, str]) -> HostedSettings:
     features = HostedSettings(
         identity=_identity(env),
         billing=_billing(env),
-        entitlements_enabled=table.CLOUD_ENTITLEMENTS_ENABLED.read(env),
+        entitlements_enabled=CLOUD_ENTITLEMENTS_ENABLED.read(env),
     )
-    return attrs.evolve(features, enabled=table.HOSTED.read(env) or features.any_feature_enabled)
+    return attrs.evolve(features, enabled=HOSTED.read(env) or features.any_feature_enabled)
 
 
 __all__ = [

@@ -14,7 +14,7 @@ from decimal import Decimal
 from ecp_core.models.catalog import CatalogProblem, parse_catalog
 from ecp_core.models.model import CatalogEntry
 from ecp_http.config.action_secrets import ActionSecrets, SecretUnavailable
-from ecp_http.config.table import MODEL_CATALOG
+from ecp_http.config.table.models import MODEL_CATALOG
 from ecp_http.config.values import SettingsError
 
 SETTING = MODEL_CATALOG.name

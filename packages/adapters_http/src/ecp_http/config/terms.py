@@ -12,14 +12,16 @@ import attrs
 from ecp_core.certification.blockers import BLOCKER_CONFIGURATION, BlockerCode
 from ecp_core.certification.model import CertificationBlocker
 from ecp_core.errors import Configurable
-from ecp_http.config import table
+from ecp_http.config.table.actions import SECRET, SECRETS_DIR
+from ecp_http.config.table.models import BACKTEST_DIGEST_KEY, CONNECTORS_FILE, MODEL_CATALOG
+from ecp_http.config.table.serving import AUDIT_SIGNING_KEY
 
 SETTINGS_OF: dict[Configurable, str] = {
-    Configurable.MODEL_CATALOG: table.MODEL_CATALOG.name,
-    Configurable.BACKTEST_DIGEST_KEY: table.BACKTEST_DIGEST_KEY.name,
-    Configurable.CONNECTOR_DEFINITIONS: table.CONNECTORS_FILE.name,
-    Configurable.SECRET_STORE: f"{table.SECRET.name} or {table.SECRETS_DIR.name}",
-    Configurable.AUDIT_SIGNING_KEY: table.AUDIT_SIGNING_KEY.name,
+    Configurable.MODEL_CATALOG: MODEL_CATALOG.name,
+    Configurable.BACKTEST_DIGEST_KEY: BACKTEST_DIGEST_KEY.name,
+    Configurable.CONNECTOR_DEFINITIONS: CONNECTORS_FILE.name,
+    Configurable.SECRET_STORE: f"{SECRET.name} or {SECRETS_DIR.name}",
+    Configurable.AUDIT_SIGNING_KEY: AUDIT_SIGNING_KEY.name,
 }
 """The settings that configure each piece the core names."""
 

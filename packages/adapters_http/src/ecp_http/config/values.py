@@ -5,6 +5,7 @@ is ``SETTING.read(env)``. A parser gets the setting's name and its text (never u
 and answers the value, None when the text counts as unset, or SettingsError naming the setting.
 """
 
+import pathlib
 from collections.abc import Callable, Mapping
 from typing import Generic, TypeAlias, TypeVar
 from urllib.parse import urlsplit
@@ -162,6 +163,11 @@ def at_least(length: int) -> Parser[str]:
     return parse
 
 
+def path(_: str, raw: str) -> pathlib.Path:
+    """A file or directory path, as given."""
+    return pathlib.Path(raw)
+
+
 def url(name: str, raw: str) -> str:
     """An absolute http(s) URL, without surrounding blanks or a trailing slash."""
     value = raw.strip().rstrip("/")
@@ -182,6 +188,7 @@ __all__ = [
     "choice",
     "flag",
     "number",
+    "path",
     "stripped",
     "text",
     "url",

@@ -31,7 +31,7 @@ from ecp_http.background import background_work
 from ecp_http.background.dispatch import Dispatcher
 from ecp_http.background.wakeups import process_listener
 from ecp_http.config.settings import Settings, SettingsError
-from ecp_http.config.table import DATABASE_URL
+from ecp_http.config.table.serving import DATABASE_URL
 from ecp_http.openapi.api_docs import ApiDocs
 from ecp_http.outbound.connector_backends import connector_setup
 from ecp_http.outbound.model_calls.model_call import attach_model_call

@@ -13,7 +13,7 @@ from ecp_core.runs.run.actions import ActionRegistry
 from ecp_core.signing import Ed25519Signer, PublicSigningKey
 from ecp_http.config.action_secrets import ActionSecrets
 from ecp_http.config.settings import Settings, SettingsError
-from ecp_http.config.table import AUDIT_SIGNING_KEY, AUDIT_VERIFICATION_KEYS, JWT_SECRET
+from ecp_http.config.table.serving import AUDIT_SIGNING_KEY, AUDIT_VERIFICATION_KEYS, JWT_SECRET
 from ecp_http.outbound.http_action import builtin_actions
 from ecp_http.outbound.model_calls.model_call import register_model_call
 from ecp_http.outbound.model_calls.providers import CatalogModels, catalog_models

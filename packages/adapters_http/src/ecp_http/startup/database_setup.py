@@ -9,7 +9,7 @@ import contextlib
 import pathlib
 from collections.abc import Iterator, Mapping
 
-from ecp_http.config.table import DATA_DIR, DATABASE_URL
+from ecp_http.config.table.serving import DATA_DIR, DATABASE_URL
 from ecp_postgres.migrations import apply, rollback, status
 from ecp_postgres.runtime import check_database, database_url
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import attrs
 
 from ecp_http.config.settings import Settings, SettingsError
-from ecp_http.config.table import AUDIT_SIGNING_KEY, JWT_SECRET
+from ecp_http.config.table.serving import AUDIT_SIGNING_KEY, JWT_SECRET
 from ecp_http.server.auth import mint_token
 from ecp_http.startup.exits import CommandRefused
 

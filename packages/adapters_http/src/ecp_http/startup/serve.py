@@ -25,7 +25,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from ecp_http.config.settings import Settings
-from ecp_http.config.table import DATABASE_URL
+from ecp_http.config.table.serving import DATABASE_URL
 from ecp_http.server.auth import mint_token
 from ecp_http.startup.exits import RefusedToStart
 

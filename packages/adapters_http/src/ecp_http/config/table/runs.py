@@ -1,0 +1,220 @@
+"""Runs: dispatch, request limits, escalation, webhooks, the scheduler, artifacts, retention.
+
+Declarations of the one settings table (:mod:`ecp_http.config.table`, ADR 0072).
+"""
+
+import pathlib
+
+from ecp_http.config.table.parsers import ttl_seconds
+from ecp_http.config.values import Setting, flag, number, path, whole
+
+DISPATCH_WORKERS: Setting[int] = Setting(
+    name="ECP_DISPATCH_WORKERS",
+    parse=whole(1),
+    default=2,
+    description="run-dispatch threads per process (claims use `SKIP LOCKED`; processes may share a database)",
+    shown_default="`2`",
+)
+
+AUDIT_VERIFY_CONNECTIONS: Setting[int] = Setting(
+    name="ECP_AUDIT_VERIFY_CONNECTIONS",
+    parse=whole(1),
+    default=4,
+    description=(
+        "pooled connections audit verifications hold at once per process, all requests together (ADR "
+        "0061); the pool holds `max(4, ECP_DISPATCH_WORKERS + 8)`, so keep it well below that"
+    ),
+    shown_default="`4`",
+)
+
+DISPATCH_POLL_SECONDS: Setting[float] = Setting(
+    name="ECP_DISPATCH_POLL_SECONDS",
+    parse=number(0.01),
+    default=0.2,
+    description="how often an idle worker looks for runnable runs",
+    shown_default="`0.2`",
+)
+
+DISPATCH_NOTIFY: Setting[bool] = Setting(
+    name="ECP_DISPATCH_NOTIFY",
+    parse=flag,
+    default=True,
+    description=(
+        "PostgreSQL `LISTEN/NOTIFY` wakes the run workers, `Prefer: wait` and webhook delivery of "
+        "every server process on the database at once; polling stays the fallback (a lost notification"
+        " or listener costs at most one poll interval; the listener reconnects by itself). `false`: "
+        "poll only (ADR 0063)"
+    ),
+    shown_default="`true`",
+)
+
+DISPATCH_MAX_ATTEMPTS: Setting[int] = Setting(
+    name="ECP_DISPATCH_MAX_ATTEMPTS",
+    parse=whole(1),
+    default=3,
+    description=(
+        "dispatches of one run that may raise in a row before it ends `failed` with `dispatch_error` "
+        "(ADR 0019)"
+    ),
+    shown_default="`3`",
+)
+
+DISPATCH_BACKOFF_SECONDS: Setting[float] = Setting(
+    name="ECP_DISPATCH_BACKOFF_SECONDS",
+    parse=number(0),
+    default=1.0,
+    description="wait after a run's first failed dispatch, doubling with each further one (at most 300 s)",
+    shown_default="`1`",
+)
+
+MAX_WAIT_SECONDS: Setting[float] = Setting(
+    name="ECP_MAX_WAIT_SECONDS",
+    parse=number(0),
+    default=60.0,
+    description="cap on `Prefer: wait=N`",
+    shown_default="`60`",
+)
+
+MAX_BODY_BYTES: Setting[int] = Setting(
+    name="ECP_MAX_BODY_BYTES",
+    parse=whole(1024),
+    default=1024 * 1024,
+    description=(
+        "largest request body (1 MiB); larger is 413 `payload_too_large`, read no further than the cap"
+        " (ADR 0020)"
+    ),
+    shown_default="`1048576`",
+)
+
+MAX_EVIDENCE_BODY_BYTES: Setting[int] = Setting(
+    name="ECP_MAX_EVIDENCE_BODY_BYTES",
+    parse=whole(1024),
+    default=16 * 1024 * 1024,
+    description="largest evidence batch body (16 MiB)",
+    shown_default="`16777216`",
+)
+
+ESCALATION_INTERVAL_SECONDS: Setting[float] = Setting(
+    name="ECP_ESCALATION_INTERVAL_SECONDS",
+    parse=number(0.1),
+    default=30.0,
+    description="how often overdue approvals are escalated",
+    shown_default="`30`",
+)
+
+WEBHOOK_MAX_ATTEMPTS: Setting[int] = Setting(
+    name="ECP_WEBHOOK_MAX_ATTEMPTS",
+    parse=whole(1),
+    default=5,
+    description="attempts before a delivery becomes a dead letter",
+    shown_default="`5`",
+)
+
+WEBHOOK_BACKOFF_BASE_SECONDS: Setting[float] = Setting(
+    name="ECP_WEBHOOK_BACKOFF_BASE_SECONDS",
+    parse=number(0.01),
+    default=2.0,
+    description="first retry waits 1–2 s, then doubling (equal jitter)",  # noqa: RUF001
+    shown_default="`2`",
+)
+
+WEBHOOK_BACKOFF_MAX_SECONDS: Setting[float] = Setting(
+    name="ECP_WEBHOOK_BACKOFF_MAX_SECONDS",
+    parse=number(0.01),
+    default=3600.0,
+    description="cap on one wait (and on an honoured `Retry-After`)",
+    shown_default="`3600`",
+)
+
+WEBHOOK_TIMEOUT_SECONDS: Setting[float] = Setting(
+    name="ECP_WEBHOOK_TIMEOUT_SECONDS",
+    parse=number(0.1),
+    default=10.0,
+    description="per-request timeout",
+    shown_default="`10`",
+)
+
+WEBHOOK_ALLOW_PRIVATE_TARGETS: Setting[bool] = Setting(
+    name="ECP_WEBHOOK_ALLOW_PRIVATE_TARGETS",
+    parse=flag,
+    default=False,
+    description=(
+        "allow loopback and private (RFC 1918, `fc00::/7`) targets; link-local, metadata, shared, "
+        "site-local, multicast and reserved addresses are always refused, in any IPv4-mapped, 6to4 or "
+        "NAT64 form (ADR 0016)"
+    ),
+    shown_default="`false`",
+)
+
+WEBHOOK_POLL_SECONDS: Setting[float] = Setting(
+    name="ECP_WEBHOOK_POLL_SECONDS",
+    parse=number(0.01),
+    default=0.1,
+    description="how often the delivery worker looks for due deliveries",
+    shown_default="`0.1`",
+)
+
+SCHEDULER_ENABLED: Setting[bool] = Setting(
+    name="ECP_CLOUD_SCHEDULER_ENABLED",
+    parse=flag,
+    default=True,
+    description=(
+        "run decision schedules in this process (`/health/ready` answers 503 while the enabled "
+        "scheduler task is not alive)"
+    ),
+    shown_default="`true`",
+)
+
+SCHEDULER_INTERVAL_SECONDS: Setting[float] = Setting(
+    name="ECP_CLOUD_SCHEDULER_INTERVAL_SECONDS",
+    parse=number(0.05),
+    default=60.0,
+    description="how often the scheduler looks for due schedule occurrences",
+    shown_default="`60`",
+)
+
+ARTIFACTS_DIR: Setting[pathlib.Path | None] = Setting(
+    name="ECP_ARTIFACTS_DIR",
+    parse=path,
+    default=None,
+    description="where run artifacts live (erasure cleans them)",
+    shown_default="`$ECP_DATA_DIR/artifacts`",
+)
+
+RETENTION_ENABLED: Setting[bool] = Setting(
+    name="SERVICE_RETENTION__ENABLED",
+    parse=flag,
+    default=False,
+    description="run the TTL purge",
+    shown_default="`false`",
+)
+
+RETENTION_POLL_SECONDS: Setting[float] = Setting(
+    name="SERVICE_RETENTION__WORKER_POLL_INTERVAL",
+    parse=number(1),
+    default=300.0,
+    description="seconds between purge sweeps",
+    shown_default="`300`",
+)
+
+RETENTION_DEFAULT_AUDIT_TTL_SECONDS: Setting[int | None] = Setting(
+    name="SERVICE_RETENTION__DEFAULT_AUDIT_TTL_SECONDS",
+    parse=ttl_seconds,
+    default=None,
+    description="configured default audit TTL (see ADR 0011 for the resolution order)",
+)
+
+RETENTION_DEFAULT_RUN_TTL_SECONDS: Setting[int | None] = Setting(
+    name="SERVICE_RETENTION__DEFAULT_RUN_TTL_SECONDS",
+    parse=ttl_seconds,
+    default=None,
+    description="configured default run TTL",
+)
+
+RETENTION_ECON_ERASE_ENABLED: Setting[bool] = Setting(
+    name="SERVICE_RETENTION__ECON_ERASE_ENABLED",
+    parse=flag,
+    default=False,
+    description="erase economic events by join key during erasure",
+    shown_default="`false`",
+)
