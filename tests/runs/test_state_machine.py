@@ -56,7 +56,15 @@ def test_the_lifecycle_of_the_issue():
     assert can_transition(RunStatus.RUNNING, RunStatus.FAILED)
     assert can_transition(RunStatus.WAITING_APPROVAL, RunStatus.FAILED)
     assert not can_transition(RunStatus.PENDING, RunStatus.COMPLETED)
-    assert {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.TERMINATED_BY_POLICY} == TERMINAL
+    ended = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.TERMINATED_BY_POLICY}
+    assert ended | {RunStatus.CANCELED} == TERMINAL
+
+
+@pytest.mark.spec("C14 cancel")
+@given(st.sampled_from(RunStatus))
+def test_every_run_that_has_not_ended_may_be_canceled_and_stays_so(status):
+    assert can_transition(status, RunStatus.CANCELED) is (status not in TERMINAL)
+    assert TRANSITIONS[RunStatus.CANCELED] == frozenset()
 
 
 @pytest.mark.spec("C1 public-status", "§3.1 policy-denial")

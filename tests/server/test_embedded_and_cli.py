@@ -85,6 +85,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "retention_0002_aged_salted_records",
             "pending",
+            "retention_0003_canceled_runs_expire",
+            "pending",
             "webhooks_0001_subscriptions_deliveries",
             "pending",
             "webhooks_0002_secret_rotation",
@@ -104,6 +106,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "tasks_0003_claim_by_age",
             "pending",
             "tasks_0004_offer_notifications",
+            "pending",
+            "tasks_0005_withdrawn_tasks",
             "pending",
             "billing_0001_subscriptions",
             "pending",
@@ -127,8 +131,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 37 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 37
+        assert "applied 39 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 39
         assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

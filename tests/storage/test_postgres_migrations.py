@@ -137,6 +137,8 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             assert rollback_migrations(url, 1) == [every[-undone]]
             assert complete - tables(url) == set(hosted[:undone])
         every, complete = every[: -len(hosted)], complete - set(hosted)
+        # Issue 34: the withdrawn task status (ADR 0074) is the queue's newest step.
+        assert rollback_migrations(url, 1) == ["tasks_0005_withdrawn_tasks"]
         # Issue 17: the external task queue comes next; undo its offer notifications (ADR 0071),
         # its claim-by-age index (ADR 0068), its lock-expiry and per-run indexes before its table.
         assert task_triggers(url) == {"ecp_tasks_notify_offered", "ecp_tasks_notify_waiting_again"}
@@ -152,10 +154,11 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert complete == tables(url)
         assert rollback_migrations(url, 1) == ["tasks_0001_tasks"]
         assert complete - tables(url) == {"ecp_tasks"}
-        every, complete = every[:-4], complete - {"ecp_tasks"}
-        assert every[-8:] == [
+        every, complete = every[:-5], complete - {"ecp_tasks"}
+        assert every[-9:] == [
             "retention_0001_policies_holds_log",
             "retention_0002_aged_salted_records",
+            "retention_0003_canceled_runs_expire",
             "webhooks_0001_subscriptions_deliveries",
             "webhooks_0002_secret_rotation",
             "webhooks_0003_delivery_notifications",
@@ -189,11 +192,14 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             "ecp_webhook_attempts",
         }
         assert not {"ecp_webhook_deliveries_due", "ecp_webhook_deliveries_dead"} & indexes(url)
+        # Issue 34: the run TTL's index is rebuilt with canceled runs; undone, it is back.
+        assert rollback_migrations(url, 1) == ["retention_0003_canceled_runs_expire"]
+        assert "ecp_runs_expired" in indexes(url)
         # Issue 20: the aged-records index is rebuilt for versions 2 and 3; undone, it is back
         # to version 2 alone and the tables stay.
         assert rollback_migrations(url, 1) == ["retention_0002_aged_salted_records"]
         assert "ecp_audit_aged" in indexes(url)
-        assert rollback_migrations(url, 1) == [every[-8]]
+        assert rollback_migrations(url, 1) == [every[-9]]
         assert complete - tables(url) == decisions | bills | evidence | {
             "ecp_webhook_subscriptions",
             "ecp_webhook_deliveries",
@@ -203,7 +209,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             "ecp_retention_audit_log",
         }
         assert not {"ecp_runs_expired", "ecp_audit_aged"} & indexes(url)
-        for undone in range(9, len(every) + 1):
+        for undone in range(10, len(every) + 1):
             assert rollback_migrations(url, 1) == [every[-undone]]
             if every[-undone] == "core_0008_tenant_in_moved_notifications":  # the old payload
                 assert "NEW.tenant_id" not in run_notify_source(url)
@@ -216,6 +222,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             "tasks_0002_lock_expiry",
             "tasks_0003_claim_by_age",
             "tasks_0004_offer_notifications",
+            "tasks_0005_withdrawn_tasks",
             "billing_0001_subscriptions",
             "billing_0002_merchant_events",
             "entitlements_0001_meters",

@@ -119,6 +119,19 @@ QUICKSTART = [
     ),
     Step("runs_list_children", path=lambda ids: {"run_id": ids["run_id"]}),
     Step("admin_list_runs", query={"limit": "1"}),
+    Step(
+        "runs_start",
+        {"deployment_ref": "refunds", "input": {"order_id": "A-1002", "amount": "18.00"}},
+        headers={"Prefer": "wait=10"},
+        keep=lambda run: {"mistaken_run_id": run["run_id"]},
+        record=False,
+    ),
+    Step(
+        "runs_cancel",
+        {"reason": "The customer withdrew the order"},
+        role="operator",
+        path=lambda ids: {"run_id": ids["mistaken_run_id"]},
+    ),
     Step("audit_timeline", path=lambda ids: {"run_id": ids["run_id"]}),
     Step("audit_verify_run", path=lambda ids: {"run_id": ids["run_id"]}),
     Step(

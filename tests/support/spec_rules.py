@@ -53,6 +53,7 @@ SECTIONS: dict[str, str] = {
     "C11": "CONTRACT: webhooks, second round",
     "C12": "CONTRACT: hosted offer",
     "C13": "CONTRACT: model calls and backtests",
+    "C14": "CONTRACT: run control",
 }
 """Section id → title; the id is the prefix of every rule id in that section."""
 
@@ -349,6 +350,10 @@ RULES: dict[str, str] = {
     "C13 model-catalog": "model providers and exact prices come from the ECP_MODEL_CATALOG file",
     "C13 model-call-action": "the model_call action writes an execution evidence event with measured cost",
     "C13 backtest-routes": "POST /v1/backtests answers 202 and a finished exact retry 200 with no provider call",
+    # C14 Run control
+    "C14 cancel": "POST /runs/{run_id}/cancel (a reason of 1 to 500 characters) ends a run canceled with one audit record naming who and why and emits run.canceled; canceling again answers it unchanged; a run that ended otherwise is 409 run_finished",
+    "C14 cancel-cascade": "a cancel cancels the runs the run started, withdraws its open tasks (a late heartbeat, completion or failure is 409 run_canceled) and its pending approvals (resolving one is 409 approval_withdrawn)",
+    "C14 cancel-races": "a cancel waits for an attempt being dispatched to commit, and of a cancel and a task's completion exactly one is applied, which the run's chain records",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -567,5 +572,8 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C11 whsec-secrets": ("ecp_core.webhooks.signing", "ecp_core.webhooks.service"),
     "C11 test-event": ("ecp_core.webhooks.service", "ecp_http.server.handlers.webhooks"),
     "C11 user-agent": ("ecp_http.outbound.webhook_sender",),
+    "C14 cancel": ("ecp_core.runs.engine.control", "ecp_core.runs.engine.cancel"),
+    "C14 cancel-cascade": ("ecp_core.runs.engine.control", "ecp_core.runs.tasks.rules"),
+    "C14 cancel-races": ("ecp_core.runs.engine.control",),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

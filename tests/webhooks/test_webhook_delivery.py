@@ -18,6 +18,7 @@ from ecp_core import (
     GraphBuilder,
     StartRunRequest,
 )
+from ecp_core.runs.run.model import CancelRunRequest
 from ecp_core.webhooks import CreateSubscriptionRequest, RetrySchedule, signature_matches
 from ecp_core.webhooks.model import WebhookEventType
 from ecp_http.outbound.webhook_sender import HttpxSender
@@ -156,3 +157,21 @@ def test_a_killed_worker_loses_nothing(postgres_store):
         (delivery,) = [d for d in [ecp.webhooks.dead_letters("t")] if d] or [None]
     assert delivery is None
     assert len({r.headers["x-service-event-id"] for r in hook.received}) == 1
+
+
+@pytest.mark.spec("C14 cancel")
+def test_a_canceled_run_delivers_run_canceled_with_its_status(postgres_store):
+    sender = HttpxSender(timeout_seconds=5, allow_private=True)
+    with receiver() as hook:
+        ecp = setup(postgres_store, hook.url, events=("run.canceled", "run.completed"))
+        run, _ = ecp.runs.start("t", StartRunRequest(deployment_ref="d"))
+        ecp.runs.cancel(ADMIN, run.run_id, CancelRunRequest(reason="not wanted"))
+        deliver_until(ecp, sender, lambda: hook.received)
+        for _ in range(3):
+            ecp.webhooks.deliver_due(sender)
+    (got,) = hook.received
+    payload = json.loads(got.body)
+    assert payload["event_type"] == "run.canceled"
+    assert payload["data"]["run_id"] == run.run_id
+    assert payload["data"]["status"] == "canceled"
+    assert ecp.runs.advance_next() is None

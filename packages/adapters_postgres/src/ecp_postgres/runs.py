@@ -49,7 +49,7 @@ _HEADER_READ = tuple(c for c in _HEADER if c not in ("paused", "approved_action"
 _LINEAGE_ENDED = (
     "NOT EXISTS (SELECT 1 FROM ecp_runs a WHERE a.tenant_id = ecp_runs.tenant_id"
     " AND a.run_id IN (SELECT jsonb_array_elements_text(ecp_runs.ancestor_run_ids))"
-    " AND a.status NOT IN ('COMPLETED', 'FAILED', 'TERMINATED_BY_POLICY'))"
+    " AND a.status NOT IN ('COMPLETED', 'FAILED', 'TERMINATED_BY_POLICY', 'CANCELED'))"
 )
 """SQL: every ancestor of the run has ended (``TERMINAL``); the twin of ``MemoryRuns._lineage_ended``,
 held equal by ``test_a_child_of_a_live_parent_is_never_selected_for_ttl_erasure``
@@ -350,7 +350,8 @@ class PostgresRuns(Repository):
         """
         return self._all(
             RUNS,
-            "WHERE tenant_id = %s AND status IN ('COMPLETED', 'FAILED') AND erased_at IS NULL"
+            "WHERE tenant_id = %s AND status IN ('COMPLETED', 'FAILED', 'CANCELED')"
+            " AND erased_at IS NULL"
             f" AND updated_at < %s AND {not_held('ecp_runs')} AND {_LINEAGE_ENDED}"
             ' ORDER BY updated_at, run_id COLLATE "C" LIMIT %s',
             (tenant_id, updated_before, limit),

@@ -85,6 +85,15 @@ class PostgresTasks(Repository, RuleApplyingTasks):
         ).fetchall()
         return [TASKS.load(row) for row in rows]
 
+    def _open_of_run(self, tenant_id: str, run_id: str) -> list[Task]:
+        """The run's open tasks by id, locked for this transaction (waits for their holders)."""
+        rows = self._conn.execute(
+            f"{TASKS.select_sql()} WHERE tenant_id = %s AND run_id = %s AND {_OPEN}"
+            " ORDER BY task_id FOR UPDATE",
+            (tenant_id, run_id),
+        ).fetchall()
+        return [TASKS.load(row) for row in rows]
+
     def erase_run(self, tenant_id: str, run_id: str) -> int:
         """Empty the payloads of a run's tasks; how many changed."""
         return self._conn.execute(

@@ -89,6 +89,24 @@ class ApprovalAlreadyResolved(Conflict):
     code = "approval_already_resolved"
 
 
+class RunFinished(Conflict):
+    """The run has already ended (completed, failed or terminated): it cannot be canceled."""
+
+    code = "run_finished"
+
+
+class RunCanceled(Conflict):
+    """The task's run was canceled and the task withdrawn: a late report changes nothing."""
+
+    code = "run_canceled"
+
+
+class ApprovalWithdrawn(Conflict):
+    """The approval was withdrawn when its run was canceled; it can no longer be resolved."""
+
+    code = "approval_withdrawn"
+
+
 class IllegalTransition(EcpError):
     """A run was asked to move between states the state machine does not connect."""
 

@@ -16,6 +16,7 @@ class Permission(enum.StrEnum):
     RUN_START = "run_start"
     RUN_READ = "run_read"
     RUN_RESUME = "run_resume"
+    RUN_CONTROL = "run_control"
     APPROVAL_RESOLVE = "approval_resolve"
     APPROVAL_READ = "approval_read"
     AUDIT_READ = "audit_read"
@@ -59,6 +60,7 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
             P.RUN_START,
             P.RUN_READ,
             P.RUN_RESUME,
+            P.RUN_CONTROL,
             P.APPROVAL_READ,
             P.AUDIT_READ,
             P.EVIDENCE_INGEST,

@@ -57,6 +57,7 @@ class RunStatus(enum.StrEnum):
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     TERMINATED_BY_POLICY = "TERMINATED_BY_POLICY"
+    CANCELED = "CANCELED"
 
 
 class RunPublicStatus(enum.StrEnum):
@@ -71,6 +72,7 @@ class RunPublicStatus(enum.StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     TERMINATED_BY_POLICY = "terminated_by_policy"
+    CANCELED = "canceled"
 
 
 class ApprovalDecision(enum.StrEnum):
@@ -87,6 +89,8 @@ class ApprovalStatus(enum.StrEnum):
     PENDING = "pending"
     RESOLVED = "resolved"
     ESCALATED = "escalated"
+    WITHDRAWN = "withdrawn"
+    """Its run was canceled before anyone resolved it; resolving it is refused."""
 
 
 class HumanInteractionType(enum.StrEnum):
@@ -119,6 +123,7 @@ class AttemptStatus(enum.StrEnum):
     DENIED = "denied"
     RESUMED = "resumed"
     ESCALATED = "escalated"
+    CANCELED = "canceled"
 
 
 class CostMeasurement(enum.StrEnum):

@@ -1,7 +1,8 @@
-"""``ecp runs list|show``: the tenant's runs, one run and its timeline, over the API.
+"""``ecp runs list|show|cancel``: the tenant's runs, one run and its timeline, over the API.
 
 ``list`` pages through ``GET /admin/runs`` (newest first; an admin's credentials); ``show`` reads
-``GET /runs/{run_id}`` and, with ``--timeline``, ``GET /runs/{run_id}/timeline``.
+``GET /runs/{run_id}`` and, with ``--timeline``, ``GET /runs/{run_id}/timeline``; ``cancel``
+posts ``/runs/{run_id}/cancel`` with its reason (an admin's or an operator's credentials).
 """
 
 import argparse
@@ -46,7 +47,7 @@ TIMELINE_COLUMNS = (
     ("CREATED", "created_at"),
     ("DIGEST", "record_digest"),
 )
-WHO = "an admin's to list runs; a viewer's is enough to show one"
+WHO = "an admin's to list runs, an operator's to cancel one; a viewer's is enough to show one"
 
 
 def _api(args: argparse.Namespace, environ: Mapping[str, str]) -> Api:
@@ -92,11 +93,21 @@ def _show(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     return 0
 
 
+def _cancel(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    api = _api(args, environ)
+    run = api.json("POST", api_path("/runs/{}/cancel", args.run_id), json={"reason": args.reason})
+    if args.format == "json":
+        emit(json_text(run))
+        return 0
+    emit(fields(run, RUN_FIELDS, markdown=args.format == "markdown"))
+    return 0
+
+
 def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add ``runs list|show`` to the ``ecp`` parser."""
     runs = commands.add_parser(
         "runs",
-        help="list the tenant's runs, show one run and its timeline (over the API)",
+        help="list the tenant's runs, show one run and its timeline, cancel one (over the API)",
         description="Read runs through the service's API. Credentials: ECP_TOKEN (a bearer "
         "token) or ECP_API_KEY (a project API key); the service: --url or ECP_URL.",
     )
@@ -108,7 +119,17 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     show.add_argument(
         "--timeline", action="store_true", help="also print the run's audit records in order"
     )
-    for action, run in ((listing, _list), (show, _show)):
+    cancel = actions.add_parser(
+        "cancel",
+        help="cancel a run and the runs it started (admin, operator)",
+        description="The run and every run it started that has not ended end canceled; their "
+        "pending approvals and open tasks are withdrawn. Canceling a canceled run shows it.",
+    )
+    cancel.add_argument("run_id", metavar="RUN_ID", help="the run's id")
+    cancel.add_argument(
+        "--reason", required=True, help="why, in your words (1 to 500 characters; audited)"
+    )
+    for action, run in ((listing, _list), (show, _show), (cancel, _cancel)):
         add_url_option(action)
         add_format_option(action)
         action.set_defaults(handler=run)

@@ -8,6 +8,7 @@ import attrs
 from ecp_core.errors import exists, missing
 from ecp_core.memory.retention import held
 from ecp_core.memory.tables import Repository, detached
+from ecp_core.retention.rules import TTL_ERASABLE
 from ecp_core.runs.approvals.model import ApprovalRecord
 from ecp_core.runs.engine.dispatch import candidates_per_tenant
 from ecp_core.runs.run.model import Run, RunClaim
@@ -217,11 +218,10 @@ class MemoryRuns(Repository):
     @detached
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Terminal runs last updated before the instant, oldest first."""
-        terminal = (RunStatus.COMPLETED, RunStatus.FAILED)
         found = [
             run
             for run in self._of(tenant_id)
-            if run.status in terminal
+            if run.status in TTL_ERASABLE
             and run.updated_at < updated_before
             and run.erased_at is None
             and not held(self._t, tenant_id, run.run_id)

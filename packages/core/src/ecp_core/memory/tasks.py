@@ -59,6 +59,16 @@ class MemoryTasks(Repository, RuleApplyingTasks):
         )
         return found[:limit]
 
+    def _open_of_run(self, tenant_id: str, run_id: str) -> list[Task]:
+        return sorted(
+            (
+                t
+                for t in self._t.table("tasks").values()
+                if t.tenant_id == tenant_id and t.run_id == run_id and t.status in rules.OPEN
+            ),
+            key=lambda t: t.task_id,
+        )
+
     def erase_run(self, tenant_id: str, run_id: str) -> int:
         """Empty the payloads of a run's tasks; how many changed."""
         changed = 0

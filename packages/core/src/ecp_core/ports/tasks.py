@@ -93,6 +93,13 @@ class TaskRepository(Protocol):
         """Fail the attempt; True when applied now, False when this token failed it before."""
         ...
 
+    def withdraw(self, tenant_id: str, run_id: str, now: datetime) -> list[Task]:
+        """Withdraw the run's open (waiting or locked) tasks, held until commit; those withdrawn.
+
+        A later heartbeat, completion or failure of one of them raises RunCanceled.
+        """
+        ...
+
     def erase_run(self, tenant_id: str, run_id: str) -> int:
         """Empty the payloads (arguments, state, output, error) of a run's tasks; how many changed.
 

@@ -13,7 +13,7 @@ from ecp_core.retention.model import (
 )
 from ecp_core.types import RunStatus
 
-TTL_ERASABLE = frozenset({RunStatus.COMPLETED, RunStatus.FAILED})
+TTL_ERASABLE = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELED})
 """Run statuses a run TTL may erase; every other status is never TTL-erased."""
 
 

@@ -21,6 +21,7 @@ class WebhookEventType(enum.StrEnum):
     RUN_COMPLETED = "run.completed"
     RUN_FAILED = "run.failed"
     RUN_TERMINATED_BY_POLICY = "run.terminated_by_policy"
+    RUN_CANCELED = "run.canceled"
     APPROVAL_REQUESTED = "approval.requested"
     APPROVAL_RESOLVED = "approval.resolved"
     WEBHOOK_TEST = "webhook.test"

@@ -30,6 +30,7 @@ FINISHED = (
     RunPublicStatus.COMPLETED,
     RunPublicStatus.FAILED,
     RunPublicStatus.TERMINATED_BY_POLICY,
+    RunPublicStatus.CANCELED,
 )
 DELIVERY_RESULTS = ("delivered", "retry", "dead")
 """``result`` of a webhook attempt: accepted, failed with another attempt due, or dead-lettered."""

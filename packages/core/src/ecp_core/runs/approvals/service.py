@@ -7,6 +7,7 @@ import attrs
 from ecp_core.contracts.schema import payload_errors
 from ecp_core.errors import (
     ApprovalAlreadyResolved,
+    ApprovalWithdrawn,
     Conflict,
     FieldError,
     NotFound,
@@ -56,6 +57,16 @@ INBOX_CURSOR = "approvals"
 """The kind of the approval inbox's cursors."""
 
 
+def _refuse_unless_pending(approval: ApprovalRecord) -> None:
+    """ApprovalWithdrawn for a withdrawn approval, ApprovalAlreadyResolved for any other not pending."""
+    if approval.status is ApprovalStatus.WITHDRAWN:
+        raise ApprovalWithdrawn(
+            f"approval {approval.approval_id} was withdrawn: its run was canceled"
+        )
+    if approval.status is not ApprovalStatus.PENDING:
+        raise ApprovalAlreadyResolved(f"approval {approval.approval_id} is {approval.status.value}")
+
+
 class ApprovalService:
     """Resolves approvals; each resolution and its audit record commit together."""
 
@@ -97,17 +108,14 @@ class ApprovalService:
             if found is None or found[0].deployment_ref != deployment_ref:
                 raise NotFound(f"approval {approval_id} not found")
             approval, run = found
-            if approval.status is not ApprovalStatus.PENDING:
-                raise ApprovalAlreadyResolved(f"approval {approval_id} is {approval.status.value}")
+            _refuse_unless_pending(approval)
             _check_request(uow, approval, request)
             # Under the run's lock: a run still paused on the approval means it is still pending
             # (a resolution or an escalation moves the run in the same commit). Otherwise one
             # committed meanwhile: the approval is read afresh to say which.
             if run is None or run.paused is None or run.paused.approval_id != approval_id:
                 approval = uow.approvals.get(tenant_id, approval_id) or approval
-                if approval.status is not ApprovalStatus.PENDING:
-                    status = approval.status.value
-                    raise ApprovalAlreadyResolved(f"approval {approval_id} is {status}")
+                _refuse_unless_pending(approval)
                 raise Conflict(f"run {approval.run_id} is not waiting for approval {approval_id}")
             now = self._clock.now()
             resolution = ApprovalResolution(

@@ -17,16 +17,24 @@ from ecp_core.errors import (
     ValidationFailed,
 )
 from ecp_core.graphs.paths import set_path
+from ecp_core.identity import ActorIdentity
 from ecp_core.pages import MAX_PAGE, check_limit, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.registry.service import require_deployment, require_graph
 from ecp_core.runs.children.targets import CHILDREN_CURSOR, child_target
+from ecp_core.runs.engine.control import RunControl
 from ecp_core.runs.engine.dispatch import DISPATCH_RETRY, dispatch_backoff
 from ecp_core.runs.engine.lifecycle import RunLifecycle
 from ecp_core.runs.engine.step import Stepper
 from ecp_core.runs.run.attempts import AttemptRecord
-from ecp_core.runs.run.model import DISPATCH_ERROR, Run, RunClaim, StartRunRequest
+from ecp_core.runs.run.model import (
+    DISPATCH_ERROR,
+    CancelRunRequest,
+    Run,
+    RunClaim,
+    StartRunRequest,
+)
 from ecp_core.runs.run.state_machine import TERMINAL, WAITING
 from ecp_core.types import AttemptStatus, RunStatus
 from ecp_core.webhooks.schedule import RetrySchedule
@@ -61,6 +69,11 @@ class RunService:
         self._stepper = stepper
         self._lifecycle = lifecycle
         self._dispatch = dispatch
+        self._control = RunControl(uow, clock, lifecycle)
+
+    def cancel(self, actor: ActorIdentity, run_id: str, request: CancelRunRequest) -> Run:
+        """Cancel the run and the runs it started (see :class:`RunControl`); the run after it."""
+        return self._control.cancel(actor, run_id, request)
 
     def start(self, tenant_id: str, request: StartRunRequest) -> tuple[Run, bool]:
         """Create a PENDING run; with an idempotency key, a repeat returns the first run.

@@ -19,6 +19,7 @@ _ENDINGS = {
     RunPublicStatus.COMPLETED: E.RUN_COMPLETED,
     RunPublicStatus.FAILED: E.RUN_FAILED,
     RunPublicStatus.TERMINATED_BY_POLICY: E.RUN_TERMINATED_BY_POLICY,
+    RunPublicStatus.CANCELED: E.RUN_CANCELED,
 }
 
 

@@ -102,6 +102,14 @@ class StartRunRequest:
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
+class CancelRunRequest:
+    """Body of ``POST /runs/{run_id}/cancel``."""
+
+    reason: Annotated[str, Text(1, 500)]
+    """Why the run is canceled, in the canceller's words; written into its audit record."""
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
 class Run:
     """A run and its checkpoint: the state so far and the node to attempt next."""
 

@@ -12,7 +12,7 @@ from ecp_core.types import RunStatus
 S = RunStatus
 
 TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
-    S.PENDING: frozenset({S.RUNNING}),
+    S.PENDING: frozenset({S.RUNNING, S.CANCELED}),
     S.RUNNING: frozenset(
         {
             S.WAITING_APPROVAL,
@@ -21,17 +21,20 @@ TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
             S.WAITING_CHILD,
             S.COMPLETED,
             S.FAILED,
+            S.CANCELED,
         }
     ),
-    S.WAITING_APPROVAL: frozenset({S.RUNNING, S.FAILED}),
-    S.WAITING_INTERRUPT: frozenset({S.RUNNING}),
-    S.WAITING_TASK: frozenset({S.RUNNING, S.FAILED}),
-    S.WAITING_CHILD: frozenset({S.RUNNING, S.FAILED}),
+    S.WAITING_APPROVAL: frozenset({S.RUNNING, S.FAILED, S.CANCELED}),
+    S.WAITING_INTERRUPT: frozenset({S.RUNNING, S.CANCELED}),
+    S.WAITING_TASK: frozenset({S.RUNNING, S.FAILED, S.CANCELED}),
+    S.WAITING_CHILD: frozenset({S.RUNNING, S.FAILED, S.CANCELED}),
     S.COMPLETED: frozenset(),
     S.FAILED: frozenset(),
     S.TERMINATED_BY_POLICY: frozenset(),
+    S.CANCELED: frozenset(),
 }
-"""Every legal move. A run changes node while RUNNING without changing status."""
+"""Every legal move. A run changes node while RUNNING without changing status; any run that has
+not ended may be canceled."""
 
 TERMINAL = frozenset(status for status, nexts in TRANSITIONS.items() if not nexts)
 WAITING = frozenset({S.WAITING_APPROVAL, S.WAITING_INTERRUPT, S.WAITING_TASK, S.WAITING_CHILD})

@@ -23,6 +23,8 @@ class TaskStatus(enum.StrEnum):
     LOCKED = "locked"
     COMPLETED = "completed"
     FAILED = "failed"
+    WITHDRAWN = "withdrawn"
+    """Its run was canceled while the task was open; nothing a worker reports is applied."""
 
 
 def new_lock_token() -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from ecp_core.errors import LockLost
+from ecp_core.errors import LockLost, RunCanceled
 from ecp_core.runs.tasks.model import Task, TaskStatus
 
 
@@ -70,7 +70,12 @@ def claim(
 
 
 def _holds(task: Task, lock_token: str) -> None:
-    """Raise LockLost unless ``lock_token`` is the lock the task is held under."""
+    """Raise LockLost unless ``lock_token`` is the lock the task is held under.
+
+    A task withdrawn with its canceled run raises RunCanceled, whoever asks.
+    """
+    if task.status is TaskStatus.WITHDRAWN:
+        raise RunCanceled(f"task {task.task_id}: its run was canceled and the task withdrawn")
     if task.status is not TaskStatus.LOCKED or task.lock_token != lock_token:
         raise LockLost(f"task {task.task_id}: the lock of this token was lost")
 
@@ -88,7 +93,7 @@ def complete(
     """``task`` completed with ``output``, and whether that was applied now (False: again)."""
     if task.status is TaskStatus.COMPLETED and task.lock_token == lock_token:
         return task, False
-    _holds(task, lock_token)
+    _holds(task, lock_token)  # a withdrawn task: RunCanceled
     done = attrs.evolve(
         task, status=TaskStatus.COMPLETED, output=output, locked_until=None, updated_at=now
     )
@@ -126,6 +131,22 @@ def fail(
         updated_at=now,
     )
     return retry, True
+
+
+OPEN = frozenset({TaskStatus.WAITING, TaskStatus.LOCKED})
+"""Statuses of a task that has not ended: a cancel withdraws these."""
+
+
+def withdraw(task: Task, now: datetime) -> Task:
+    """``task`` withdrawn because its run was canceled (an ended task stays as it is).
+
+    The lock's worker and token stay, so the holder's late report gets RunCanceled.
+    """
+    if task.status not in OPEN:
+        return task
+    return attrs.evolve(
+        task, status=TaskStatus.WITHDRAWN, locked_until=None, not_before=None, updated_at=now
+    )
 
 
 def erased(task: Task) -> Task:

@@ -1,7 +1,7 @@
 """How a storage adapter applies the task rules: load the row held, apply the rule, write it back.
 
-Both adapters inherit :class:`RuleApplyingTasks` and supply three primitives (find the claimable
-tasks, hold one task, save one task), so the claim, heartbeat, completion and failure paths are
+Both adapters inherit :class:`RuleApplyingTasks` and supply its primitives (find the claimable,
+the expired and a run's open tasks, hold one task, save one task), so the claim, heartbeat, completion and failure paths are
 written once and the adapters can differ only in how they lock.
 """
 
@@ -31,6 +31,10 @@ class RuleApplyingTasks(ABC):
 
         None for ``tenant_id`` or ``topics``: of every tenant or topic.
         """
+
+    @abstractmethod
+    def _open_of_run(self, tenant_id: str, run_id: str) -> list[Task]:
+        """The run's tasks that have not ended, by task id, held for this unit."""
 
     @abstractmethod
     def _held(self, tenant_id: str, task_id: str) -> Task:
@@ -79,6 +83,13 @@ class RuleApplyingTasks(ABC):
             self._save(after)
             released.append(after)
         return released
+
+    def withdraw(self, tenant_id: str, run_id: str, now: datetime) -> list[Task]:
+        """Withdraw the run's open tasks (its run was canceled); the tasks withdrawn."""
+        withdrawn = [rules.withdraw(task, now) for task in self._open_of_run(tenant_id, run_id)]
+        for task in withdrawn:
+            self._save(task)
+        return withdrawn
 
     def heartbeat(
         self,

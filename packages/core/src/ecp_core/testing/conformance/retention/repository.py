@@ -212,12 +212,13 @@ class RetentionRepositoryConformance(StoreSuite):
             tx.commit()
         with uow() as tx:
             found = tx.runs.expired("t1", NOW + timedelta(seconds=100), 10)
-            assert [r.run_id for r in found] == ["run-completed", "run-failed"]
+            assert [r.run_id for r in found] == ["run-completed", "run-failed", "run-canceled"]
             completed_at = list(RunStatus).index(RunStatus.COMPLETED)
             assert found[0] == run("run-completed", status=RunStatus.COMPLETED, offset=completed_at)
             assert [r.run_id for r in tx.runs.expired("t1", NOW + timedelta(seconds=101), 10)] == [
                 "run-completed",
                 "run-failed",
+                "run-canceled",
                 "run-late",
             ]
             assert tx.runs.expired("t1", NOW + timedelta(seconds=4), 10) == []

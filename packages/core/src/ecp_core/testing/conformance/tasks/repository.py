@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from ecp_core.errors import Conflict, LockLost, NotFound
+from ecp_core.errors import Conflict, LockLost, NotFound, RunCanceled
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.runs.tasks.model import TaskStatus
 from ecp_core.testing.conformance._base import StoreSuite
@@ -196,6 +196,58 @@ class TaskRepositoryConformance(StoreSuite):
         assert applied
         assert (failed.status, failed.error) == (TaskStatus.FAILED, "again")
         assert claim_now(uow, now=LATER + timedelta(days=1)) == []
+
+    @pytest.mark.spec("C14 cancel-cascade")
+    def test_a_withdrawn_task_is_never_claimed_and_refuses_its_holder(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Withdrawing a run's tasks takes its open ones only; their holder's reports are refused."""
+        offer_all(
+            uow,
+            task("held", run_id="run-1"),
+            task("queued", run_id="run-1", topic="ship"),
+            task("done", run_id="run-1", topic="file"),
+            task("other-run", run_id="run-2"),
+            task("other-tenant", run_id="run-1", tenant="t2"),
+        )
+        (held,) = claim_now(uow, limit=1)
+        (done,) = claim_now(uow, topics=("file",))
+        assert held.lock_token is not None
+        assert done.lock_token is not None
+        with uow() as tx:
+            tx.tasks.complete("t1", "done", lock_token=done.lock_token, output={}, now=NOW)
+            tx.commit()
+        with uow() as tx:
+            withdrawn = tx.tasks.withdraw("t1", "run-1", LATER)
+            tx.commit()
+        assert [(t.task_id, t.status) for t in withdrawn] == [
+            ("held", TaskStatus.WITHDRAWN),
+            ("queued", TaskStatus.WITHDRAWN),
+        ]
+        assert withdrawn[0].worker_id == "w1"
+        assert withdrawn[0].updated_at == LATER
+        with uow() as tx:
+            statuses = {
+                (tenant, task_id): stored.status
+                for tenant, task_id in (("t1", "done"), ("t1", "other-run"), ("t2", "other-tenant"))
+                if (stored := tx.tasks.get(tenant, task_id)) is not None
+            }
+            assert tx.tasks.withdraw("t1", "run-1", LATER) == []
+        assert statuses == {
+            ("t1", "done"): TaskStatus.COMPLETED,
+            ("t1", "other-run"): TaskStatus.WAITING,
+            ("t2", "other-tenant"): TaskStatus.WAITING,
+        }
+        claimed = claim_now(uow, topics=("charge", "ship"), now=LATER)
+        assert [t.task_id for t in claimed] == ["other-run"]
+        token = held.lock_token
+        with uow() as tx:
+            with pytest.raises(RunCanceled):
+                tx.tasks.heartbeat("t1", "held", lock_token=token, now=LATER, lock_seconds=None)
+            with pytest.raises(RunCanceled):
+                tx.tasks.complete("t1", "held", lock_token=token, output={}, now=LATER)
+            with pytest.raises(RunCanceled):
+                tx.tasks.fail("t1", "held", lock_token=token, error="late", now=LATER)
 
     def test_a_claim_rolled_back_leaves_the_task_waiting(self, uow: UnitOfWorkFactory) -> None:
         """A claim rolled back leaves the task waiting."""

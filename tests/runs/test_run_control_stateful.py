@@ -1,0 +1,298 @@
+"""Run control as a Hypothesis state machine, on memory and on PostgreSQL (ADR 0074).
+
+Any interleaving of starting runs (alone, or as a parent whose subgraph node starts a child),
+dispatching them, canceling them, approving and rejecting their approvals, and workers claiming,
+completing and failing their tasks, with locks running out, keeps these true after every step:
+
+- a canceled run takes no further step: its status and its chain stay as the cancel left them,
+  and the cancel's record is its last;
+- a run has at most one ``canceled`` record, and a canceled parent's children are canceled too;
+- no task completion is applied after its run's cancel (the worker gets ``run_canceled``);
+- every chain verifies, signatures included.
+"""
+
+import contextlib
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+from tests.support.child_runs import calling
+
+from ecp_core import (
+    ActorIdentity,
+    AuthMethod,
+    CreateDeploymentRequest,
+    Ecp,
+    Ed25519Signer,
+    GraphBuilder,
+    ServiceRole,
+    StartRunRequest,
+)
+from ecp_core.audit.record import NodeAuditRecord
+from ecp_core.errors import ApprovalWithdrawn, Conflict, LockLost, RunCanceled, RunFinished
+from ecp_core.memory import MemoryStore
+from ecp_core.ports.unit_of_work import UnitOfWorkFactory
+from ecp_core.runs.approvals.model import ApprovalResolutionRequest
+from ecp_core.runs.run.model import CancelRunRequest, Run
+from ecp_core.runs.run.state_machine import TERMINAL
+from ecp_core.runs.tasks.model import (
+    Task,
+    TaskClaimRequest,
+    TaskCompleteRequest,
+    TaskFailRequest,
+)
+from ecp_core.system import FixedClock, SequentialIds
+from ecp_core.types import ApprovalDecision, ApprovalStatus, AttemptStatus, RunStatus
+from ecp_postgres import PostgresStore
+
+pytestmark = [pytest.mark.integration, pytest.mark.spec("C14 cancel", "C14 cancel-cascade")]
+
+SIGNER = Ed25519Signer(bytes(range(90, 122)), key_id="control")
+EPOCH = datetime(2026, 6, 1, tzinfo=UTC)
+TOPIC = "pack"
+MAX_RUNS = 6
+WHY = CancelRunRequest(reason="stop")
+SETTINGS = settings(
+    max_examples=30,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+MEMORY_SETTINGS = settings(SETTINGS, max_examples=100, stateful_step_count=40)
+"""The memory store is fast: more and longer sequences there."""
+
+
+def waits_for_people_and_workers() -> Any:
+    """``review`` (an approval) → ``work`` (a task) → ``done``."""
+    return (
+        GraphBuilder("leafy")
+        .approval("review", summary="Check it", rationale="A person decides")
+        .task("work", TOPIC, lock_seconds=30, max_attempts=2)
+        .end("done")
+        .chain("review", "work", "done")
+        .build()
+    )
+
+
+class ControlMachine(RuleBasedStateMachine):
+    """Random sequences over one tenant of one store (a fresh tenant per machine)."""
+
+    uow: UnitOfWorkFactory
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tenant = f"t-{uuid.uuid4().hex[:12]}"
+        self.actor = ActorIdentity(
+            subject="ops",
+            auth_method=AuthMethod.BEARER,
+            tenant_id=self.tenant,
+            roles=(ServiceRole.ADMIN,),
+        )
+        self.clock = FixedClock(EPOCH)
+        self.ecp = Ecp.build(
+            self.uow, signer=SIGNER, clock=self.clock, ids=SequentialIds(self.tenant)
+        )
+        self.runs: list[str] = []
+        self.after_cancel: dict[str, tuple[Run, tuple[NodeAuditRecord, ...]]] = {}
+        """What each canceled run looked like, and its chain, right after its cancel."""
+        self.held: list[Task] = []
+        """Tasks some worker claimed, whose lock it may report on."""
+
+    @initialize()
+    def deploy(self) -> None:
+        for ref, graph in (
+            ("leafy", waits_for_people_and_workers()),
+            ("top", calling("top", "leafy")),
+        ):
+            self.ecp.graphs.register(self.tenant, graph)
+            self.ecp.graphs.deploy(
+                self.tenant, CreateDeploymentRequest(deployment_ref=ref, graph_id=graph.graph_id)
+            )
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def run(self, run_id: str) -> Run:
+        return self.ecp.runs.get(self.tenant, run_id)
+
+    def records(self, run_id: str) -> tuple[NodeAuditRecord, ...]:
+        return self.ecp.audit.timeline(self.tenant, run_id).entries
+
+    def every_run(self) -> Iterator[Run]:
+        """Every run of the tenant, the children the parents started included."""
+        seen = list(self.runs)
+        for run_id in seen:
+            yield self.run(run_id)
+            children, _ = self.ecp.runs.children(self.tenant, run_id, limit=500)
+            seen.extend(child.run_id for child in children if child.run_id not in seen)
+
+    def live(self) -> list[str]:
+        return [run.run_id for run in self.every_run() if run.status not in TERMINAL]
+
+    # -- rules ---------------------------------------------------------------------------------
+
+    @precondition(lambda self: len(self.runs) < MAX_RUNS)
+    @rule(ref=st.sampled_from(["leafy", "top"]))
+    def start(self, ref: str) -> None:
+        run, created = self.ecp.runs.start(self.tenant, StartRunRequest(deployment_ref=ref))
+        assert created
+        self.runs.append(run.run_id)
+
+    @rule(data=st.data())
+    def dispatch(self, data: st.DataObject) -> None:
+        runnable = [
+            run.run_id
+            for run in self.every_run()
+            if run.status in (RunStatus.PENDING, RunStatus.RUNNING)
+        ]
+        if runnable:
+            self.ecp.runs.drive(self.tenant, data.draw(st.sampled_from(runnable)))
+
+    @precondition(lambda self: bool(self.runs))
+    @rule(data=st.data(), now=st.integers(0, 2).map(lambda n: n == 0))
+    def cancel(self, data: st.DataObject, now: bool) -> None:
+        """Cancel a run, one time in three (so that runs get far enough first)."""
+        if not now:
+            return
+        every = list(self.every_run())
+        target = data.draw(st.sampled_from(every))
+        if target.status is RunStatus.CANCELED:
+            assert self.ecp.runs.cancel(self.actor, target.run_id, WHY) == target
+            return
+        if target.status in TERMINAL:
+            with pytest.raises(RunFinished):
+                self.ecp.runs.cancel(self.actor, target.run_id, WHY)
+            return
+        after = self.ecp.runs.cancel(self.actor, target.run_id, WHY)
+        assert after.status is RunStatus.CANCELED
+        self._note_cancels()
+
+    def _note_cancels(self) -> None:
+        """Remember each newly canceled run (and child) as its cancel left it."""
+        for run in self.every_run():
+            if run.status is RunStatus.CANCELED and run.run_id not in self.after_cancel:
+                self.after_cancel[run.run_id] = (run, self.records(run.run_id))
+
+    @rule(
+        data=st.data(),
+        decision=st.sampled_from([ApprovalDecision.APPROVE, ApprovalDecision.REJECT]),
+    )
+    def decide(self, data: st.DataObject, decision: ApprovalDecision) -> None:
+        approvals = [
+            approval
+            for run in self.every_run()
+            for approval in self.ecp.approvals.for_run(self.tenant, run.run_id)
+            if approval.status in (ApprovalStatus.PENDING, ApprovalStatus.WITHDRAWN)
+        ]
+        if not approvals:
+            return
+        approval = data.draw(st.sampled_from(approvals))
+        request = ApprovalResolutionRequest(decision=decision)
+        if approval.status is ApprovalStatus.WITHDRAWN:
+            with pytest.raises(ApprovalWithdrawn):
+                self.ecp.resolve(self.actor, approval.deployment_ref, approval.approval_id, request)
+            return
+        with contextlib.suppress(Conflict):  # the run moved on in between (an escalation)
+            self.ecp.approvals.resolve(
+                self.actor, approval.deployment_ref, approval.approval_id, request
+            )
+
+    @rule()
+    def claim(self) -> None:
+        request = TaskClaimRequest(worker_id="w", topics=(TOPIC,), max_tasks=3)
+        claimed = self.ecp.tasks.claim(self.tenant, request)
+        self.held.extend(task for task in claimed)
+
+    @precondition(lambda self: bool(self.held))
+    @rule(data=st.data(), fail=st.booleans())
+    def report(self, data: st.DataObject, fail: bool) -> None:
+        self._report(data.draw(st.sampled_from(self.held)), fail=fail)
+
+    @precondition(lambda self: bool(self.held))
+    @rule(data=st.data())
+    def cancel_while_a_worker_holds_its_task(self, data: st.DataObject) -> None:
+        """The run of a claimed task is canceled; its worker reports later (or never)."""
+        task = data.draw(st.sampled_from(self.held))
+        if self.run(task.run_id).status not in TERMINAL:
+            self.ecp.runs.cancel(self.actor, task.run_id, WHY)
+            self._note_cancels()
+
+    @rule(fail=st.booleans())
+    def claim_and_report(self, fail: bool) -> None:
+        """A worker that reports at once on what it claims."""
+        self.claim()
+        for task in list(self.held):
+            self._report(task, fail=fail)
+
+    def _report(self, task: Task, *, fail: bool) -> None:
+        assert task.lock_token is not None
+        canceled_before = self.run(task.run_id).status is RunStatus.CANCELED
+        try:
+            if fail:
+                request = TaskFailRequest(lock_token=task.lock_token, error="broke")
+                self.ecp.tasks.fail(self.tenant, task.task_id, request)
+            else:
+                done = TaskCompleteRequest(lock_token=task.lock_token, output={"packed": True})
+                self.ecp.tasks.complete(self.tenant, task.task_id, done)
+        except RunCanceled:
+            assert self.run(task.run_id).status is RunStatus.CANCELED
+        except LockLost:
+            pass  # its lock ran out and another claim took it
+        else:
+            assert not canceled_before, "a report was applied to a canceled run's task"
+        self.held.remove(task)
+
+    @rule(seconds=st.sampled_from([5, 31]))
+    def time_passes(self, seconds: int) -> None:
+        self.clock.advance(seconds)
+        self.ecp.tasks.expire_locks()
+
+    # -- invariants ----------------------------------------------------------------------------
+
+    @invariant()
+    def canceled_runs_take_no_further_step(self) -> None:
+        for run_id, (run, records) in self.after_cancel.items():
+            assert self.run(run_id) == run
+            assert self.records(run_id) == records
+            assert records[-1].status == AttemptStatus.CANCELED
+            assert [r.status for r in records].count(AttemptStatus.CANCELED) == 1
+
+    @invariant()
+    def a_canceled_parents_children_are_canceled(self) -> None:
+        for run_id in self.after_cancel:
+            children, _ = self.ecp.runs.children(self.tenant, run_id, limit=500)
+            for child in children:
+                assert child.status in TERMINAL
+
+    def teardown(self) -> None:
+        for run in self.every_run():
+            verified = self.ecp.audit.verify_run(self.tenant, run.run_id)
+            assert verified.verified, (run.run_id, verified)
+            assert verified.signature_verified in (True, None)
+
+
+def test_run_control_in_memory() -> None:
+    store = MemoryStore()
+
+    class OnMemory(ControlMachine):
+        uow = store.unit_of_work
+
+    run_state_machine_as_test(OnMemory, settings=MEMORY_SETTINGS)
+
+
+def test_run_control_on_postgres(postgres_store: PostgresStore) -> None:
+    class OnPostgres(ControlMachine):
+        uow = postgres_store.unit_of_work
+
+    run_state_machine_as_test(OnPostgres, settings=SETTINGS)
