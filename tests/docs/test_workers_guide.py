@@ -10,12 +10,10 @@ must be the one the guide shows.
 import json
 import pathlib
 import re
-import shutil
-import subprocess
 import sys
 
 import pytest
-from tests.docs.test_quickstart import END, declared, sh_blocks, with_values
+from tests.support.guides import declared, run_blocks, sh_blocks
 
 pytestmark = pytest.mark.e2e
 
@@ -25,30 +23,12 @@ VENV = pathlib.Path(sys.executable).parent.parent
 
 @pytest.mark.spec("C10 external-tasks")
 def test_the_workers_guide_runs_as_written(ecp_server, tenant, tmp_path):
-    bash, curl, jq = shutil.which("bash"), shutil.which("curl"), shutil.which("jq")
-    assert bash and curl and jq, "the guide needs bash, curl and jq on PATH"
     text = GUIDE.read_text(encoding="utf-8")
     blocks = sh_blocks(text)
     assert declared(blocks) == ["ECP_URL", "ECP_TOKEN", "ECP_API_KEY"]
     values = {"ECP_URL": ecp_server.base_url, "ECP_TOKEN": ecp_server.token(tenant, "admin")}
-    script = "set -euo pipefail\n" + "".join(
-        f"{with_values(block, values)}\nprintf '\\n%s\\n' '{END}'\n" for block in blocks
-    )
     (tmp_path / ".venv").symlink_to(VENV)
-    # No proxy variables and no ECP_ settings but the guide's: curl talks to loopback directly.
-    env = {"PATH": ":".join(str(pathlib.Path(tool).parent) for tool in (bash, curl, jq))}
-    done = subprocess.run(
-        [bash, "-c", script],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    outputs = [out.strip() for out in done.stdout.split(END)][: len(blocks)]
-    assert len(outputs) == len(blocks)
-    assert '"event": "task completed"' in done.stderr  # the worker's log line
+    outputs, stderr = run_blocks(blocks, values, cwd=tmp_path, timeout=180)
+    assert '"event": "task completed"' in stderr  # the worker's log line
     shown = re.findall(r"^```json\n(.*?)^```$", text, flags=re.DOTALL | re.MULTILINE)
     assert json.loads(outputs[-1]) == json.loads(shown[-1])
