@@ -69,6 +69,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "core_0008_tenant_in_moved_notifications",
             "pending",
+            "core_0009_run_started_by",
+            "pending",
             "audit_0001_records_and_heads",
             "pending",
             "audit_0002_salts",
@@ -79,11 +81,15 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "approvals_0002_inbox",
             "pending",
+            "approvals_0003_approval_rules",
+            "pending",
             "identity_0001_api_keys",
             "pending",
             "retention_0001_policies_holds_log",
             "pending",
             "retention_0002_aged_salted_records",
+            "pending",
+            "retention_0003_canceled_runs_expire",
             "pending",
             "webhooks_0001_subscriptions_deliveries",
             "pending",
@@ -104,6 +110,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "tasks_0003_claim_by_age",
             "pending",
             "tasks_0004_offer_notifications",
+            "pending",
+            "tasks_0005_withdrawn_tasks",
             "pending",
             "billing_0001_subscriptions",
             "pending",
@@ -127,8 +135,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 37 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 37
+        assert "applied 41 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 41
         assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:
