@@ -20,7 +20,7 @@ from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
 from ecp_core.graphs.node_kinds import NODE_FIELDS
 from ecp_core.graphs.validation import graph_errors
 from ecp_core.memory import MemoryStore
-from ecp_core.types import ApprovalDecision, NodeKind
+from ecp_core.types import ApprovalDecision, NodeKind, ServiceRole
 from ecp_core.wire import unstructure
 from ecp_http.config.settings import Settings
 from ecp_http.openapi import build_document
@@ -82,6 +82,10 @@ SAMPLES: dict[str, Any] = {
     "lock_seconds": 30,
     "max_attempts": 2,
     "subgraph": SubgraphCall(deployment_ref="child", requires_approval=True),
+    "min_approvals": 2,
+    "forbid_self_approval": True,
+    "approver_roles": (ServiceRole.APPROVER,),
+    "approver_subjects": ("carol", "dave"),
 }
 """A valid value of every field a kind may take (gated work, so the approval fields apply)."""
 

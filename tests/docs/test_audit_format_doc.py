@@ -32,7 +32,8 @@ def test_the_status_list_is_the_enum_in_its_order():
 
 
 def test_the_parser_sees_a_missing_status():
-    shortened = TEXT.replace("| `canceled` |", "| canceled |")
+    last = [s.value for s in AttemptStatus][-1]
+    shortened = TEXT.replace(f"| `{last}` |", f"| {last} |")
     assert documented_statuses(shortened) == [s.value for s in AttemptStatus][:-1]
 
 

@@ -10,10 +10,13 @@ from typing import Any
 import pytest
 from tests.support.guides import declared, json_values, run_blocks, sh_blocks
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spec("C14 cancel", "C14 cancel-cascade")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.spec("C14 cancel", "C14 cancel-cascade", "C14 four-eyes", "C14 approvers"),
+]
 
 GUIDE = pathlib.Path(__file__).parents[2] / "docs" / "run-control.md"
-DECLARED = ("ECP_URL", "ECP_TOKEN", "ECP_OPERATOR_TOKEN")
+DECLARED = ("ECP_URL", "ECP_TOKEN", "ECP_OPERATOR_TOKEN", "ECP_ANN_TOKEN", "ECP_BEN_TOKEN")
 
 
 def expected_answers(markdown: str) -> list[list[Any]]:
@@ -41,6 +44,8 @@ def test_the_run_control_guide_runs_as_written(ecp_server, tenant):
         "ECP_URL": ecp_server.base_url,
         "ECP_TOKEN": ecp_server.token(tenant, "admin"),
         "ECP_OPERATOR_TOKEN": ecp_server.token(tenant, "operator"),
+        "ECP_ANN_TOKEN": ecp_server.token(tenant, "approver", subject="ann@example.com"),
+        "ECP_BEN_TOKEN": ecp_server.token(tenant, "approver", subject="ben@example.com"),
     }
     outputs, _ = run_blocks(blocks, values)
     assert [json_values(out) for out in outputs] == expected_answers(markdown)

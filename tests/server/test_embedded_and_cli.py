@@ -69,6 +69,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "core_0008_tenant_in_moved_notifications",
             "pending",
+            "core_0009_run_started_by",
+            "pending",
             "audit_0001_records_and_heads",
             "pending",
             "audit_0002_salts",
@@ -78,6 +80,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "approvals_0001_approvals_and_actions",
             "pending",
             "approvals_0002_inbox",
+            "pending",
+            "approvals_0003_approval_rules",
             "pending",
             "identity_0001_api_keys",
             "pending",
@@ -131,8 +135,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 39 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 39
+        assert "applied 41 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 41
         assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

@@ -33,6 +33,14 @@ def indexes(url):
     return {row[0] for row in rows}
 
 
+def columns(url, table):
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = %s", (table,)
+        ).fetchall()
+    return {row[0] for row in rows}
+
+
 def task_triggers(url):
     """The triggers on ecp_tasks (the offer notifications of ADR 0071)."""
     with psycopg.connect(url) as conn:
@@ -59,6 +67,9 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert {pathlib.Path(m.path).parent.name for m in migrations()} == set(AREAS)
         assert apply_migrations(url) == every
         assert "NEW.tenant_id" in run_notify_source(url)
+        # Issue 34: approval rules (ADR 0075) add columns to the approvals and the runs.
+        assert {"min_approvals", "approvals", "run_started_by"} <= columns(url, "ecp_approvals")
+        assert "started_by" in columns(url, "ecp_runs")
         complete = tables(url)
         assert {"ecp_runs", "ecp_audit_records", "ecp_audit_heads", "ecp_approvals"} <= complete
         assert {"ecp_retention_policies", "ecp_legal_holds", "ecp_retention_audit_log"} <= complete
@@ -211,6 +222,10 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert not {"ecp_runs_expired", "ecp_audit_aged"} & indexes(url)
         for undone in range(10, len(every) + 1):
             assert rollback_migrations(url, 1) == [every[-undone]]
+            if every[-undone] == "approvals_0003_approval_rules":  # the rules' columns go
+                assert not {"min_approvals", "approvals"} & columns(url, "ecp_approvals")
+            if every[-undone] == "core_0009_run_started_by":
+                assert "started_by" not in columns(url, "ecp_runs")
             if every[-undone] == "core_0008_tenant_in_moved_notifications":  # the old payload
                 assert "NEW.tenant_id" not in run_notify_source(url)
                 assert "NEW.run_id" in run_notify_source(url)

@@ -354,6 +354,9 @@ RULES: dict[str, str] = {
     "C14 cancel": "POST /runs/{run_id}/cancel (a reason of 1 to 500 characters) ends a run canceled with one audit record naming who and why and emits run.canceled; canceling again answers it unchanged; a run that ended otherwise is 409 run_finished",
     "C14 cancel-cascade": "a cancel cancels the runs the run started, withdraws its open tasks (a late heartbeat, completion or failure is 409 run_canceled) and its pending approvals (resolving one is 409 approval_withdrawn)",
     "C14 cancel-races": "a cancel waits for an attempt being dispatched to commit, and of a cancel and a task's completion exactly one is applied, which the run's chain records",
+    "C14 approval-rules": "an approval or gated node may set min_approvals (1 to 10), forbid_self_approval, approver_roles and approver_subjects; a bad rule is 422 at POST /v1/graphs with its location, nothing stored",
+    "C14 four-eyes": "min_approvals distinct subjects must approve (the same subject twice is 409 already_approved, one rejection rejects, every approval approves the same payload); with forbid_self_approval the run's starter is 403 self_approval_forbidden; each approval is its own audit record with approval_count and min_approvals, the last needed one moves the run on, and no vote is lost or counted twice under concurrent approvals",
+    "C14 approvers": "approver_roles and approver_subjects restrict who may resolve an approval (others 403 not_an_approver) and whose inbox shows it; a run records who started it (started_by)",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -575,5 +578,8 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C14 cancel": ("ecp_core.runs.engine.control", "ecp_core.runs.engine.cancel"),
     "C14 cancel-cascade": ("ecp_core.runs.engine.control", "ecp_core.runs.tasks.rules"),
     "C14 cancel-races": ("ecp_core.runs.engine.control",),
+    "C14 approval-rules": ("ecp_core.graphs.validation", "ecp_core.graphs.definition"),
+    "C14 four-eyes": ("ecp_core.runs.approvals.service", "ecp_core.runs.approvals.steps"),
+    "C14 approvers": ("ecp_core.runs.approvals.model", "ecp_core.runs.approvals.service"),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

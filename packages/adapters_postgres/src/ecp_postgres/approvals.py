@@ -3,6 +3,7 @@
 from datetime import datetime
 
 from ecp_core.errors import exists, missing
+from ecp_core.identity import ActorIdentity
 from ecp_core.runs.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.types import ApprovalStatus
 from ecp_postgres.rows import Repository, Table
@@ -18,9 +19,21 @@ APPROVALS = Table(
         "urgency_metadata",
         "requested_by",
         "resolution",
+        "approver_roles",
+        "approver_subjects",
+        "approvals",
     ],
 )
 APPROVAL_ACTIONS = Table("ecp_approval_actions", ApprovalActionRecord, jsonb=["actor", "metadata"])
+
+
+_ADMITS = (
+    "((approver_roles IS NULL AND approver_subjects IS NULL)"
+    " OR approver_subjects ? %s OR approver_roles ?| %s::text[])"
+    " AND (NOT forbid_self_approval OR run_started_by IS DISTINCT FROM %s)"
+)
+"""The approvals whose approver lists admit a subject with some roles, and whose starter is not
+that subject when they forbid self-approval (``ApprovalRecord.admits``)."""
 
 
 def _key(approval: ApprovalRecord) -> tuple[str, str]:
@@ -91,6 +104,7 @@ class PostgresApprovals(Repository):
         status: ApprovalStatus | None = None,
         deployment_ref: str | None = None,
         run_id: str | None = None,
+        approver: ActorIdentity | None = None,
     ) -> list[ApprovalRecord]:
         """The tenant's approvals matching every filter, by id, after ``after``."""
         # Only the filters given enter the statement, so the planner picks the index that fits.
@@ -104,7 +118,10 @@ class PostgresApprovals(Repository):
             "tenant_id = %s",
             *(clause for clause, value in given.items() if value is not None),
         ]
-        values = [value for value in given.values() if value is not None]
+        values: list[object] = [value for value in given.values() if value is not None]
+        if approver is not None:  # ApprovalRecord.admits, as a condition
+            where.append(_ADMITS)
+            values += [approver.subject, [role.value for role in approver.roles], approver.subject]
         return self._all(
             APPROVALS,
             f"WHERE {' AND '.join(where)} ORDER BY approval_id LIMIT %s",

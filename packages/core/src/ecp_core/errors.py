@@ -107,6 +107,12 @@ class ApprovalWithdrawn(Conflict):
     code = "approval_withdrawn"
 
 
+class AlreadyApproved(Conflict):
+    """The caller already approved this approval; another approval must come from someone else."""
+
+    code = "already_approved"
+
+
 class IllegalTransition(EcpError):
     """A run was asked to move between states the state machine does not connect."""
 
@@ -147,6 +153,18 @@ class Forbidden(EcpError):
     """The caller is authenticated but its roles do not grant the permission."""
 
     code = "forbidden"
+
+
+class SelfApprovalForbidden(Forbidden):
+    """The approval refuses the person who started its run (``forbid_self_approval``)."""
+
+    code = "self_approval_forbidden"
+
+
+class NotAnApprover(Forbidden):
+    """The approval names its approvers (roles or subjects) and the caller is not one of them."""
+
+    code = "not_an_approver"
 
 
 class NotReady(EcpError):

@@ -62,7 +62,7 @@ def problem_codes(operation: Operation, status: int) -> list[str]:
     if status == 400 and operation.body is not None:  # noqa: PLR2004
         return ["malformed_json"]
     if status == 403 and not operation.public:  # noqa: PLR2004
-        return ["forbidden"]
+        return ["forbidden", *operation.forbidden_codes]
     if status == 422 and not _takes_input(operation):  # noqa: PLR2004
         return ["unknown_parameter"]
     return sorted(code for code, mapped in STATUS_BY_CODE.items() if mapped == status)

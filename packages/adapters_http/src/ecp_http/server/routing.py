@@ -109,6 +109,8 @@ class Operation:
     a ``body`` model is then documented but not read: the handler reads it (ADR 0060)."""
     form: bool = False
     """Takes an HTML form post (``application/x-www-form-urlencoded``) into ``Call.form``."""
+    forbidden_codes: tuple[str, ...] = ()
+    """403 codes the operation gives besides ``forbidden`` (rules of the resource, ADR 0075)."""
     operation_id: str = attrs.field(
         default=attrs.Factory(lambda operation: operation.handler.__name__, takes_self=True)
     )

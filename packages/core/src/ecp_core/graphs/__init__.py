@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from ecp_core.graphs.builder import GraphBuilder
+from ecp_core.graphs.builder import ApprovalRules, GraphBuilder
 from ecp_core.graphs.conditions import ConditionError, condition_holds
 from ecp_core.graphs.definition import (
     ActionDescriptorV1,
@@ -43,6 +43,7 @@ converter.register_structure_hook(MappingOperation, _structure_operation)
 
 __all__ = [
     "ActionDescriptorV1",
+    "ApprovalRules",
     "Condition",
     "ConditionError",
     "ConstantMappingOperation",

@@ -16,7 +16,27 @@ from ecp_core.graphs.definition import (
     SubgraphCall,
 )
 from ecp_core.graphs.validation import validate_graph
-from ecp_core.types import ApprovalDecision, Capability, NodeKind
+from ecp_core.types import ApprovalDecision, Capability, NodeKind, ServiceRole
+
+
+@attrs.frozen(kw_only=True)
+class ApprovalRules:
+    """The approval rules of a node that asks for approval (ADR 0075), as the builder takes them.
+
+    ``min_approvals`` distinct people must approve (1 when None); ``forbid_self_approval``
+    refuses the run's starter; ``approver_roles`` and ``approver_subjects`` name who may resolve
+    (anyone allowed to resolve approvals when both are None).
+    """
+
+    min_approvals: int | None = None
+    forbid_self_approval: bool | None = None
+    approver_roles: tuple[ServiceRole, ...] | None = None
+    approver_subjects: tuple[str, ...] | None = None
+
+
+def _rule_fields(rules: ApprovalRules | None) -> dict[str, Any]:
+    """The node fields of ``rules`` (none: the defaults)."""
+    return {} if rules is None else attrs.asdict(rules, recurse=False)
 
 
 class GraphBuilder:
@@ -55,11 +75,12 @@ class GraphBuilder:
         allowed_actions: tuple[ApprovalDecision, ...] | None = None,
         sla_seconds: int | None = None,
         resolution_schema_ref: str | None = None,
+        rules: ApprovalRules | None = None,
         **descriptor: Any,  # noqa: ANN401 - further ActionDescriptorV1 fields
     ) -> Self:
         """Add an action node running the handler registered as ``name``.
 
-        The approval options apply when ``requires_approval`` gates the action.
+        The approval options (and ``rules``) apply when ``requires_approval`` gates the action.
         """
         action = ActionDescriptorV1(
             name=name,
@@ -76,6 +97,7 @@ class GraphBuilder:
             allowed_actions=allowed_actions,
             sla_seconds=sla_seconds,
             resolution_schema_ref=resolution_schema_ref,
+            **_rule_fields(rules),
         )
         return self.node(node)
 
@@ -108,8 +130,9 @@ class GraphBuilder:
         allowed_actions: tuple[ApprovalDecision, ...] | None = None,
         sla_seconds: int | None = None,
         resolution_schema_ref: str | None = None,
+        rules: ApprovalRules | None = None,
     ) -> Self:
-        """Add a human-approval node."""
+        """Add a human-approval node; ``rules`` say who may approve and how many must."""
         return self.node(
             NodeDefinition(
                 id=node_id,
@@ -119,6 +142,7 @@ class GraphBuilder:
                 allowed_actions=allowed_actions,
                 sla_seconds=sla_seconds,
                 resolution_schema_ref=resolution_schema_ref,
+                **_rule_fields(rules),
             )
         )
 
@@ -145,11 +169,13 @@ class GraphBuilder:
         target_path: str | None = None,
         capabilities: tuple[Capability, ...] = (),
         requires_approval: bool = False,
+        rules: ApprovalRules | None = None,
     ) -> Self:
         """Add a node that starts a child run of ``deployment_ref`` and waits for it to end.
 
         ``input`` builds the child's input (None: the parent's whole state); the child's output
-        is written at ``target_path`` (by default the node id).
+        is written at ``target_path`` (by default the node id). ``rules`` apply when
+        ``requires_approval`` gates the child's start.
         """
         call = SubgraphCall(
             deployment_ref=deployment_ref,
@@ -159,7 +185,11 @@ class GraphBuilder:
         )
         return self.node(
             NodeDefinition(
-                id=node_id, kind=NodeKind.SUBGRAPH, subgraph=call, target_path=target_path
+                id=node_id,
+                kind=NodeKind.SUBGRAPH,
+                subgraph=call,
+                target_path=target_path,
+                **_rule_fields(rules),
             )
         )
 

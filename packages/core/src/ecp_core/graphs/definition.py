@@ -7,7 +7,7 @@ import attrs
 
 from ecp_core.canonical import json_digest
 from ecp_core.constraints import AwareUtc, Items, Range, Text, allow_extras, checked
-from ecp_core.types import ApprovalDecision, Capability, NodeKind, SideEffectClass
+from ecp_core.types import ApprovalDecision, Capability, NodeKind, ServiceRole, SideEffectClass
 from ecp_core.wire import unstructure
 
 IDENTIFIER = r"[A-Za-z0-9][A-Za-z0-9_.:-]*"
@@ -21,6 +21,11 @@ MAX_STEPS_LIMIT = 100_000
 
 Identifier = Annotated[str, Text(1, 128, pattern=IDENTIFIER)]
 DottedPath = Annotated[str, Text(1, 512, pattern=DOTTED_PATH)]
+Subject = Annotated[str, Text(1, 512)]
+"""A caller's subject, as tokens and API keys name it."""
+
+MAX_MIN_APPROVALS = 10
+"""The most distinct approvals an approval node may ask for (ADR 0075)."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -138,6 +143,17 @@ class NodeDefinition:
     """A contract the edited payload of an `edit_and_approve` decision must satisfy."""
     sla_seconds: Annotated[int, Range(1, 31_536_000)] | None = None
     """How long the approval may stay pending before it is escalated."""
+    min_approvals: Annotated[int, Range(1, MAX_MIN_APPROVALS)] | None = None
+    """How many distinct people must approve before the run moves on (1 to 10; 1 when left
+    out); one rejection rejects."""
+    forbid_self_approval: bool | None = None
+    """Whether the person who started the run is refused as its approver (four eyes; false when
+    left out)."""
+    approver_roles: tuple[ServiceRole, ...] | None = None
+    """Roles whose holders may resolve the approval; with `approver_subjects`, either admits.
+    Both left out: anyone allowed to resolve approvals may."""
+    approver_subjects: tuple[Subject, ...] | None = None
+    """Subjects who may resolve the approval; with `approver_roles`, either admits."""
     operations: tuple[MappingOperation, ...] = ()
     """The constant and copy operations a mapping node applies, in order."""
     target_path: DottedPath | None = None
@@ -158,6 +174,11 @@ class NodeDefinition:
         if self.subgraph is not None:
             return self.subgraph.capability_refs
         return self.action.capability_refs if self.action is not None else ()
+
+    @property
+    def asks_approval(self) -> bool:
+        """Whether the node opens an approval: an approval node, or a gated one."""
+        return self.kind is NodeKind.APPROVAL or self.gated
 
     @property
     def gated(self) -> bool:
@@ -247,7 +268,15 @@ class GraphRegistration:
     before)."""
 
 
-LATER_NODE_FIELDS = ("lock_seconds", "max_attempts", "subgraph")
+LATER_NODE_FIELDS = (
+    "lock_seconds",
+    "max_attempts",
+    "subgraph",
+    "min_approvals",
+    "forbid_self_approval",
+    "approver_roles",
+    "approver_subjects",
+)
 """Node fields added after graphs were first stored; they count in the digest only when set."""
 
 

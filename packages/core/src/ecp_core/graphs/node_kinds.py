@@ -12,8 +12,17 @@ import attrs
 
 from ecp_core.types import NodeKind
 
-APPROVAL_FIELDS = ("allowed_actions", "resolution_schema_ref", "sla_seconds")
-"""How a person decides: on an approval node, or on a node whose work ``requires_approval``."""
+APPROVAL_FIELDS = (
+    "allowed_actions",
+    "resolution_schema_ref",
+    "sla_seconds",
+    "min_approvals",
+    "forbid_self_approval",
+    "approver_roles",
+    "approver_subjects",
+)
+"""How a person decides, and who (ADR 0075): on an approval node, or on a node whose work
+``requires_approval``."""
 
 
 @attrs.frozen(kw_only=True)

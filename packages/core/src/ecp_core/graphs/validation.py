@@ -5,7 +5,33 @@ from collections.abc import Collection, Iterator
 from ecp_core.errors import FieldError, UnknownAction, ValidationFailed
 from ecp_core.graphs.conditions import ConditionError, compile_expression
 from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
+from ecp_core.permissions import Permission, permissions_of
 from ecp_core.types import NodeKind
+
+APPROVAL_RULES = ("min_approvals", "forbid_self_approval", "approver_roles", "approver_subjects")
+"""The approval rules of a node (ADR 0075): only a node that opens an approval may set them."""
+
+
+def _rule_errors(here: tuple[str | int, ...], node: NodeDefinition) -> Iterator[FieldError]:
+    """Who may approve, and how many must: each list names someone, each role may resolve."""
+    if not node.asks_approval:
+        for field in APPROVAL_RULES:
+            if getattr(node, field) is not None:
+                msg = f"only a node that asks for approval may set it, not a {node.kind} node"
+                yield FieldError(loc=(*here, field), msg=msg)
+        return
+    for field in ("approver_roles", "approver_subjects"):
+        if getattr(node, field) == ():
+            yield FieldError(loc=(*here, field), msg="must name at least one, or be left out")
+    for index, role in enumerate(node.approver_roles or ()):
+        if Permission.APPROVAL_RESOLVE not in permissions_of((role,)):
+            msg = f"role {role.value!r} may not resolve approvals"
+            yield FieldError(loc=(*here, "approver_roles", index), msg=msg)
+    subjects = node.approver_subjects
+    needed = node.min_approvals or 1
+    if subjects and node.approver_roles is None and len(set(subjects)) < needed:
+        msg = f"names {len(set(subjects))} approvers, fewer than min_approvals"
+        yield FieldError(loc=(*here, "min_approvals"), msg=msg)
 
 
 def _node_errors(index: int, node: NodeDefinition) -> Iterator[FieldError]:
@@ -40,6 +66,7 @@ def _node_errors(index: int, node: NodeDefinition) -> Iterator[FieldError]:
     writes_at_path = interrupt or subgraph
     yield from ([] if writes_at_path else forbid("target_path", node.target_path is not None))
     yield from ([] if interrupt else forbid("prompt", node.prompt is not None))
+    yield from _rule_errors(here, node)
 
 
 def _cycle_errors(graph: GraphDefinition) -> Iterator[FieldError]:

@@ -3,6 +3,7 @@
 from datetime import datetime
 
 from ecp_core.errors import exists, missing
+from ecp_core.identity import ActorIdentity
 from ecp_core.memory.tables import Repository, detached
 from ecp_core.runs.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.types import ApprovalStatus
@@ -51,6 +52,7 @@ class MemoryApprovals(Repository):
         status: ApprovalStatus | None = None,
         deployment_ref: str | None = None,
         run_id: str | None = None,
+        approver: ActorIdentity | None = None,
     ) -> list[ApprovalRecord]:
         """The tenant's approvals matching every filter, by id, after ``after``."""
         found = sorted(
@@ -62,6 +64,7 @@ class MemoryApprovals(Repository):
                 and deployment_ref in (None, a.deployment_ref)
                 and run_id in (None, a.run_id)
                 and (after is None or a.approval_id > after)
+                and (approver is None or a.admits(approver))
             ),
             key=lambda a: a.approval_id,
         )

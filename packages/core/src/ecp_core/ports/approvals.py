@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from ecp_core.identity import ActorIdentity
     from ecp_core.runs.approvals.model import ApprovalActionRecord, ApprovalRecord
     from ecp_core.types import ApprovalStatus
 
@@ -41,10 +42,13 @@ class ApprovalRepository(Protocol):
         status: ApprovalStatus | None = None,
         deployment_ref: str | None = None,
         run_id: str | None = None,
+        approver: ActorIdentity | None = None,
     ) -> list[ApprovalRecord]:
         """Up to ``limit`` of the tenant's approvals that match every filter given.
 
         In approval id order (code point, :mod:`ecp_core.pages`), after the id ``after`` when given.
+        With ``approver``, only those that admit them (``ApprovalRecord.admits``: its approver
+        lists, and its starter when it forbids self-approval; ADR 0075).
         """
         ...
 

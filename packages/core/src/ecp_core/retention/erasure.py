@@ -20,7 +20,7 @@ from ecp_core.ports.retention import ArtifactStore, EvidenceEraser, RetentionUni
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.retention.model import ErasureStepStatus, RetentionAuditEntry
 from ecp_core.retention.rules import held
-from ecp_core.runs.approvals.model import ApprovalRecord
+from ecp_core.runs.approvals.model import ApprovalRecord, ApprovalResolution
 from ecp_core.runs.run.model import Run
 from ecp_core.runs.run.state_machine import TERMINAL
 
@@ -107,11 +107,21 @@ def join_keys(records: Iterable[NodeAuditRecord]) -> list[str]:
     return list(dict.fromkeys(key for key in found if isinstance(key, str)))
 
 
+def _without_payload(resolution: ApprovalResolution) -> ApprovalResolution:
+    if resolution.edited_payload is None:
+        return resolution
+    return attrs.evolve(resolution, edited_payload=None)
+
+
 def _without_payloads(approval: ApprovalRecord) -> ApprovalRecord:
     resolution = approval.resolution
-    if resolution is not None and resolution.edited_payload is not None:
-        resolution = attrs.evolve(resolution, edited_payload=None)
-    return attrs.evolve(approval, proposed_payload=None, context_excerpt={}, resolution=resolution)
+    return attrs.evolve(
+        approval,
+        proposed_payload=None,
+        context_excerpt={},
+        resolution=None if resolution is None else _without_payload(resolution),
+        approvals=tuple(_without_payload(given) for given in approval.approvals),
+    )
 
 
 class RunEraser:

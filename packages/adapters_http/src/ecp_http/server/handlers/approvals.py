@@ -25,7 +25,7 @@ def list_run_approvals(call: Call, services: Services) -> ApprovalListResponse:
 
 
 def list_approvals(call: Call, services: Services) -> ApprovalPageResponse:
-    """The approver inbox: a page of the tenant's approvals across runs, filtered."""
+    """The approver inbox: the tenant's approvals the caller may resolve (ADR 0075), filtered."""
     query: ApprovalInboxQuery = call.params
     found, cursor = services.ecp.approvals.page(
         call.tenant,
@@ -34,6 +34,7 @@ def list_approvals(call: Call, services: Services) -> ApprovalPageResponse:
         status=query.status,
         deployment_ref=query.deployment_ref,
         run_id=query.run_id,
+        approver=call.actor,
     )
     return ApprovalPageResponse(approvals=tuple(found), next_cursor=cursor)
 
@@ -74,7 +75,8 @@ OPERATIONS = [
         handler=list_approvals,
         operation_id="approvals_list",
         tag="approvals",
-        summary="The approver inbox: the tenant's approvals across runs, oldest first, filtered",
+        summary="The approver inbox: the tenant's approvals across runs that the caller may "
+        "resolve by their approval rules, oldest first, filtered",
         permission=Permission.APPROVAL_READ,
         response=ApprovalPageResponse,
         query=ApprovalInboxQuery,
@@ -106,8 +108,12 @@ OPERATIONS = [
         handler=resolve_approval,
         operation_id="approvals_resolve",
         tag="approvals",
-        summary="Resolve a pending approval; the answer holds the run after it continued",
+        summary="Resolve a pending approval; the answer holds the run after it continued. An "
+        "approval asking for `min_approvals` counts each person's approval (409 "
+        "`already_approved` for a second one) and continues the run on the last needed; only "
+        "its approvers may resolve it (403 `not_an_approver`, `self_approval_forbidden`)",
         permission=Permission.APPROVAL_RESOLVE,
+        forbidden_codes=("not_an_approver", "self_approval_forbidden"),
         body=ApprovalResolutionRequest,
         response=ApprovalResolutionResponse,
     ),

@@ -97,7 +97,10 @@ def _heard(news: object, tenant: str) -> RunStatusResponse | None:
 
 def start_run(call: Call, services: Services) -> Reply | Poll:
     """Start a run (201), or find the one its idempotency key started (200)."""
-    run, created = services.ecp.runs.start(call.tenant, with_idempotency_header(call))
+    started_by = None if call.actor is None else call.actor.subject
+    run, created = services.ecp.runs.start(
+        call.tenant, with_idempotency_header(call), started_by=started_by
+    )
     status = 201 if created else 200
     answer = _settled(call, services, run)
     if isinstance(answer, Poll):

@@ -5,10 +5,10 @@ from typing import Annotated, Any
 
 import attrs
 
-from ecp_core.constraints import AwareUtc, Text, checked
+from ecp_core.constraints import AwareUtc, Range, Text, checked
 from ecp_core.identity import DEFAULT_TENANT, ActorIdentity
 from ecp_core.runs.run.model import RunStatusResponse
-from ecp_core.types import ApprovalDecision, ApprovalStatus, HumanInteractionType
+from ecp_core.types import ApprovalDecision, ApprovalStatus, HumanInteractionType, ServiceRole
 
 Reason = Annotated[str, Text(1, 1000)]
 
@@ -75,6 +75,43 @@ class ApprovalRecord:
     thread_id: str | None = None
     tenant_id: str = DEFAULT_TENANT
     workspace_id: str | None = None
+    min_approvals: Annotated[int, Range(1, 10)] = 1
+    """How many distinct people must approve before the run moves on; one rejection rejects."""
+    forbid_self_approval: bool = False
+    """Whether the person who started the run is refused as its approver."""
+    approver_roles: tuple[ServiceRole, ...] | None = None
+    """Roles whose holders may resolve it; null with `approver_subjects` null: anyone allowed to
+    resolve approvals may."""
+    approver_subjects: tuple[str, ...] | None = None
+    """Subjects who may resolve it (either list admits)."""
+    run_started_by: str | None = None
+    """Who started the run that asks (the subject `forbid_self_approval` refuses); null when the
+    run was started without one."""
+    approvals: tuple[ApprovalResolution, ...] = ()
+    """The approvals given so far, oldest first, one per person; the approval is resolved when
+    they number `min_approvals` (or by a rejection, which is in `resolution` only)."""
+
+    def admits(self, actor: ActorIdentity) -> bool:
+        """Whether ``actor`` may resolve it: admitted by its lists, and not a refused starter.
+
+        With ``forbid_self_approval``, the subject that started the run is refused; a run started
+        without a known subject has nobody to refuse.
+        """
+        if self.forbid_self_approval and self.run_started_by == actor.subject:
+            return False
+        return self.names(actor)
+
+    def names(self, actor: ActorIdentity) -> bool:
+        """Whether the approver lists admit ``actor`` (both lists left out admit everyone)."""
+        if self.approver_roles is None and self.approver_subjects is None:
+            return True
+        return actor.subject in (self.approver_subjects or ()) or any(
+            role in (self.approver_roles or ()) for role in actor.roles
+        )
+
+    def approved_by(self, subject: str) -> bool:
+        """Whether ``subject`` gave one of the approvals so far."""
+        return any(given.actor.subject == subject for given in self.approvals)
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

@@ -38,7 +38,9 @@ def approval_step(
 ) -> Step:
     """Open approval ``approval_id`` for ``node`` with ``payload`` and pause the run on it.
 
-    Escalating (``escalated_from``) keeps the run waiting at the node on the new approval.
+    Escalating (``escalated_from``) keeps the run waiting at the node on the new approval,
+    which carries the approvals given so far. The node's approval rules and the run's starter
+    are copied onto the approval (ADR 0075), so the inbox can filter by them.
     """
     approval = ApprovalRecord(
         approval_id=approval_id,
@@ -55,6 +57,12 @@ def approval_step(
         if node.sla_seconds is None
         else now + timedelta(seconds=node.sla_seconds),
         escalated_from_id=None if escalated_from is None else escalated_from.approval_id,
+        min_approvals=node.min_approvals or 1,
+        forbid_self_approval=bool(node.forbid_self_approval),
+        approver_roles=node.approver_roles,
+        approver_subjects=node.approver_subjects,
+        run_started_by=run.started_by,
+        approvals=() if escalated_from is None else escalated_from.approvals,
         thread_id=run.thread_id,
         tenant_id=run.tenant_id,
         created_at=now,

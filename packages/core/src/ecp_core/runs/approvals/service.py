@@ -4,13 +4,17 @@ from collections.abc import Callable
 
 import attrs
 
+from ecp_core.canonical import canonical_json
 from ecp_core.contracts.schema import payload_errors
 from ecp_core.errors import (
+    AlreadyApproved,
     ApprovalAlreadyResolved,
     ApprovalWithdrawn,
     Conflict,
     FieldError,
+    NotAnApprover,
     NotFound,
+    SelfApprovalForbidden,
     ValidationFailed,
 )
 from ecp_core.identity import ActorIdentity
@@ -67,6 +71,47 @@ def _refuse_unless_pending(approval: ApprovalRecord) -> None:
         raise ApprovalAlreadyResolved(f"approval {approval.approval_id} is {approval.status.value}")
 
 
+def _refuse_unless_approver(approval: ApprovalRecord, actor: ActorIdentity) -> None:
+    """NotAnApprover, SelfApprovalForbidden or AlreadyApproved when ``actor`` may not resolve."""
+    if not approval.names(actor):
+        raise NotAnApprover(f"{actor.subject!r} is not an approver of {approval.approval_id}")
+    if not approval.admits(actor):
+        raise SelfApprovalForbidden(
+            f"approval {approval.approval_id} refuses the person who started its run"
+        )
+    if approval.approved_by(actor.subject):
+        raise AlreadyApproved(
+            f"{actor.subject!r} already approved {approval.approval_id}; "
+            f"it needs {approval.min_approvals} distinct approvers"
+        )
+
+
+def _check_same_payload(approval: ApprovalRecord, request: ApprovalResolutionRequest) -> None:
+    """Every approval of one approval approves the same payload (ADR 0075).
+
+    The first approval fixes it: the proposed payload (``approve``) or its edit
+    (``edit_and_approve``); each later one must approve exactly that. A rejection always may.
+    """
+    if not approval.approvals or request.decision is ApprovalDecision.REJECT:
+        return
+    fixed = approval.approvals[0].edited_payload
+    if fixed is None and request.edited_payload is not None:
+        msg = "an earlier approval approved the proposed payload: approve it unchanged or reject"
+        raise ValidationFailed(
+            "the resolution is invalid", errors=[FieldError(loc=("edited_payload",), msg=msg)]
+        )
+    if fixed is not None and (
+        request.edited_payload is None
+        or canonical_json(request.edited_payload) != canonical_json(fixed)
+    ):
+        msg = (
+            "an earlier approval edited the payload: approve that edit with edit_and_approve "
+            "and the same edited_payload, or reject"
+        )
+        loc = ("decision",) if request.edited_payload is None else ("edited_payload",)
+        raise ValidationFailed("the resolution is invalid", errors=[FieldError(loc=loc, msg=msg)])
+
+
 class ApprovalService:
     """Resolves approvals; each resolution and its audit record commit together."""
 
@@ -98,6 +143,10 @@ class ApprovalService:
     ) -> tuple[ApprovalRecord, Run]:
         """Resolve a pending approval; the run moves on (or fails on reject) in the same commit.
 
+        An approval that asks for ``min_approvals`` approvals counts ``actor``'s and keeps the
+        run waiting until the last one needed; only its approvers may resolve it, each approving
+        once (ADR 0075). Every step holds the run's lock, so no two approvals count as the last.
+
         With ``continue_run`` wired, the run's next attempts join that commit while they are
         safe to (ADR 0059); the caller continues the run afterwards if it still runs
         (RunService.drive or the dispatcher).
@@ -117,6 +166,12 @@ class ApprovalService:
                 approval = uow.approvals.get(tenant_id, approval_id) or approval
                 _refuse_unless_pending(approval)
                 raise Conflict(f"run {approval.run_id} is not waiting for approval {approval_id}")
+            if approval.min_approvals > 1:
+                # The approvals given so far, read under the run's lock: the lock's own read of
+                # the approval is as of the statement's start, before any wait for the lock.
+                approval = uow.approvals.get(tenant_id, approval_id) or approval
+            _refuse_unless_approver(approval, actor)
+            _check_same_payload(approval, request)
             now = self._clock.now()
             resolution = ApprovalResolution(
                 decision=request.decision,
@@ -125,11 +180,23 @@ class ApprovalService:
                 edited_payload=request.edited_payload,
                 reason=request.reason,
             )
-            approval = attrs.evolve(
-                approval, status=ApprovalStatus.RESOLVED, resolution=resolution, updated_at=now
-            )
             graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
-            run = self._lifecycle.apply(uow, self._steps.decided(run, graph, approval))
+            if request.decision is ApprovalDecision.REJECT:
+                approval = attrs.evolve(
+                    approval, status=ApprovalStatus.RESOLVED, resolution=resolution, updated_at=now
+                )
+                step = self._steps.decided(run, graph, approval)
+            else:
+                approvals = (*approval.approvals, resolution)
+                approval = attrs.evolve(approval, approvals=approvals, updated_at=now)
+                if len(approvals) < approval.min_approvals:
+                    step = self._steps.approved_in_part(run, graph, approval)
+                else:
+                    approval = attrs.evolve(
+                        approval, status=ApprovalStatus.RESOLVED, resolution=resolution
+                    )
+                    step = self._steps.decided(run, graph, approval)
+            run = self._lifecycle.apply(uow, step)
             if self._continue_run is not None:
                 run = self._continue_run(uow, run)
             uow.runs.save(run)
@@ -154,10 +221,13 @@ class ApprovalService:
         status: ApprovalStatus | None = None,
         deployment_ref: str | None = None,
         run_id: str | None = None,
+        approver: ActorIdentity | None = None,
     ) -> tuple[list[ApprovalRecord], str | None]:
         """The inbox: a page of the tenant's approvals across runs, matching every filter given.
 
         In approval id order (oldest first, ids being time-ordered); the next cursor, or None.
+        With ``approver``, only the approvals that person may resolve by their approval rules
+        (ADR 0075); the HTTP inbox passes the caller.
         """
         check_limit(limit)
         after = None if cursor is None else decode_cursor(INBOX_CURSOR, cursor, 1)[0]
@@ -169,6 +239,7 @@ class ApprovalService:
                 status=status,
                 deployment_ref=deployment_ref,
                 run_id=run_id,
+                approver=approver,
             )
         return next_page(found, limit, INBOX_CURSOR, lambda approval: (approval.approval_id,))
 

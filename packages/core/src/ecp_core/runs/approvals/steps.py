@@ -4,18 +4,24 @@ Like every step they read no storage: :class:`ApprovalSteps` decides, :mod:`ecp_
 applies.
 """
 
+from typing import Any
+
 import attrs
 
 from ecp_core.canonical import thaw
-from ecp_core.graphs.definition import GraphDefinition
+from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs.approvals.effects import NoteApprovalAction, SaveApproval
 from ecp_core.runs.approvals.events import resolved
-from ecp_core.runs.approvals.model import ApprovalActionRecord, ApprovalRecord
+from ecp_core.runs.approvals.model import (
+    ApprovalActionRecord,
+    ApprovalRecord,
+    ApprovalResolution,
+)
 from ecp_core.runs.approvals.request import approval_step
 from ecp_core.runs.run import model as m
 from ecp_core.runs.run.attempts import AttemptRecord
-from ecp_core.runs.run.effects import Step
+from ecp_core.runs.run.effects import Effect, Step, WriteAudit
 from ecp_core.runs.run.model import ApprovedAction, Run
 from ecp_core.runs.run.moves import Moves
 from ecp_core.types import ApprovalDecision, ApprovalStatus, AttemptStatus, NodeKind
@@ -30,6 +36,61 @@ _ACTION_NAMES = {
 
 _GRANTED_KINDS = (NodeKind.ACTION, NodeKind.TASK, NodeKind.SUBGRAPH)
 """Gated nodes an approval grants (the next attempt runs, offers or starts what was approved)."""
+
+
+def _approved_payload(approval: ApprovalRecord, resolution: ApprovalResolution) -> dict[str, Any]:
+    """What ``resolution`` approves: its edited payload, or the proposed one."""
+    approved: dict[str, Any] = thaw(
+        resolution.edited_payload
+        if resolution.edited_payload is not None
+        else approval.proposed_payload or {}
+    )
+    return approved
+
+
+def _attempt(
+    node: NodeDefinition, approval: ApprovalRecord, resolution: ApprovalResolution
+) -> AttemptRecord:
+    """The audit record of one person's decision on ``approval``.
+
+    ``approval_count`` is the approvals given so far, this one included when it approves.
+    """
+    return AttemptRecord(
+        node_id=node.id,
+        status=AttemptStatus.DENIED
+        if resolution.decision is ApprovalDecision.REJECT
+        else AttemptStatus.APPROVED,
+        input_snapshot={
+            "decision": str(resolution.decision),
+            "edited_payload": resolution.edited_payload,
+            "reason": resolution.reason,
+        },
+        output_snapshot=_approved_payload(approval, resolution),
+        execution_metadata={
+            "node_kind": str(node.kind),
+            "approval_id": approval.approval_id,
+            "actor": unstructure(resolution.actor),
+            "approval_count": len(approval.approvals),
+            "min_approvals": approval.min_approvals,
+        },
+    )
+
+
+def _noted(approval: ApprovalRecord, resolution: ApprovalResolution) -> tuple[Effect, ...]:
+    """Save ``approval`` and note ``resolution`` in its trail."""
+    return (
+        SaveApproval(approval),
+        NoteApprovalAction(
+            ApprovalActionRecord(
+                approval_id=approval.approval_id,
+                action=_ACTION_NAMES[resolution.decision],
+                occurred_at=resolution.resolved_at,
+                actor=resolution.actor,
+                tenant_id=approval.tenant_id,
+                metadata={} if resolution.reason is None else {"reason": resolution.reason},
+            )
+        ),
+    )
 
 
 class ApprovalSteps:
@@ -50,48 +111,25 @@ class ApprovalSteps:
         """
         resolution = approval.resolution
         assert resolution is not None  # noqa: S101 - the caller resolved it
-        noted = (
-            SaveApproval(approval),
-            NoteApprovalAction(
-                ApprovalActionRecord(
-                    approval_id=approval.approval_id,
-                    action=_ACTION_NAMES[resolution.decision],
-                    occurred_at=resolution.resolved_at,
-                    actor=resolution.actor,
-                    tenant_id=approval.tenant_id,
-                    metadata={} if resolution.reason is None else {"reason": resolution.reason},
-                )
-            ),
-        )
-        step = self._continue(run, graph, approval).after(*noted)
+        step = self._continue(run, graph, approval).after(*_noted(approval, resolution))
         return attrs.evolve(step, effects=(*step.effects, resolved(step.run, approval)))
+
+    def approved_in_part(self, run: Run, graph: GraphDefinition, approval: ApprovalRecord) -> Step:
+        """An approval that is not the last needed: record it; the run keeps waiting (ADR 0075).
+
+        It is the last of ``approval.approvals``, fewer than ``approval.min_approvals``.
+        """
+        resolution = approval.approvals[-1]
+        record = _attempt(graph.node(approval.node_id), approval, resolution)
+        waiting = attrs.evolve(run, updated_at=resolution.resolved_at)
+        return Step(waiting, (*_noted(approval, resolution), WriteAudit(record)))
 
     def _continue(self, run: Run, graph: GraphDefinition, approval: ApprovalRecord) -> Step:
         resolution = approval.resolution
         assert resolution is not None  # noqa: S101 - see decided
         node = graph.node(approval.node_id)
-        payload = thaw(
-            resolution.edited_payload
-            if resolution.edited_payload is not None
-            else approval.proposed_payload or {}
-        )
-        record = AttemptRecord(
-            node_id=node.id,
-            status=AttemptStatus.DENIED
-            if resolution.decision is ApprovalDecision.REJECT
-            else AttemptStatus.APPROVED,
-            input_snapshot={
-                "decision": str(resolution.decision),
-                "edited_payload": resolution.edited_payload,
-                "reason": resolution.reason,
-            },
-            output_snapshot=payload,
-            execution_metadata={
-                "node_kind": str(node.kind),
-                "approval_id": approval.approval_id,
-                "actor": unstructure(resolution.actor),
-            },
-        )
+        payload = _approved_payload(approval, resolution)
+        record = _attempt(node, approval, resolution)
         if resolution.decision is ApprovalDecision.REJECT:
             return self._steps.fail(
                 run, record, m.APPROVAL_REJECTED, f"approval {approval.approval_id} was rejected"

@@ -100,6 +100,7 @@ def start_child(
             parent_run_id=run.run_id,
             campaign_id=run.campaign_id,
             ancestor_run_ids=(run.run_id, *run.ancestor_run_ids),
+            started_by=run.started_by,
             created_at=now,
             updated_at=now,
         )

@@ -75,15 +75,20 @@ class RunService:
         """Cancel the run and the runs it started (see :class:`RunControl`); the run after it."""
         return self._control.cancel(actor, run_id, request)
 
-    def start(self, tenant_id: str, request: StartRunRequest) -> tuple[Run, bool]:
+    def start(
+        self, tenant_id: str, request: StartRunRequest, *, started_by: str | None = None
+    ) -> tuple[Run, bool]:
         """Create a PENDING run; with an idempotency key, a repeat returns the first run.
 
         Returns the run and whether it was created. A repeat of a key with a different request is
-        a Conflict. The run input must be canonical JSON.
+        a Conflict. The run input must be canonical JSON. ``started_by`` is the subject starting
+        it, recorded on the run (four-eyes approval rules compare it, ADR 0075).
         """
-        return self._start(tenant_id, request, first_attempts=False)
+        return self._start(tenant_id, request, first_attempts=False, started_by=started_by)
 
-    def start_and_drive(self, tenant_id: str, request: StartRunRequest) -> tuple[Run, bool]:
+    def start_and_drive(
+        self, tenant_id: str, request: StartRunRequest, *, started_by: str | None = None
+    ) -> tuple[Run, bool]:
         """Start a run as :meth:`start` does, then drive it until it waits or ends.
 
         The new run's first attempts that change nothing outside it (structural nodes, actions
@@ -93,13 +98,18 @@ class RunService:
         :meth:`drive`. Should those first attempts raise, the run is started alone and driven as
         usual. A repeated idempotency key drives the first run (which may have moved on).
         """
-        run, created = self._start(tenant_id, request, first_attempts=True)
+        run, created = self._start(tenant_id, request, first_attempts=True, started_by=started_by)
         if run.status in TERMINAL or run.status in WAITING:
             return run, created
         return self.drive(tenant_id, run.run_id), created
 
     def _start(
-        self, tenant_id: str, request: StartRunRequest, *, first_attempts: bool
+        self,
+        tenant_id: str,
+        request: StartRunRequest,
+        *,
+        first_attempts: bool,
+        started_by: str | None = None,
     ) -> tuple[Run, bool]:
         try:
             canonical_json(request.input)
@@ -110,19 +120,27 @@ class RunService:
             ) from exc
         fingerprint = json_digest({"input": request.input, "thread_id": request.thread_id})
         try:
-            return self._start_once(tenant_id, request, fingerprint, first_attempts=first_attempts)
+            return self._start_once(
+                tenant_id,
+                request,
+                fingerprint,
+                first_attempts=first_attempts,
+                started_by=started_by,
+            )
         except _FirstAttemptsFailed as failed:
             log.warning(
                 "run started without its first attempts",
                 exc_info=failed.__cause__,
                 extra={"tenant_id": tenant_id, "deployment_ref": request.deployment_ref},
             )
-            return self._start(tenant_id, request, first_attempts=False)
+            return self._start(tenant_id, request, first_attempts=False, started_by=started_by)
         except Conflict:
             if request.idempotency_key is None:
                 raise
             # A concurrent start with the same key won the insert; its run is visible now.
-            return self._start_once(tenant_id, request, fingerprint, first_attempts=False)
+            return self._start_once(
+                tenant_id, request, fingerprint, first_attempts=False, started_by=started_by
+            )
 
     def _start_once(
         self,
@@ -131,6 +149,7 @@ class RunService:
         fingerprint: str,
         *,
         first_attempts: bool,
+        started_by: str | None = None,
     ) -> tuple[Run, bool]:
         with self._uow() as uow:
             deployment = require_deployment(uow, tenant_id, request.deployment_ref)
@@ -156,6 +175,7 @@ class RunService:
                 next_node_id=graph.entry,
                 idempotency_key=request.idempotency_key,
                 request_digest=fingerprint,
+                started_by=started_by,
                 created_at=now,
                 updated_at=now,
             )

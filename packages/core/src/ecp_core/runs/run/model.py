@@ -140,6 +140,9 @@ class Run:
     artifacts: tuple[str, ...] | None = None
     error: dict[str, Any] | None = None
     erased_at: Annotated[datetime, AwareUtc()] | None = None
+    started_by: str | None = None
+    """Who started the run (the caller's subject; a child run's is its root's); None when the
+    run was started without one (ADR 0075)."""
 
     @property
     def public_status(self) -> RunPublicStatus:
@@ -179,6 +182,9 @@ class RunStatusResponse:
     updated_at: datetime
     paused: ApprovalPausedState | None = None
     """While the run waits for an approval: the node, the approval and the payload under review."""
+    started_by: str | None = None
+    """Who started the run (the caller's subject; a child run's is its root run's); null when it
+    was started without one."""
 
     @classmethod
     def of(cls, run: Run) -> "RunStatusResponse":
@@ -198,6 +204,7 @@ class RunStatusResponse:
             created_at=run.created_at,
             updated_at=run.updated_at,
             paused=run.paused,
+            started_by=run.started_by,
         )
 
 

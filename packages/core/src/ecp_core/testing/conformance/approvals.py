@@ -14,11 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecp_core.errors import Conflict
+from ecp_core.identity import ActorIdentity
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
-from ecp_core.runs.approvals.model import ApprovalRecord
+from ecp_core.runs.approvals.model import ApprovalRecord, ApprovalResolution
 from ecp_core.testing.conformance._base import ExampleStoreSuite, StoreOpener, StoreSuite
 from ecp_core.testing.samples import NOW, approval, approval_action
-from ecp_core.types import ApprovalStatus
+from ecp_core.types import ApprovalDecision, ApprovalStatus, AuthMethod, ServiceRole
 
 CODE_POINT_IDS = ("ap-b", "ap-\u00e9", "ap-B", "ap-a", "ap-Z", "ap-\u0100", "ap-_")
 """Ids whose code point order differs from any locale's."""
@@ -115,6 +116,78 @@ class ApprovalRepositoryConformance(StoreSuite):
             assert [a.approval_id for a in tx.approvals.page("t1", limit=3)] == by_code_point[:3]
             after = [a.approval_id for a in tx.approvals.page("t1", limit=10, after="ap-a")]
             assert after == [i for i in by_code_point if i > "ap-a"]
+
+    @pytest.mark.spec("C14 four-eyes", "C14 approvers")
+    def test_rules_and_approvals_so_far_read_back(self, uow: UnitOfWorkFactory) -> None:
+        """An approval's rules, its run's starter and its approvals so far are stored whole."""
+        ruled = attrs.evolve(
+            approval("ap-r"),
+            min_approvals=3,
+            forbid_self_approval=True,
+            approver_roles=(ServiceRole.APPROVER,),
+            approver_subjects=("bob", "carol \u00e9"),
+            run_started_by="alice",
+        )
+        voted = attrs.evolve(ruled, approvals=(resolution("bob"), resolution("carol \u00e9")))
+        with uow() as tx:
+            tx.approvals.add(ruled)
+            tx.approvals.add(approval("ap-plain"))
+            tx.commit()
+        with uow() as tx:
+            assert tx.approvals.get("t1", "ap-r") == ruled
+            assert tx.approvals.get("t1", "ap-plain") == approval("ap-plain")
+            tx.approvals.save(voted)
+            tx.commit()
+        with uow() as tx:
+            assert tx.approvals.get("t1", "ap-r") == voted
+            assert tx.runs.lock_for_approval("t1", "ap-r") == (voted, None)
+
+    @pytest.mark.spec("C14 approvers", "C10 approver-inbox")
+    def test_inbox_shows_an_approver_what_they_may_resolve(self, uow: UnitOfWorkFactory) -> None:
+        """With ``approver``, the inbox holds the approvals whose rules admit that person."""
+        base = inbox_approval("ap-0")
+        stored = [
+            attrs.evolve(base, approval_id="ap-1"),
+            attrs.evolve(base, approval_id="ap-2", approver_roles=(ServiceRole.ADMIN,)),
+            attrs.evolve(base, approval_id="ap-3", approver_subjects=("bob",)),
+            attrs.evolve(
+                base,
+                approval_id="ap-4",
+                approver_roles=(ServiceRole.ADMIN,),
+                approver_subjects=("bob",),
+            ),
+            attrs.evolve(base, approval_id="ap-5", forbid_self_approval=True, run_started_by="bob"),
+            attrs.evolve(base, approval_id="ap-6", forbid_self_approval=True),
+            attrs.evolve(base, approval_id="ap-7", run_started_by="bob"),
+        ]
+        with uow() as tx:
+            for a in stored:
+                tx.approvals.add(a)
+            tx.commit()
+
+        def ids(subject: str, *roles: ServiceRole) -> list[str]:
+            actor = ActorIdentity(
+                subject=subject, auth_method=AuthMethod.BEARER, roles=roles, tenant_id="t1"
+            )
+            with uow() as tx:
+                found = tx.approvals.page("t1", limit=10, approver=actor)
+            assert found == [a for a in stored if a.admits(actor)]
+            return [a.approval_id for a in found]
+
+        assert ids("bob", ServiceRole.APPROVER) == ["ap-1", "ap-3", "ap-4", "ap-6", "ap-7"]
+        assert ids("root", ServiceRole.ADMIN) == ["ap-1", "ap-2", "ap-4", "ap-5", "ap-6", "ap-7"]
+        assert ids("carol", ServiceRole.APPROVER) == ["ap-1", "ap-5", "ap-6", "ap-7"]
+        assert ids("bob") == ["ap-1", "ap-3", "ap-4", "ap-6", "ap-7"]
+
+
+def resolution(subject: str) -> ApprovalResolution:
+    """An approval by ``subject``."""
+    return ApprovalResolution(
+        decision=ApprovalDecision.APPROVE,
+        actor=ActorIdentity(subject=subject, auth_method=AuthMethod.BEARER, tenant_id="t1"),
+        resolved_at=NOW,
+        reason="fine by me",
+    )
 
 
 STATUSES = tuple(ApprovalStatus)

@@ -30,6 +30,19 @@ class RunRepositoryConformance(StoreSuite):
             tx.runs.add(run())
             tx.commit()
 
+    @pytest.mark.spec("C14 approvers")
+    def test_who_started_a_run_reads_back(self, uow: UnitOfWorkFactory) -> None:
+        """A run's starter is stored with it; a run started without one has None."""
+        with uow() as tx:
+            tx.runs.add(attrs.evolve(run(), started_by="alice \u00e9"))
+            tx.runs.add(run("run-2"))
+            tx.commit()
+        with uow() as tx:
+            assert tx.runs.get("t1", "run-1") == attrs.evolve(run(), started_by="alice \u00e9")
+            assert tx.runs.lock("t1", "run-1") == attrs.evolve(run(), started_by="alice \u00e9")
+            assert tx.runs.get("t1", "run-2") == run("run-2")
+            assert run("run-2").started_by is None
+
     def test_lock_for_approval_reads_the_approval_and_its_run(self, uow: UnitOfWorkFactory) -> None:
         """The approval with its run, in the approval's tenant only; None for an unknown one."""
         with uow() as tx:

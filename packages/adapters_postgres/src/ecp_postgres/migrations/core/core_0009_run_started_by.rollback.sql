@@ -1,0 +1,1 @@
+ALTER TABLE ecp_runs DROP COLUMN started_by;
