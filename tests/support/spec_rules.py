@@ -354,6 +354,8 @@ RULES: dict[str, str] = {
     "C14 cancel": "POST /runs/{run_id}/cancel (a reason of 1 to 500 characters) ends a run canceled with one audit record naming who and why and emits run.canceled; canceling again answers it unchanged; a run that ended otherwise is 409 run_finished",
     "C14 cancel-cascade": "a cancel cancels the runs the run started, withdraws its open tasks (a late heartbeat, completion or failure is 409 run_canceled) and its pending approvals (resolving one is 409 approval_withdrawn)",
     "C14 cancel-races": "a cancel waits for an attempt being dispatched to commit, and of a cancel and a task's completion exactly one is applied, which the run's chain records",
+    "C14 pause": "POST /runs/{run_id}/pause|unpause and /v1/deployments/{ref}/pause|unpause (admin, operator): a paused run is never dispatched and shows paused while it would otherwise run; a paused deployment queues new runs paused and shows paused: true; unpausing dispatches them again, oldest first",
+    "C14 pause-keeps-waits": "pausing never loses a task lock or an approval: a paused run waiting for a person or a worker keeps waiting, its approval can be resolved and its task completed, and it then shows paused until unpaused",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -575,5 +577,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C14 cancel": ("ecp_core.runs.engine.control", "ecp_core.runs.engine.cancel"),
     "C14 cancel-cascade": ("ecp_core.runs.engine.control", "ecp_core.runs.tasks.rules"),
     "C14 cancel-races": ("ecp_core.runs.engine.control",),
+    "C14 pause": ("ecp_core.runs.engine.control", "ecp_core.runs.engine.service"),
+    "C14 pause-keeps-waits": ("ecp_core.runs.engine.service", "ecp_core.runs.run.model"),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""
