@@ -1,12 +1,13 @@
 """Run control as a Hypothesis state machine, on memory and on PostgreSQL (ADR 0074).
 
 Any interleaving of starting runs (alone, or as a parent whose subgraph node starts a child),
-dispatching them, canceling them, approving and rejecting their approvals, and workers claiming,
+dispatching them, canceling them, pausing and unpausing them and their deployments, approving and rejecting their approvals, and workers claiming,
 completing and failing their tasks, with locks running out, keeps these true after every step:
 
 - a canceled run takes no further step: its status and its chain stay as the cancel left them,
   and the cancel's record is its last;
 - a run has at most one ``canceled`` record, and a canceled parent's children are canceled too;
+- a paused run (on its own or through its deployment) takes no step when dispatched;
 - no task completion is applied after its run's cancel (the worker gets ``run_canceled``);
 - every chain verifies, signatures included.
 """
@@ -45,7 +46,7 @@ from ecp_core.errors import ApprovalWithdrawn, Conflict, LockLost, RunCanceled, 
 from ecp_core.memory import MemoryStore
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.runs.approvals.model import ApprovalResolutionRequest
-from ecp_core.runs.run.model import CancelRunRequest, Run
+from ecp_core.runs.run.model import CancelRunRequest, PauseSource, Run
 from ecp_core.runs.run.state_machine import TERMINAL
 from ecp_core.runs.tasks.model import (
     Task,
@@ -57,7 +58,10 @@ from ecp_core.system import FixedClock, SequentialIds
 from ecp_core.types import ApprovalDecision, ApprovalStatus, AttemptStatus, RunStatus
 from ecp_postgres import PostgresStore
 
-pytestmark = [pytest.mark.integration, pytest.mark.spec("C14 cancel", "C14 cancel-cascade")]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.spec("C14 cancel", "C14 cancel-cascade", "C14 pause", "C14 pause-keeps-waits"),
+]
 
 SIGNER = Ed25519Signer(bytes(range(90, 122)), key_id="control")
 EPOCH = datetime(2026, 6, 1, tzinfo=UTC)
@@ -157,7 +161,13 @@ class ControlMachine(RuleBasedStateMachine):
             if run.status in (RunStatus.PENDING, RunStatus.RUNNING)
         ]
         if runnable:
-            self.ecp.runs.drive(self.tenant, data.draw(st.sampled_from(runnable)))
+            run_id = data.draw(st.sampled_from(runnable))
+            before = self.run(run_id)
+            records = self.records(run_id)
+            after = self.ecp.runs.drive(self.tenant, run_id)
+            if before.paused_by:  # a paused run takes no step (ADR 0076)
+                assert after == before
+                assert self.records(run_id) == records
 
     @precondition(lambda self: bool(self.runs))
     @rule(data=st.data(), now=st.integers(0, 2).map(lambda n: n == 0))
@@ -252,6 +262,26 @@ class ControlMachine(RuleBasedStateMachine):
         else:
             assert not canceled_before, "a report was applied to a canceled run's task"
         self.held.remove(task)
+
+    @precondition(lambda self: bool(self.runs))
+    @rule(data=st.data(), paused=st.booleans())
+    def pause_a_run(self, data: st.DataObject, paused: bool) -> None:
+        target = data.draw(st.sampled_from(list(self.every_run())))
+        if target.status in TERMINAL:
+            with pytest.raises(RunFinished):
+                self.ecp.runs.pause(self.actor, target.run_id)
+            return
+        change = self.ecp.runs.pause if paused else self.ecp.runs.unpause
+        after = change(self.actor, target.run_id)
+        assert (PauseSource.RUN in after.paused_by) is paused
+
+    @rule(ref=st.sampled_from(["leafy", "top"]), paused=st.booleans())
+    def pause_a_deployment(self, ref: str, paused: bool) -> None:
+        change = self.ecp.runs.pause_deployment if paused else self.ecp.runs.unpause_deployment
+        assert change(self.actor, ref).paused is paused
+        for run in self.every_run():
+            if run.deployment_ref == ref and run.status not in TERMINAL:
+                assert (PauseSource.DEPLOYMENT in run.paused_by) is paused
 
     @rule(seconds=st.sampled_from([5, 31]))
     def time_passes(self, seconds: int) -> None:

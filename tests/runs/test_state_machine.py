@@ -80,4 +80,16 @@ def test_public_status():
     assert (
         public_status(RunStatus.TERMINATED_BY_POLICY, None) is RunPublicStatus.TERMINATED_BY_POLICY
     )
-    assert {public_status(s, None).value for s in RunStatus} == {s.value for s in RunPublicStatus}
+    assert {public_status(s, None).value for s in RunStatus} | {"paused"} == {
+        s.value for s in RunPublicStatus
+    }
+
+
+@pytest.mark.spec("C14 pause")
+@given(st.sampled_from(RunStatus))
+def test_a_paused_run_shows_paused_only_while_it_would_otherwise_run(status):
+    shown = public_status(status, None, paused=True)
+    if status in (RunStatus.PENDING, RunStatus.RUNNING):
+        assert shown is RunPublicStatus.PAUSED
+    else:
+        assert shown is public_status(status, None)

@@ -174,6 +174,10 @@ CASES: dict[str, tuple[Call, str | None]] = {
     ),
     "runs expired": (lambda c: PostgresRuns(c).expired("t1", NOW, 50), ORDERED),
     "runs lock header": (lambda c: PostgresRuns(c).lock_header("t1", "run-000401"), None),
+    "runs of a deployment paused": (
+        lambda c: PostgresRuns(c).pause_deployment_runs("t1", "dep", paused=True),
+        None,
+    ),
     "runs dispatch failure": (
         lambda c: PostgresRuns(c).clear_dispatch_failures("t1", "run-000401"),
         None,
@@ -294,7 +298,8 @@ def test_the_run_claim_reads_by_index(populated):
         rows = conn.execute(f"EXPLAIN EXECUTE claim ('{NOW.isoformat()}', 32)").fetchall()
     plan = "\n".join(row[0] for row in rows)
     assert "Seq Scan" not in plan, plan
-    assert "ecp_runs_runnable_by_tenant" in plan, plan
+    assert "ecp_runs_dispatchable" in plan, plan  # runs nobody paused (ADR 0076)
+    assert "ecp_runs_live_by_deployment" not in plan, plan
 
 
 def test_the_tenants_of_the_retention_sweep_are_read_one_probe_each(populated):

@@ -132,6 +132,36 @@ QUICKSTART = [
         role="operator",
         path=lambda ids: {"run_id": ids["mistaken_run_id"]},
     ),
+    Step(
+        "runs_start",
+        {"deployment_ref": "refunds", "input": {"order_id": "A-1003", "amount": "9.99"}},
+        keep=lambda run: {"paused_run_id": run["run_id"]},
+        record=False,
+    ),
+    Step(
+        "runs_pause",
+        {"reason": "Checking the amount with the customer first"},
+        role="operator",
+        path=lambda ids: {"run_id": ids["paused_run_id"]},
+    ),
+    Step(
+        "runs_unpause",
+        {"reason": "The customer confirmed"},
+        role="operator",
+        path=lambda ids: {"run_id": ids["paused_run_id"]},
+    ),
+    Step(
+        "graphs_pause_deployment",
+        {"reason": "Incident 42: the payment provider is down"},
+        role="operator",
+        path=lambda _: {"ref": "refunds"},
+    ),
+    Step(
+        "graphs_unpause_deployment",
+        {"reason": "Incident 42 resolved"},
+        role="operator",
+        path=lambda _: {"ref": "refunds"},
+    ),
     Step("audit_timeline", path=lambda ids: {"run_id": ids["run_id"]}),
     Step("audit_verify_run", path=lambda ids: {"run_id": ids["run_id"]}),
     Step(

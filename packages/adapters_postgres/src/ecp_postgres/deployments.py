@@ -15,6 +15,11 @@ SELECT {", ".join(f"d.{c}" for c in DEPLOYMENTS.columns)},
 """  # noqa: S608 - column names are ours
 """A deployment with the context its runs' attempts read (:mod:`ecp_postgres.run_context`)."""
 
+_SET_PAUSED = f"""
+UPDATE ecp_deployments SET paused = %s WHERE tenant_id = %s AND deployment_ref = %s
+RETURNING {", ".join(DEPLOYMENTS.columns)}
+"""  # noqa: S608 - column names are ours
+
 
 class PostgresDeployments(Repository):
     """DeploymentRepository on PostgreSQL."""
@@ -35,6 +40,11 @@ class PostgresDeployments(Repository):
             return None
         remember(self._conn, row, tenant_id, deployment_ref, read_subscriptions=False)
         return DEPLOYMENTS.load(row)
+
+    def set_paused(self, tenant_id: str, deployment_ref: str, *, paused: bool) -> Deployment | None:
+        """Pause or unpause the deployment (its row held until commit); the deployment after."""
+        row = self._conn.execute(_SET_PAUSED, (paused, tenant_id, deployment_ref)).fetchone()
+        return None if row is None else DEPLOYMENTS.load(row)
 
     def page(self, tenant_id: str, *, limit: int, after: str | None = None) -> list[Deployment]:
         """The tenant's deployments by ref, after ``after``."""

@@ -38,6 +38,7 @@ RUNS = Table(
         "artifacts",
         "error",
         "ancestor_run_ids",
+        "paused_by",
     ],
 )
 _PAYLOADS = ("state", "output", "metadata", "artifacts", "error")
@@ -342,6 +343,21 @@ class PostgresRuns(Repository):
         )
         if cursor.rowcount != 1:
             raise missing("run", run.run_id)
+
+    def pause_deployment_runs(self, tenant_id: str, deployment_ref: str, *, paused: bool) -> int:
+        """Add (or remove) the deployment's pause on each of its runs that has not ended.
+
+        Through ``ecp_runs_live_by_deployment``; the statuses are literals so that it applies.
+        ``paused_by`` keeps the enum's order (run, then deployment), as the core writes it.
+        """
+        return self._conn.execute(
+            "UPDATE ecp_runs SET paused_by = CASE WHEN %(paused)s"
+            " THEN paused_by || '[\"deployment\"]'::jsonb ELSE paused_by - 'deployment' END"
+            " WHERE tenant_id = %(tenant)s AND deployment_ref = %(ref)s"
+            " AND status NOT IN ('COMPLETED', 'FAILED', 'TERMINATED_BY_POLICY', 'CANCELED')"
+            " AND (paused_by ? 'deployment') <> %(paused)s",
+            {"paused": paused, "tenant": tenant_id, "ref": deployment_ref},
+        ).rowcount
 
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Terminal, not yet erased, unheld runs updated before the instant, oldest first.

@@ -73,6 +73,7 @@ class RunPublicStatus(enum.StrEnum):
     FAILED = "failed"
     TERMINATED_BY_POLICY = "terminated_by_policy"
     CANCELED = "canceled"
+    PAUSED = "paused"
 
 
 class ApprovalDecision(enum.StrEnum):

@@ -1,8 +1,9 @@
-"""``ecp runs list|show|cancel``: the tenant's runs, one run and its timeline, over the API.
+"""``ecp runs list|show|cancel|pause|unpause``: the tenant's runs, over the API.
 
 ``list`` pages through ``GET /admin/runs`` (newest first; an admin's credentials); ``show`` reads
 ``GET /runs/{run_id}`` and, with ``--timeline``, ``GET /runs/{run_id}/timeline``; ``cancel``
-posts ``/runs/{run_id}/cancel`` with its reason (an admin's or an operator's credentials).
+posts ``/runs/{run_id}/cancel`` with its reason, ``pause`` and ``unpause`` post
+``/runs/{run_id}/pause`` and ``/unpause`` (an admin's or an operator's credentials).
 """
 
 import argparse
@@ -103,6 +104,17 @@ def _cancel(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     return 0
 
 
+def _pause(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    api = _api(args, environ)
+    body = {} if args.reason is None else {"reason": args.reason}
+    run = api.json("POST", api_path("/runs/{}/" + args.action, args.run_id), json=body)
+    if args.format == "json":
+        emit(json_text(run))
+        return 0
+    emit(fields(run, RUN_FIELDS, markdown=args.format == "markdown"))
+    return 0
+
+
 def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add ``runs list|show`` to the ``ecp`` parser."""
     runs = commands.add_parser(
@@ -129,7 +141,16 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cancel.add_argument(
         "--reason", required=True, help="why, in your words (1 to 500 characters; audited)"
     )
-    for action, run in ((listing, _list), (show, _show), (cancel, _cancel)):
+    pauses = []
+    for verb, what in (
+        ("pause", "pause a run: none of its nodes is attempted until it is unpaused"),
+        ("unpause", "unpause a run (its own pause; a paused deployment keeps it paused)"),
+    ):
+        pause = actions.add_parser(verb, help=f"{what} (admin, operator)")
+        pause.add_argument("run_id", metavar="RUN_ID", help="the run's id")
+        pause.add_argument("--reason", help="why, in your words (1 to 500 characters; logged)")
+        pauses.append((pause, _pause))
+    for action, run in ((listing, _list), (show, _show), (cancel, _cancel), *pauses):
         add_url_option(action)
         add_format_option(action)
         action.set_defaults(handler=run)

@@ -115,7 +115,7 @@ def _operation(operation: Operation, builder: SchemaBuilder) -> dict[str, Any]:
     if operation.body is not None:
         schema = builder.schema(operation.body)
         entry["requestBody"] = {
-            "required": True,
+            "required": not operation.optional_body,
             "content": _content("application/json", schema, operation.operation_id, REQUEST),
         }
     responses: dict[str, Any] = {}

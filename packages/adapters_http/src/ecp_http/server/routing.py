@@ -111,6 +111,8 @@ class Operation:
     """Takes an HTML form post (``application/x-www-form-urlencoded``) into ``Call.form``."""
     forbidden_codes: tuple[str, ...] = ()
     """403 codes the operation gives besides ``forbidden`` (rules of the resource, ADR 0075)."""
+    optional_body: bool = False
+    """The ``body`` may be left out: an empty request body reaches the handler as None."""
     operation_id: str = attrs.field(
         default=attrs.Factory(lambda operation: operation.handler.__name__, takes_self=True)
     )
@@ -321,7 +323,12 @@ def endpoint(
         path, query = _checked_parameters(request, minimums)
         params = None if model is None else structure_query(model, query)
         body: Any = None
-        if operation.body is not None and raw_body is not None and not operation.raw_body:
+        if (
+            operation.body is not None
+            and raw_body is not None
+            and (raw_body or not operation.optional_body)
+            and not operation.raw_body
+        ):
             body = structure(parse_json_text(raw_body), operation.body, what="the body")
         raw = raw_body if operation.raw_body else None
         form = parse_form(raw_body) if operation.form and raw_body is not None else {}

@@ -32,6 +32,8 @@ class Deployment:
     """The graph version the deployment runs."""
     graph_version_ref: str
     created_at: Annotated[datetime, AwareUtc()]
+    paused: bool = False
+    """While true the deployment accepts and queues new runs and dispatches none of its runs."""
 
 
 __all__ = ["CreateDeploymentRequest", "Deployment", "DeploymentRef"]

@@ -1,5 +1,7 @@
 """DeploymentRepository in memory."""
 
+import attrs
+
 from ecp_core.deployments.model import Deployment
 from ecp_core.errors import exists
 from ecp_core.memory.tables import Repository, detached
@@ -20,6 +22,15 @@ class MemoryDeployments(Repository):
         """One deployment, or None."""
         found: Deployment | None = self._t.table("deployments").get((tenant_id, deployment_ref))
         return found
+
+    def set_paused(self, tenant_id: str, deployment_ref: str, *, paused: bool) -> Deployment | None:
+        """Pause or unpause the deployment; the deployment after, or None."""
+        found = self.get(tenant_id, deployment_ref)
+        if found is None:
+            return None
+        changed = attrs.evolve(found, paused=paused)
+        self._t.put("deployments", (tenant_id, deployment_ref), changed)
+        return changed
 
     @detached
     def page(self, tenant_id: str, *, limit: int, after: str | None = None) -> list[Deployment]:

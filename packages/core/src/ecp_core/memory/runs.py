@@ -11,7 +11,7 @@ from ecp_core.memory.tables import Repository, detached
 from ecp_core.retention.rules import TTL_ERASABLE
 from ecp_core.runs.approvals.model import ApprovalRecord
 from ecp_core.runs.engine.dispatch import candidates_per_tenant
-from ecp_core.runs.run.model import Run, RunClaim
+from ecp_core.runs.run.model import PauseSource, Run, RunClaim, with_pause
 from ecp_core.runs.run.state_machine import TERMINAL
 from ecp_core.types import RunStatus
 
@@ -155,7 +155,7 @@ class MemoryRuns(Repository):
             backing_off = (
                 now is not None and dispatch.not_before is not None and dispatch.not_before > now
             )
-            if run.status in active and not backing_off:
+            if run.status in active and not run.paused_by and not backing_off:
                 by_tenant.setdefault(run.tenant_id, []).append(run.run_id)
         offered = candidates_per_tenant(len(by_tenant))
         candidates = [
@@ -214,6 +214,18 @@ class MemoryRuns(Repository):
             raise missing("run", run.run_id)
         kept = {name: getattr(stored, name) for name in _PAYLOAD_KEPT}
         self._t.put("runs", run.run_id, attrs.evolve(run, **kept))
+
+    def pause_deployment_runs(self, tenant_id: str, deployment_ref: str, *, paused: bool) -> int:
+        """Add (or remove) the deployment's pause on each of its runs that has not ended."""
+        changed = 0
+        for run in self._of(tenant_id):
+            if run.deployment_ref != deployment_ref or run.status in TERMINAL:
+                continue
+            after = with_pause(run.paused_by, PauseSource.DEPLOYMENT, paused=paused)
+            if after != run.paused_by:
+                self._t.put("runs", run.run_id, attrs.evolve(run, paused_by=after))
+                changed += 1
+        return changed
 
     @detached
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:

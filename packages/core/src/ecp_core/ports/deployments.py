@@ -19,6 +19,10 @@ class DeploymentRepository(Protocol):
         """One deployment, or None."""
         ...
 
+    def set_paused(self, tenant_id: str, deployment_ref: str, *, paused: bool) -> Deployment | None:
+        """Pause or unpause the deployment, held until commit; the deployment after, or None."""
+        ...
+
     def page(self, tenant_id: str, *, limit: int, after: str | None = None) -> list[Deployment]:
         """Up to ``limit`` deployments by ref (code point order), after ``after`` when given."""
         ...

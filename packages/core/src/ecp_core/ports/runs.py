@@ -133,6 +133,13 @@ class RunRepository(Protocol):
         """
         ...
 
+    def pause_deployment_runs(self, tenant_id: str, deployment_ref: str, *, paused: bool) -> int:
+        """Add (or remove) the deployment's pause on each of its runs that has not ended.
+
+        Each run keeps its own pause; how many runs changed.
+        """
+        ...
+
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Terminal, not yet erased runs updated before the instant, oldest first.
 

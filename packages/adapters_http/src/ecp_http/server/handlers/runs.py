@@ -1,4 +1,4 @@
-"""Runs: start, read, resume, cancel, their children, and the admin run list."""
+"""Runs: start, read, resume, their children, and the admin run list (control: run_control)."""
 
 import time
 
@@ -8,7 +8,6 @@ from ecp_core.errors import FieldError, ValidationFailed
 from ecp_core.permissions import Permission
 from ecp_core.runs.run.model import (
     AdminRunListResponse,
-    CancelRunRequest,
     ChildRunListResponse,
     ChildRunSummaryResponse,
     Run,
@@ -119,13 +118,6 @@ def resume_run(call: Call, services: Services) -> RunStatusResponse | Poll:
     return _settled(call, services, run)
 
 
-def cancel_run(call: Call, services: Services) -> RunStatusResponse:
-    """Cancel a run and the runs it started; a canceled run is answered as it is (ADR 0074)."""
-    assert call.actor is not None  # noqa: S101 - an authenticated operation
-    request: CancelRunRequest = call.body
-    return RunStatusResponse.of(services.ecp.runs.cancel(call.actor, call.path["run_id"], request))
-
-
 def list_run_children(call: Call, services: Services) -> Reply:
     """A page of the child runs a run's subgraph nodes started, oldest first (ADR 0046)."""
     query: PageQuery = call.params
@@ -195,20 +187,6 @@ OPERATIONS = [
         summary="Resume a run waiting at an interrupt. " + PREFER,
         permission=Permission.RUN_RESUME,
         body=ResumeRequest,
-        response=RunStatusResponse,
-    ),
-    Operation(
-        method="POST",
-        path="/runs/{run_id}/cancel",
-        handler=cancel_run,
-        operation_id="runs_cancel",
-        tag=TAG,
-        summary="Cancel a run and every run it started that has not ended: each ends `canceled` "
-        "with an audit record naming who and why, its pending approvals are withdrawn and its "
-        "open tasks too. A canceled run is answered as it is; a run that ended otherwise is 409 "
-        "`run_finished`",
-        permission=Permission.RUN_CONTROL,
-        body=CancelRunRequest,
         response=RunStatusResponse,
     ),
     Operation(

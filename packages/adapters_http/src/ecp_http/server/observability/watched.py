@@ -152,6 +152,10 @@ class ObservedRuns:
         """Forwarded."""
         self._inner.clear_dispatch_failures(tenant_id, run_id)
 
+    def pause_deployment_runs(self, tenant_id: str, deployment_ref: str, *, paused: bool) -> int:
+        """Forwarded."""
+        return self._inner.pause_deployment_runs(tenant_id, deployment_ref, paused=paused)
+
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Forwarded."""
         return self._inner.expired(tenant_id, updated_before, limit)

@@ -1,4 +1,6 @@
-"""Run control: cancel a run, and with it the runs it started (ADR 0074).
+"""Run control: cancel a run and the runs it started (ADR 0074), pause runs and deployments.
+
+Pausing (ADR 0076) marks who paused a run's dispatch; the claim and the engine pass it by.
 
 One cancel is one unit of work. It takes its locks in the order every other writer does, so two
 writers never wait for each other: a task's row before its run's (a worker's completion, the
@@ -15,6 +17,9 @@ run's lock for a whole attempt, and the cancel's lock waits for it.
 import logging
 from collections.abc import Callable
 
+import attrs
+
+from ecp_core.deployments.model import Deployment
 from ecp_core.errors import Conflict, NotFound, RunFinished
 from ecp_core.identity import ActorIdentity
 from ecp_core.pages import MAX_PAGE
@@ -23,7 +28,13 @@ from ecp_core.ports.system import Clock
 from ecp_core.registry.service import require_graph
 from ecp_core.runs.engine.cancel import Cancellation, canceled
 from ecp_core.runs.engine.lifecycle import RunLifecycle
-from ecp_core.runs.run.model import CancelRunRequest, Run
+from ecp_core.runs.run.model import (
+    CancelRunRequest,
+    PauseRequest,
+    PauseSource,
+    Run,
+    with_pause,
+)
 from ecp_core.runs.run.state_machine import TERMINAL
 from ecp_core.types import ApprovalStatus, RunStatus
 
@@ -121,6 +132,71 @@ class RunControl:
             extra={"run_id": run_id, "tenant_id": tenant_id, "runs": len(tree)},
         )
         return after
+
+    def pause(
+        self, actor: ActorIdentity, run_id: str, request: PauseRequest | None, *, paused: bool
+    ) -> Run:
+        """Pause (or unpause) the run's dispatch; the run after it.
+
+        A paused run that waits for a person or a worker keeps waiting: an approval can still be
+        resolved and a task completed, and the run then shows ``paused`` until it is unpaused.
+        Unpausing lifts the run's own pause only; a paused deployment keeps its runs paused.
+        A run that ended is RunFinished; pausing twice changes nothing.
+        """
+        tenant_id = actor.tenant_id
+        with self._uow() as uow:
+            run = uow.runs.lock(tenant_id, run_id)
+            if run is None:
+                raise NotFound(f"run {run_id} not found")
+            if run.status in TERMINAL:
+                raise RunFinished(f"run {run_id} has already ended ({run.public_status.value})")
+            after = attrs.evolve(
+                run, paused_by=with_pause(run.paused_by, PauseSource.RUN, paused=paused)
+            )
+            if after == run:
+                return run
+            uow.runs.save(after)
+            uow.commit()
+        event = "run paused" if paused else "run unpaused"
+        log.info(event, extra={"run_id": run_id, "tenant_id": tenant_id, **_facts(actor, request)})
+        return after
+
+    def pause_deployment(
+        self,
+        actor: ActorIdentity,
+        deployment_ref: str,
+        request: PauseRequest | None,
+        *,
+        paused: bool,
+    ) -> Deployment:
+        """Pause (or unpause) a deployment and each of its runs that has not ended.
+
+        While paused it accepts new runs, which start paused, and dispatches none; unpaused,
+        its runs are dispatched again, oldest first (those paused on their own stay paused).
+        """
+        tenant_id = actor.tenant_id
+        with self._uow() as uow:
+            deployment = uow.deployments.set_paused(tenant_id, deployment_ref, paused=paused)
+            if deployment is None:
+                raise NotFound(f"deployment {deployment_ref} not found")
+            changed = uow.runs.pause_deployment_runs(tenant_id, deployment_ref, paused=paused)
+            uow.commit()
+        event = "deployment paused" if paused else "deployment unpaused"
+        log.info(
+            event,
+            extra={
+                "deployment_ref": deployment_ref,
+                "tenant_id": tenant_id,
+                "runs": changed,
+                **_facts(actor, request),
+            },
+        )
+        return deployment
+
+
+def _facts(actor: ActorIdentity, request: PauseRequest | None) -> dict[str, object]:
+    """What a pause's log line says besides the ids."""
+    return {"actor": actor.subject, "reason": None if request is None else request.reason}
 
 
 def _as_ended(run: Run) -> Run:

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from ecp_core.canonical import canonical_json, json_digest, thaw
+from ecp_core.deployments.model import Deployment
 from ecp_core.errors import (
     Conflict,
     DatabaseUnavailable,
@@ -31,6 +32,8 @@ from ecp_core.runs.run.attempts import AttemptRecord
 from ecp_core.runs.run.model import (
     DISPATCH_ERROR,
     CancelRunRequest,
+    PauseRequest,
+    PauseSource,
     Run,
     RunClaim,
     StartRunRequest,
@@ -74,6 +77,28 @@ class RunService:
     def cancel(self, actor: ActorIdentity, run_id: str, request: CancelRunRequest) -> Run:
         """Cancel the run and the runs it started (see :class:`RunControl`); the run after it."""
         return self._control.cancel(actor, run_id, request)
+
+    def pause(self, actor: ActorIdentity, run_id: str, request: PauseRequest | None = None) -> Run:
+        """Pause the run's dispatch (see :class:`RunControl`); the run after it."""
+        return self._control.pause(actor, run_id, request, paused=True)
+
+    def unpause(
+        self, actor: ActorIdentity, run_id: str, request: PauseRequest | None = None
+    ) -> Run:
+        """Lift the run's own pause (its deployment's stays); the run after it."""
+        return self._control.pause(actor, run_id, request, paused=False)
+
+    def pause_deployment(
+        self, actor: ActorIdentity, deployment_ref: str, request: PauseRequest | None = None
+    ) -> Deployment:
+        """Pause a deployment: it queues new runs and dispatches none of its runs."""
+        return self._control.pause_deployment(actor, deployment_ref, request, paused=True)
+
+    def unpause_deployment(
+        self, actor: ActorIdentity, deployment_ref: str, request: PauseRequest | None = None
+    ) -> Deployment:
+        """Unpause a deployment: its runs are dispatched again, oldest first."""
+        return self._control.pause_deployment(actor, deployment_ref, request, paused=False)
 
     def start(
         self, tenant_id: str, request: StartRunRequest, *, started_by: str | None = None
@@ -178,9 +203,10 @@ class RunService:
                 started_by=started_by,
                 created_at=now,
                 updated_at=now,
+                paused_by=(PauseSource.DEPLOYMENT,) if deployment.paused else (),
             )
             uow.runs.add(run)
-            if first_attempts:
+            if first_attempts and run.dispatchable:
                 run = self._first_attempts(uow, run)
             uow.commit()
         return run, True
@@ -307,6 +333,8 @@ class RunService:
         return failed
 
     def _attempt(self, uow: RunsUnit, run: Run) -> Run:
+        if run.paused_by:
+            return run  # paused: nothing is attempted until it is unpaused
         run = self._lifecycle.apply(uow, self._stepper.start(run))
         if run.status is not RunStatus.RUNNING:
             return run
@@ -325,7 +353,7 @@ class RunService:
         or ends. The caller saves the run and commits.
         """
         for _ in range(CHAINED_ATTEMPTS):
-            if run.status is not RunStatus.RUNNING:
+            if run.status is not RunStatus.RUNNING or run.paused_by:
                 return run
             graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
             node = graph.node(run.next_node_id or graph.entry)
@@ -339,10 +367,10 @@ class RunService:
         return run
 
     def drive(self, tenant_id: str, run_id: str) -> Run:
-        """Advance until the run waits or ends (the graph's step bound guarantees an end)."""
+        """Advance until the run waits, ends or is paused (the graph's step bound guarantees an end)."""
         while True:
             run = self.advance(tenant_id, run_id)
-            if run.status in TERMINAL or run.status in WAITING:
+            if run.status in TERMINAL or run.status in WAITING or run.paused_by:
                 return run
 
     def resume(self, tenant_id: str, run_id: str, value: Any) -> Run:  # noqa: ANN401

@@ -1,5 +1,6 @@
 """Runs as stored, as started and as shown to clients."""
 
+import enum
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -109,6 +110,29 @@ class CancelRunRequest:
     """Why the run is canceled, in the canceller's words; written into its audit record."""
 
 
+class PauseSource(enum.StrEnum):
+    """Who paused a run's dispatch: the run itself, or its deployment (ADR 0076)."""
+
+    RUN = "run"
+    DEPLOYMENT = "deployment"
+
+
+def with_pause(
+    paused_by: tuple[PauseSource, ...], source: PauseSource, *, paused: bool
+) -> tuple[PauseSource, ...]:
+    """``paused_by`` with ``source`` added (``paused``) or removed, in the enum's order."""
+    wanted = set(paused_by) | {source} if paused else set(paused_by) - {source}
+    return tuple(s for s in PauseSource if s in wanted)
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class PauseRequest:
+    """Body of the pause and unpause routes of runs and deployments (optional)."""
+
+    reason: Annotated[str, Text(1, 500)] | None = None
+    """Why, in the operator's words; logged."""
+
+
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class Run:
     """A run and its checkpoint: the state so far and the node to attempt next."""
@@ -143,17 +167,33 @@ class Run:
     started_by: str | None = None
     """Who started the run (the caller's subject; a child run's is its root's); None when the
     run was started without one (ADR 0075)."""
+    paused_by: tuple[PauseSource, ...] = ()
+    """Who paused the run's dispatch (the run, its deployment, or both); empty: nobody. Not to be
+    confused with ``paused``, where the run waits for an approval."""
 
     @property
     def public_status(self) -> RunPublicStatus:
         """The status clients see; a policy failure shows as ``terminated_by_policy``."""
-        return public_status(self.status, self.failure_state)
+        return public_status(self.status, self.failure_state, paused=bool(self.paused_by))
+
+    @property
+    def dispatchable(self) -> bool:
+        """Whether the engine may attempt the run's next node now (runnable and not paused)."""
+        return self.status in (RunStatus.PENDING, RunStatus.RUNNING) and not self.paused_by
 
 
-def public_status(status: RunStatus, failure: FailureState | None) -> RunPublicStatus:
-    """Map an internal status (and failure reason) to the public one."""
+def public_status(
+    status: RunStatus, failure: FailureState | None, *, paused: bool = False
+) -> RunPublicStatus:
+    """Map an internal status (failure reason, pause) to the public one.
+
+    A policy failure shows as ``terminated_by_policy``; a paused run that would otherwise be
+    runnable shows as ``paused`` (a paused run waiting for a person or a worker keeps waiting).
+    """
     if status is RunStatus.FAILED and failure is not None and failure.reason == POLICY_VIOLATION:
         return RunPublicStatus.TERMINATED_BY_POLICY
+    if paused and status in (RunStatus.PENDING, RunStatus.RUNNING):
+        return RunPublicStatus.PAUSED
     return RunPublicStatus(status.value.lower())
 
 

@@ -18,10 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ecp_core.deployments.model import Deployment
 from ecp_core.errors import NotFound
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.runs.engine.dispatch import candidates_per_tenant
-from ecp_core.runs.run.model import FailureState, Run
+from ecp_core.runs.run.model import FailureState, PauseSource, Run
 from ecp_core.testing.conformance._base import ExampleStoreSuite, StoreOpener, StoreSuite
 from ecp_core.testing.samples import NOW, run
 from ecp_core.types import RunStatus
@@ -184,6 +185,62 @@ class DispatchClaimConformance(StoreSuite):
                 claimed.append(tx.runs.claim_runnable(NOW).run_id)
                 tx.commit()
         assert claimed == ["a-00", "z-new", "a-00", "z-new", "a-00", "z-new"]
+
+    @pytest.mark.spec("C14 pause")
+    def test_paused_runs_are_never_claimed_and_a_deployment_pauses_its_live_runs(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Paused runs are never claimed; a deployment's pause reaches its live runs only."""
+        with uow() as tx:
+            tx.deployments.add(
+                Deployment(
+                    tenant_id="t1",
+                    deployment_ref="dep",
+                    graph_id="g",
+                    graph_version=1,
+                    graph_version_ref="g@1",
+                    created_at=NOW,
+                )
+            )
+            tx.runs.add(attrs.evolve(run("run-1"), paused_by=(PauseSource.RUN,)))
+            tx.runs.add(run("run-2"))
+            tx.runs.add(run("run-3", status=RunStatus.WAITING_APPROVAL))
+            tx.runs.add(run("run-4", status=RunStatus.COMPLETED))
+            tx.runs.add(run("other", tenant="t2"))
+            tx.commit()
+        with uow() as tx:
+            assert tx.runs.claim_runnable(NOW).run_id == "other"
+        with uow() as tx:
+            paused = tx.deployments.set_paused("t1", "dep", paused=True)
+            assert paused is not None
+            assert paused.paused
+            assert tx.deployments.set_paused("t1", "nope", paused=True) is None
+            assert tx.runs.pause_deployment_runs("t1", "dep", paused=True) == 3
+            assert tx.runs.pause_deployment_runs("t1", "dep", paused=True) == 0
+            tx.commit()
+        with uow() as tx:
+            deployment = tx.deployments.get("t1", "dep")
+            assert deployment is not None
+            assert deployment.paused
+            by = {r: tx.runs.get("t1", r) for r in ("run-1", "run-2", "run-3", "run-4")}
+            assert {r: found.paused_by for r, found in by.items() if found is not None} == {
+                "run-1": (PauseSource.RUN, PauseSource.DEPLOYMENT),
+                "run-2": (PauseSource.DEPLOYMENT,),
+                "run-3": (PauseSource.DEPLOYMENT,),
+                "run-4": (),
+            }
+            claim = tx.runs.claim_runnable(NOW)
+            assert claim is not None
+            assert claim.tenant_id == "t2"
+        with uow() as tx:
+            assert tx.runs.pause_deployment_runs("t1", "dep", paused=False) == 3
+            tx.commit()
+        with uow() as tx:
+            first = tx.runs.get("t1", "run-1")
+            assert first is not None
+            assert first.paused_by == (PauseSource.RUN,)
+            claimed = {tx.runs.claim_runnable(NOW).run_id for _ in range(2)}
+            assert claimed <= {"run-2", "other"}
 
     @pytest.mark.spec("C8 poison-runs")
     def test_backing_off_runs_are_skipped_until_their_time(self, uow: UnitOfWorkFactory) -> None:

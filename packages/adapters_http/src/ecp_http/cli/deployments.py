@@ -1,0 +1,53 @@
+"""``ecp deployments pause|unpause``: stop and restart a deployment's dispatch, over the API.
+
+``pause`` posts ``/v1/deployments/{ref}/pause``: the deployment keeps accepting runs and
+dispatches none; ``unpause`` posts ``/unpause`` and its runs go on, oldest first (an admin's or
+an operator's credentials).
+"""
+
+import argparse
+from collections.abc import Mapping
+
+from ecp_http.cli.api_client import Api, add_url_option, api_path
+from ecp_http.cli.output import add_format_option, emit, fields, json_text
+
+FIELDS = (
+    ("deployment", "deployment_ref"),
+    ("graph version", "graph_version_ref"),
+    ("paused", "paused"),
+    ("created", "created_at"),
+)
+WHO = "an admin's or an operator's"
+
+
+def _pause(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    api = Api.from_args(args, environ, who=WHO)
+    body = {} if args.reason is None else {"reason": args.reason}
+    target = api_path("/v1/deployments/{}/" + args.action, args.deployment_ref)
+    deployment = api.json("POST", target, json=body)
+    if args.format == "json":
+        emit(json_text(deployment))
+        return 0
+    emit(fields(deployment, FIELDS, markdown=args.format == "markdown"))
+    return 0
+
+
+def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add ``deployments pause|unpause`` to the ``ecp`` parser."""
+    deployments = commands.add_parser(
+        "deployments",
+        help="pause and unpause a deployment's dispatch (over the API)",
+        description="Credentials: ECP_TOKEN (a bearer token) or ECP_API_KEY (a project API key); "
+        "the service: --url or ECP_URL.",
+    )
+    actions = deployments.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for verb, what in (
+        ("pause", "accept and queue new runs, dispatch none (admin, operator)"),
+        ("unpause", "dispatch the deployment's runs again, oldest first (admin, operator)"),
+    ):
+        action = actions.add_parser(verb, help=what)
+        action.add_argument("deployment_ref", metavar="REF", help="the deployment's ref")
+        action.add_argument("--reason", help="why, in your words (1 to 500 characters; logged)")
+        add_url_option(action)
+        add_format_option(action)
+        action.set_defaults(handler=_pause)
