@@ -5,11 +5,9 @@ each be the last one needed, exactly one moves the run on.
 """
 
 import functools
-import threading
-from collections.abc import Callable
-from typing import Any
 
 import pytest
+from tests.support.together import together
 
 from ecp_core import (
     ActorIdentity,
@@ -40,26 +38,6 @@ def approver(subject: str) -> ActorIdentity:
         tenant_id=TENANT,
         roles=(ServiceRole.APPROVER,),
     )
-
-
-def together(*calls: Callable[[], Any]) -> list[Any]:
-    """Run the calls at once on threads; each one's result, or the exception it raised."""
-    results: list[Any] = [None] * len(calls)
-    gate = threading.Barrier(len(calls))
-
-    def play(index: int, call: Callable[[], Any]) -> None:
-        gate.wait()
-        try:
-            results[index] = call()
-        except Exception as exc:  # noqa: BLE001 - the test inspects what each call raised
-            results[index] = exc
-
-    threads = [threading.Thread(target=play, args=(i, c)) for i, c in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    return results
 
 
 def deploy(ecp: Ecp, ref: str, min_approvals: int) -> None:

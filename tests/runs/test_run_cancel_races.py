@@ -6,10 +6,10 @@ of an attempt waits for the attempt to commit and cancels the run at the next no
 """
 
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import pytest
+from tests.support.together import together
 
 from ecp_core import (
     ActionContext,
@@ -42,26 +42,6 @@ def deploy(ecp: Ecp, ref: str, graph_builder: GraphBuilder) -> None:
     graph = graph_builder.build()
     ecp.graphs.register(TENANT, graph)
     ecp.graphs.deploy(TENANT, CreateDeploymentRequest(deployment_ref=ref, graph_id=graph.graph_id))
-
-
-def together(*calls: Callable[[], Any]) -> list[Any]:
-    """Run the calls at once on threads; each one's result, or the exception it raised."""
-    results: list[Any] = [None] * len(calls)
-    gate = threading.Barrier(len(calls))
-
-    def play(index: int, call: Callable[[], Any]) -> None:
-        gate.wait()
-        try:
-            results[index] = call()
-        except Exception as exc:  # noqa: BLE001 - the test inspects what each call raised
-            results[index] = exc
-
-    threads = [threading.Thread(target=play, args=(i, c)) for i, c in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    return results
 
 
 def test_of_a_cancel_and_a_completion_exactly_one_is_applied(postgres_store):
