@@ -16,5 +16,5 @@ def preferred_wait(headers: Mapping[str, str], limit: float) -> float:
 
 
 def settled(run: Run) -> bool:
-    """Whether ``run`` waits (for an approval, an interrupt or a task) or ended."""
-    return run.status in TERMINAL or run.status in WAITING
+    """Whether ``run`` waits (for an approval, an interrupt, a task, or its unpausing) or ended."""
+    return run.status in TERMINAL or run.status in WAITING or bool(run.paused_by)
