@@ -183,10 +183,10 @@ def test_unknown_body_fields_are_422_listing_each_field(admin):
     approval_id = run["pending_approval_ids"][0]
 
     response = admin.post(
-        "/runs", json={"deployment_ref": "refunds", "priority": 1, "callback": "x"}
+        "/runs", json={"deployment_ref": "refunds", "urgency": 1, "callback": "x"}
     )
     body = problem(response, 422, "validation_failed")
-    assert sorted(tuple(e["loc"]) for e in body["errors"]) == [("callback",), ("priority",)]
+    assert sorted(tuple(e["loc"]) for e in body["errors"]) == [("callback",), ("urgency",)]
     assert all(e["msg"] for e in body["errors"])
 
     response = admin.post(

@@ -375,10 +375,10 @@ def test_unknown_fields_are_422_with_every_field_located(client):
     assert client.get("/v1/api-keys", headers=bearer("acme")).json()["api_keys"] == []
 
     run = client.post(
-        "/runs", json={"deployment_ref": "refunds", "inputs": {}, "priority": 1}, headers=bearer()
+        "/runs", json={"deployment_ref": "refunds", "inputs": {}, "urgency": 1}, headers=bearer()
     )
     body = assert_problem(run, 422, "validation_failed")
-    assert sorted(tuple(error["loc"]) for error in body["errors"]) == [("inputs",), ("priority",)]
+    assert sorted(tuple(error["loc"]) for error in body["errors"]) == [("inputs",), ("urgency",)]
 
 
 def test_a_body_that_is_not_an_object_is_422(client):

@@ -48,3 +48,14 @@ def test_a_run_is_paused_and_unpaused_on_its_own(ecp_server, tenant, admin):
         200,
     )
     problem(operator.post(f"{base}/pause"), 409, "run_finished")
+
+
+@pytest.mark.spec("C14 priority")
+def test_a_start_takes_a_priority_of_0_to_9(admin):
+    deploy(admin, gated_action_graph(), REF)
+    for wrong in (10, -1, "high"):
+        body = {"deployment_ref": REF, "priority": wrong}
+        refused = problem(admin.post("/runs", json=body), 422)
+        assert [error["loc"] for error in refused["errors"]] == [["priority"]]
+    assert start(admin, REF, {"priority": 9})["priority"] == 9
+    assert start(admin, REF)["priority"] == 5

@@ -73,6 +73,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "core_0010_pausing",
             "pending",
+            "core_0011_run_priority",
+            "pending",
             "audit_0001_records_and_heads",
             "pending",
             "audit_0002_salts",
@@ -137,8 +139,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 42 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 42
+        assert "applied 43 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 43
         assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

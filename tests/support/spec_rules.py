@@ -358,6 +358,7 @@ RULES: dict[str, str] = {
     "C14 four-eyes": "min_approvals distinct subjects must approve (the same subject twice is 409 already_approved, one rejection rejects, every approval approves the same payload); with forbid_self_approval the run's starter is 403 self_approval_forbidden; each approval is its own audit record with approval_count and min_approvals, the last needed one moves the run on, and no vote is lost or counted twice under concurrent approvals",
     "C14 approvers": "approver_roles and approver_subjects restrict who may resolve an approval (others 403 not_an_approver) and whose inbox shows it; a run records who started it (started_by)",
     "C14 pause": "POST /runs/{run_id}/pause|unpause and /v1/deployments/{ref}/pause|unpause (admin, operator): a paused run is never dispatched and shows paused while it would otherwise run; a paused deployment queues new runs paused and shows paused: true; unpausing dispatches them again, oldest first",
+    "C14 priority": "POST /runs takes priority 0 to 9 (default 5; anything else is 422): within a tenant higher priority runs are dispatched first, equal ones oldest first, and tenants still take turns",
     "C14 pause-keeps-waits": "pausing never loses a task lock or an approval: a paused run waiting for a person or a worker keeps waiting, its approval can be resolved and its task completed, and it then shows paused until unpaused",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
@@ -584,6 +585,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C14 four-eyes": ("ecp_core.runs.approvals.service", "ecp_core.runs.approvals.steps"),
     "C14 approvers": ("ecp_core.runs.approvals.model", "ecp_core.runs.approvals.service"),
     "C14 pause": ("ecp_core.runs.engine.control", "ecp_core.runs.engine.service"),
+    "C14 priority": ("ecp_core.runs.run.model", "ecp_core.runs.engine.dispatch"),
     "C14 pause-keeps-waits": ("ecp_core.runs.engine.service", "ecp_core.runs.run.model"),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

@@ -148,7 +148,11 @@ class MemoryRuns(Repository):
         active = (RunStatus.PENDING, RunStatus.RUNNING)
         by_tenant: dict[str, list[str]] = {}
         served: dict[str, int] = {}
-        for run in sorted(self._t.table("runs").values(), key=lambda run: run.run_id):
+        # Within a tenant: higher priority first, then oldest (ids grow with time; ADR 0077).
+        in_order = sorted(
+            self._t.table("runs").values(), key=lambda run: (-run.priority, run.run_id)
+        )
+        for run in in_order:
             dispatch = self._dispatch(run.run_id)
             if dispatch.claim is not None:
                 served[run.tenant_id] = max(served.get(run.tenant_id, 0), dispatch.claim)

@@ -30,6 +30,7 @@ from ecp_core.runs.engine.lifecycle import RunLifecycle
 from ecp_core.runs.engine.step import Stepper
 from ecp_core.runs.run.attempts import AttemptRecord
 from ecp_core.runs.run.model import (
+    DEFAULT_PRIORITY,
     DISPATCH_ERROR,
     CancelRunRequest,
     PauseRequest,
@@ -143,7 +144,10 @@ class RunService:
                 "run input is not canonical JSON",
                 errors=[attrs.evolve(e, loc=("input", *e.loc)) for e in exc.errors],
             ) from exc
-        fingerprint = json_digest({"input": request.input, "thread_id": request.thread_id})
+        asked: dict[str, object] = {"input": request.input, "thread_id": request.thread_id}
+        if request.priority != DEFAULT_PRIORITY:  # left out at the default: older digests hold
+            asked["priority"] = request.priority
+        fingerprint = json_digest(asked)
         try:
             return self._start_once(
                 tenant_id,
@@ -204,6 +208,7 @@ class RunService:
                 created_at=now,
                 updated_at=now,
                 paused_by=(PauseSource.DEPLOYMENT,) if deployment.paused else (),
+                priority=request.priority,
             )
             uow.runs.add(run)
             if first_attempts and run.dispatchable:

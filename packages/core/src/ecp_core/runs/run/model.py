@@ -89,6 +89,10 @@ class RunClaim:
     dispatch_failures: int = 0
 
 
+DEFAULT_PRIORITY = 5
+"""A run's priority when its start names none."""
+
+
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class StartRunRequest:
     """Body of ``POST /runs``."""
@@ -100,6 +104,9 @@ class StartRunRequest:
     idempotency_key: Annotated[str, Text(1, 256, trimmed=True)] | None = None
     """A key that makes the start idempotent: the same key and body answer with the same run (also
     the `Idempotency-Key` header)."""
+    priority: Annotated[int, Range(0, 9)] = DEFAULT_PRIORITY
+    """0 to 9: within the tenant, runs of higher priority are dispatched first (tenants still take
+    turns); equal ones in the order they started."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -167,6 +174,8 @@ class Run:
     started_by: str | None = None
     """Who started the run (the caller's subject; a child run's is its root's); None when the
     run was started without one (ADR 0075)."""
+    priority: Annotated[int, Range(0, 9)] = DEFAULT_PRIORITY
+    """Higher first within the tenant's dispatch (ADR 0077)."""
     paused_by: tuple[PauseSource, ...] = ()
     """Who paused the run's dispatch (the run, its deployment, or both); empty: nobody. Not to be
     confused with ``paused``, where the run waits for an approval."""
@@ -225,6 +234,8 @@ class RunStatusResponse:
     started_by: str | None = None
     """Who started the run (the caller's subject; a child run's is its root run's); null when it
     was started without one."""
+    priority: int = DEFAULT_PRIORITY
+    """0 to 9: higher runs first within the tenant's dispatch."""
 
     @classmethod
     def of(cls, run: Run) -> "RunStatusResponse":
@@ -245,6 +256,7 @@ class RunStatusResponse:
             updated_at=run.updated_at,
             paused=run.paused,
             started_by=run.started_by,
+            priority=run.priority,
         )
 
 

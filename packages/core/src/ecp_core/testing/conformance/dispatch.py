@@ -1,12 +1,12 @@
 """Dispatch claims: which run comes next, failure bookkeeping and header reads, on every store.
 
 The rule (ADR 0019). A run is *eligible* when it is PENDING or RUNNING and not backing off at
-the claim's instant. Its *rank* is its place, from 1, among its tenant's eligible runs in id
-order (only the first ``candidates_per_tenant(tenants with eligible runs)`` count). A tenant's
+the claim's instant. Its *rank* is its place, from 1, among its tenant's eligible runs by priority
+(higher first, ADR 0077), then id (only the first ``candidates_per_tenant(tenants with eligible runs)`` count). A tenant's
 *last service* is the latest claim (or counted failure) of any of its runs. A claim takes the run no other transaction
 holds with the least (rank, last service with never first, run id) and becomes its tenant's
 latest service. Hence, claim after committed claim, a tenant is never served twice in a row while
-another tenant has an eligible run, and each tenant's runs are served oldest first.
+another tenant has an eligible run, and each tenant's runs are served highest priority first, then oldest first.
 """
 
 import itertools
@@ -32,7 +32,7 @@ PAST, FUTURE = NOW - timedelta(seconds=1), NOW + timedelta(hours=1)
 
 
 class Reference:
-    """The rule above, written out plainly."""
+    """The rule above, written out plainly (within a tenant, higher priority first)."""
 
     def __init__(self, runs: list[Run]) -> None:
         """Know ``runs``, none of them claimed or failed yet."""
@@ -49,7 +49,7 @@ class Reference:
     def claim(self, now: datetime | None, locked: Collection[str] = ()) -> str | None:
         """The run id the next claim at ``now`` takes, when the runs ``locked`` are locked by other transactions."""
         eligible: dict[str, list[str]] = {}
-        for run_id in sorted(self.runs):
+        for run_id in sorted(self.runs, key=lambda i: (-self.runs[i].priority, i)):
             r = self.runs[run_id]
             waiting = now is not None and self.not_before.get(run_id, now) > now
             if r.status in RUNNABLE and not waiting:
@@ -80,10 +80,11 @@ backlogs = st.lists(
         st.sampled_from("abc"),
         st.sampled_from([*RUNNABLE, *RUNNABLE, RunStatus.WAITING_APPROVAL, RunStatus.COMPLETED]),
         st.sampled_from([None, None, PAST, FUTURE]),
+        st.sampled_from([5, 5, 0, 9]),
     ),
     max_size=14,
 )
-"""Runs to store: (tenant, status, backing off until) each."""
+"""Runs to store: (tenant, status, backing off until, priority) each."""
 scripts = st.lists(st.sampled_from(["keep", "keep", "finish", "undo"]), min_size=1, max_size=16)
 """What each claim's unit of work does next: commit, finish the run, or roll back."""
 
@@ -114,7 +115,7 @@ class DispatchClaimProperties(ExampleStoreSuite):
     def test_claims_follow_the_rule_and_visit_tenants_in_turn(
         self,
         open_store: StoreOpener,
-        backlog: list[tuple[str, RunStatus, datetime | None]],
+        backlog: list[tuple[str, RunStatus, datetime | None, int]],
         script: list[str],
     ) -> None:
         """Each claim takes the run the rule names; no tenant is served twice while others wait."""
@@ -128,18 +129,21 @@ class DispatchClaimProperties(ExampleStoreSuite):
     def _check(
         uow: UnitOfWorkFactory,
         prefix: str,
-        backlog: list[tuple[str, RunStatus, datetime | None]],
+        backlog: list[tuple[str, RunStatus, datetime | None, int]],
         script: list[str],
     ) -> None:
         runs = [
-            run(f"{prefix}run-{index:02d}", tenant=prefix + tenant, status=status)
-            for index, (tenant, status, _) in enumerate(backlog)
+            attrs.evolve(
+                run(f"{prefix}run-{index:02d}", tenant=prefix + tenant, status=status),
+                priority=priority,
+            )
+            for index, (tenant, status, _, priority) in enumerate(backlog)
         ]
         reference = Reference(runs)
         with uow() as tx:
             for r in runs:
                 tx.runs.add(r)
-            for r, (_, _, not_before) in zip(runs, backlog, strict=True):
+            for r, (_, _, not_before, _) in zip(runs, backlog, strict=True):
                 if not_before is not None:
                     tx.runs.record_dispatch_failure(r.tenant_id, r.run_id, not_before)
                     reference.fail(r.run_id, not_before)
