@@ -559,7 +559,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C7 idempotency-key-header": ("ecp_http.server.handlers.runs",),
     "C8 clean-stop": ("ecp_http.startup.serve",),
     "C8 metrics": ("ecp_http.server.observability.metrics",),
-    "C8 poison-runs": ("ecp_core.runs.engine.dispatch", "ecp_core.runs.engine.service"),
+    "C8 poison-runs": ("ecp_core.runs.engine.dispatch", "ecp_core.runs.engine.failures"),
     "C10 action-plugins": (
         "ecp_core.graphs.validation",
         "ecp_core.runs.run.actions",

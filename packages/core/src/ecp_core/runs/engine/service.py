@@ -2,7 +2,6 @@
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 import attrs
@@ -25,18 +24,17 @@ from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.registry.service import require_deployment, require_graph
 from ecp_core.runs.children.targets import CHILDREN_CURSOR, child_target
 from ecp_core.runs.engine.control import RunControl
-from ecp_core.runs.engine.dispatch import DISPATCH_RETRY, dispatch_backoff
+from ecp_core.runs.engine.dispatch import DISPATCH_RETRY
+from ecp_core.runs.engine.failures import DispatchFailures
 from ecp_core.runs.engine.lifecycle import RunLifecycle
 from ecp_core.runs.engine.step import Stepper
 from ecp_core.runs.run.attempts import AttemptRecord
 from ecp_core.runs.run.model import (
     DEFAULT_PRIORITY,
-    DISPATCH_ERROR,
     CancelRunRequest,
     PauseRequest,
     PauseSource,
     Run,
-    RunClaim,
     StartRunRequest,
 )
 from ecp_core.runs.run.state_machine import TERMINAL, WAITING
@@ -74,6 +72,7 @@ class RunService:
         self._lifecycle = lifecycle
         self._dispatch = dispatch
         self._control = RunControl(uow, clock, lifecycle)
+        self._failures = DispatchFailures(clock, stepper, lifecycle, dispatch)
 
     def cancel(self, actor: ActorIdentity, run_id: str, request: CancelRunRequest) -> Run:
         """Cancel the run and the runs it started (see :class:`RunControl`); the run after it."""
@@ -279,7 +278,7 @@ class RunService:
                     counted = False
                 else:
                     try:
-                        return self._count_failure(uow, claim, exc)
+                        return self._failures.count(uow, claim, exc)
                     except Exception:  # the fallback below still counts and backs off
                         log.exception(
                             "counting a failed dispatch failed; counting afresh", extra=facts
@@ -288,54 +287,10 @@ class RunService:
         # The claim's unit of work is unusable: back the run off (and count) in a fresh one.
         with self._uow() as uow:
             uow.runs.record_dispatch_failure(
-                claim.tenant_id, claim.run_id, self._not_before(claim), counted=counted
+                claim.tenant_id, claim.run_id, self._failures.not_before(claim), counted=counted
             )
             uow.commit()
             return uow.runs.lock_header(claim.tenant_id, claim.run_id)
-
-    def _not_before(self, claim: RunClaim) -> datetime:
-        """When a run may be dispatched again after this claim's failure."""
-        failures = claim.dispatch_failures + 1
-        return self._clock.now() + dispatch_backoff(self._dispatch, failures)
-
-    def _count_failure(self, uow: RunsUnit, claim: RunClaim, exc: Exception) -> Run | None:
-        """Count the failure and back off; at the last attempt, end the run. Commits.
-
-        Neither reads the run's state: the count touches only dispatch bookkeeping, and the end
-        works on the run's header.
-        """
-        failures = uow.runs.record_dispatch_failure(
-            claim.tenant_id, claim.run_id, self._not_before(claim)
-        )
-        run = uow.runs.lock_header(claim.tenant_id, claim.run_id)
-        if (
-            run is not None
-            and failures >= self._dispatch.max_attempts
-            and run.status in (RunStatus.PENDING, RunStatus.RUNNING)
-        ):
-            run = self._end_dispatch(uow, run, exc, failures)
-        uow.commit()
-        return run
-
-    def _end_dispatch(self, uow: RunsUnit, run: Run, exc: Exception, failures: int) -> Run:
-        """End ``run`` (a header) FAILED with ``dispatch_error``, its record and ``run.failed``.
-
-        Nothing of the run's state goes into the failure, the record or the event: only the
-        error's type and the count.
-        """
-        error = type(exc).__name__
-        message = f"dispatch raised {error} on {failures} attempts in a row"
-        record = AttemptRecord(
-            node_id=run.next_node_id or "",
-            status=AttemptStatus.FAILED,
-            execution_metadata={"dispatch_attempts": failures},
-            error={"type": error, "message": message},
-        )
-        failed = self._lifecycle.apply(
-            uow, self._stepper.fail(run, record, DISPATCH_ERROR, message)
-        )
-        uow.runs.save_header(failed)
-        return failed
 
     def _attempt(self, uow: RunsUnit, run: Run) -> Run:
         if run.paused_by:
