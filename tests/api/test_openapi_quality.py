@@ -86,6 +86,8 @@ SAMPLES: dict[str, Any] = {
     "forbid_self_approval": True,
     "approver_roles": (ServiceRole.APPROVER,),
     "approver_subjects": ("carol", "dave"),
+    "seconds": 60,
+    "until_path": "wake_at",
 }
 """A valid value of every field a kind may take (gated work, so the approval fields apply)."""
 
@@ -111,7 +113,8 @@ def test_each_kind_of_node_has_a_schema_that_agrees_with_the_validation(document
     mapping = document["components"]["schemas"]["NodeDefinition"]["discriminator"]["mapping"]
     assert mapping[kind.value] == f"#/components/schemas/{fields.title}"
 
-    base = NodeDefinition(id="n", kind=kind, **{name: SAMPLES[name] for name in fields.required})
+    given = (*fields.required, *fields.one_of[:1])
+    base = NodeDefinition(id="n", kind=kind, **{name: SAMPLES[name] for name in given})
     assert _field_errors(base) == set()
     assert _schema_accepts(document, base)
     for name in fields.required:  # left out: refused by both
@@ -122,7 +125,19 @@ def test_each_kind_of_node_has_a_schema_that_agrees_with_the_validation(document
         with_it = attrs.evolve(base, **{name: SAMPLES[name]})
         assert _field_errors(with_it) == set(), name
         assert _schema_accepts(document, with_it), name
-    for name in set(SAMPLES) - {*fields.required, *fields.optional}:  # not taken: refused by both
+    if fields.one_of:  # exactly one: none, or two, refused by both; each alone accepted
+        nothing = attrs.evolve(base, **dict.fromkeys(fields.one_of))
+        assert _field_errors(nothing) != set()
+        assert not _schema_accepts(document, nothing)
+        every = attrs.evolve(base, **{name: SAMPLES[name] for name in fields.one_of})
+        assert _field_errors(every) != set()
+        assert not _schema_accepts(document, every)
+        for name in fields.one_of:
+            alone = attrs.evolve(nothing, **{name: SAMPLES[name]})
+            assert _field_errors(alone) == set(), name
+            assert _schema_accepts(document, alone), name
+    taken = {*fields.required, *fields.optional, *fields.one_of}
+    for name in set(SAMPLES) - taken:  # not taken: refused by both
         with_it = attrs.evolve(base, **{name: SAMPLES[name]})
         assert name in _field_errors(with_it), name
         assert not _schema_accepts(document, with_it), name

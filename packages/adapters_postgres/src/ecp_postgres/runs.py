@@ -359,6 +359,20 @@ class PostgresRuns(Repository):
             {"paused": paused, "tenant": tenant_id, "ref": deployment_ref},
         ).rowcount
 
+    def lock_due_timers(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """Runs whose timer is due, earliest first, row-locked; locked ones are skipped.
+
+        Through ``ecp_runs_timers_due`` (migration ``core_0012``), whose rows are exactly the
+        runs waiting on a timer, so a sweep that finds none reads one index page.
+        """
+        rows = self._conn.execute(
+            "SELECT tenant_id, run_id FROM ecp_runs"
+            " WHERE status = 'WAITING_TIMER' AND wait_until <= %(now)s"
+            " ORDER BY wait_until, run_id LIMIT %(limit)s FOR UPDATE SKIP LOCKED",
+            {"now": now, "limit": limit},
+        ).fetchall()
+        return [(row["tenant_id"], row["run_id"]) for row in rows]
+
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Terminal, not yet erased, unheld runs updated before the instant, oldest first.
 

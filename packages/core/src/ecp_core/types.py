@@ -54,6 +54,7 @@ class RunStatus(enum.StrEnum):
     WAITING_INTERRUPT = "WAITING_INTERRUPT"
     WAITING_TASK = "WAITING_TASK"
     WAITING_CHILD = "WAITING_CHILD"
+    WAITING_TIMER = "WAITING_TIMER"
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     TERMINATED_BY_POLICY = "TERMINATED_BY_POLICY"
@@ -69,6 +70,7 @@ class RunPublicStatus(enum.StrEnum):
     WAITING_INTERRUPT = "waiting_interrupt"
     WAITING_TASK = "waiting_task"
     WAITING_CHILD = "waiting_child"
+    WAITING_TIMER = "waiting_timer"
     COMPLETED = "completed"
     FAILED = "failed"
     TERMINATED_BY_POLICY = "terminated_by_policy"
@@ -109,6 +111,7 @@ class NodeKind(enum.StrEnum):
     MAPPING = "mapping"
     TASK = "task"
     SUBGRAPH = "subgraph"
+    WAIT = "wait"
     END = "end"
 
 
@@ -120,6 +123,7 @@ class AttemptStatus(enum.StrEnum):
     REJECTED = "rejected"
     WAITING_APPROVAL = "waiting_approval"
     WAITING_INTERRUPT = "waiting_interrupt"
+    WAITING_TIMER = "waiting_timer"
     APPROVED = "approved"
     DENIED = "denied"
     RESUMED = "resumed"

@@ -19,6 +19,7 @@ from ecp_core.service import Ecp
 from ecp_core.types import RunStatus
 from ecp_http.background.backtest_worker import BacktestWorker
 from ecp_http.background.dispatch import Dispatcher, Outage
+from ecp_http.background.timers import timer_thread
 from ecp_http.background.wakeups import DELIVERY_SWEEP
 from ecp_http.config.settings import Settings
 from ecp_http.outbound.webhook_sender import HttpxSender
@@ -108,8 +109,10 @@ def background_work(
     offers: TaskOffers,
     runs_moved: Bell,
     metrics: "Metrics | None" = None,
-) -> tuple[Dispatcher, Dispatcher | None]:
-    """The run dispatcher (with the sweeps) and the decision scheduler (None when disabled).
+) -> tuple[Dispatcher, Dispatcher, Dispatcher | None]:
+    """The run dispatcher (with the sweeps), the timer thread, and the decision scheduler.
+
+    The scheduler is None when disabled.
 
     ``offers`` hears of the tasks made claimable here, ``runs_moved`` is rung when a run waits or
     ends; ``metrics`` counts what the sweeps settle.
@@ -144,7 +147,10 @@ def background_work(
         if settings.scheduler_enabled
         else None
     )
-    return dispatcher, scheduler
+    timers = timer_thread(
+        ecp, settings.timer_poll_seconds, dispatcher, outage=outage, metrics=metrics
+    )
+    return dispatcher, timers, scheduler
 
 
 __all__ = [

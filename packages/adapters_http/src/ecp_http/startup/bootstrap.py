@@ -83,6 +83,8 @@ class Runtime:
     signer: Ed25519Signer
     authenticate: Authenticator
     dispatcher: Dispatcher
+    timers: Dispatcher | None = None
+    """The thread that wakes runs whose wait node's time came (ADR 0078)."""
     scheduler: Dispatcher | None = None
     """The decision-schedule task (a sweep thread of its own), when enabled."""
     metrics: Metrics | None = None
@@ -108,8 +110,8 @@ class Runtime:
         self.dispatcher.wake()
 
     def dispatcher_alive(self) -> bool:
-        """Whether the run workers run."""
-        return self.dispatcher.alive
+        """Whether the run workers run (and the timer thread that wakes waiting runs)."""
+        return self.dispatcher.alive and (self.timers is None or self.timers.alive)
 
     def scheduler_alive(self) -> bool | None:
         """Whether the decision scheduler runs; None when it is disabled."""
@@ -140,6 +142,8 @@ class Runtime:
     def start(self) -> None:
         """Start the run workers, the scheduler and the notification listener (when there)."""
         self.dispatcher.start()
+        if self.timers is not None:
+            self.timers.start()
         if self.scheduler is not None:
             self.scheduler.start()
         if self.listener is not None:
@@ -151,6 +155,8 @@ class Runtime:
             self.listener.stop()
         if self.scheduler is not None:
             self.scheduler.stop()
+        if self.timers is not None:
+            self.timers.stop()
         self.dispatcher.stop()
         if isinstance(self.store, PostgresStore):
             self.store.close()
@@ -267,7 +273,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     offers, runs_moved = TaskOffers(), Bell()
     if metrics is not None:
         metrics.watch_bells({"tasks_offered": offers.bell, "runs_moved": runs_moved})
-    dispatcher, scheduler = background_work(
+    dispatcher, timers, scheduler = background_work(
         ecp, settings, tracing, offers=offers, runs_moved=runs_moved, metrics=metrics
     )
     listener = process_listener(
@@ -297,6 +303,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         signer=signer,
         authenticate=authenticate,
         dispatcher=dispatcher,
+        timers=timers,
         scheduler=scheduler,
         metrics=metrics,
         tracing=tracing,

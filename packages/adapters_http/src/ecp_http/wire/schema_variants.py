@@ -3,7 +3,8 @@
 ``NodeDefinition`` is one attrs model whose optional fields apply by ``kind``
 (``ecp_core.graphs.node_kinds`` states which). Its schema is a ``oneOf`` of one object schema
 per kind (``ActionNode``, ``ApprovalNode`` ...): each has ``kind`` as a constant, the fields
-every node has, the fields the kind requires (not null, a list not empty) and those it allows.
+every node has, the fields the kind requires (not null, a list not empty) and those it allows,
+and a ``oneOf`` over the fields of which it takes exactly one (a wait node's time).
 The fields a kind does not take may still appear with their empty value (null, or an empty
 list), as the service writes them in its answers; any other value is refused.
 """
@@ -77,9 +78,9 @@ def _variant(builder: Builder, cls: type, kinds: Kinds, value: str, fields: Kind
         kinds.tag: {"type": "string", "const": value, "description": f"Always `{value}`."},
         **builder.properties(cls, common),
         **{name: _required(builder, cls, name) for name in fields.required},
-        **builder.properties(cls, fields.optional),
+        **builder.properties(cls, (*fields.optional, *fields.one_of)),
     }
-    taken = {kinds.tag, *common, *fields.required, *fields.optional}
+    taken = {kinds.tag, *common, *fields.required, *fields.optional, *fields.one_of}
     for other in attrs.fields(cls):
         if other.name not in taken:
             properties[other.alias or other.name] = _absent(builder, cls, other.name)
@@ -89,6 +90,11 @@ def _variant(builder: Builder, cls: type, kinds: Kinds, value: str, fields: Kind
         "properties": properties,
         "required": [kinds.tag, *common, *fields.required],
     }
+    if fields.one_of:  # exactly one of them is given, and not null
+        schema["oneOf"] = [
+            {"required": [name], "properties": {name: _required(builder, cls, name)}}
+            for name in fields.one_of
+        ]
     if forbids_extras(cls):
         schema["additionalProperties"] = False
     return str(builder.component(fields.title, schema)["$ref"])

@@ -193,6 +193,14 @@ class GraphBuilder:
             )
         )
 
+    def wait(
+        self, node_id: str, *, seconds: int | None = None, until_path: str | None = None
+    ) -> Self:
+        """Add a node that waits ``seconds``, or until the RFC 3339 time at ``until_path``."""
+        return self.node(
+            NodeDefinition(id=node_id, kind=NodeKind.WAIT, seconds=seconds, until_path=until_path)
+        )
+
     def end(self, node_id: str = "end") -> Self:
         """Add an end node: reaching it completes the run with the state as output."""
         return self.node(NodeDefinition(id=node_id, kind=NodeKind.END))

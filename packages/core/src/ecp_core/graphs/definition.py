@@ -27,6 +27,9 @@ Subject = Annotated[str, Text(1, 512)]
 MAX_MIN_APPROVALS = 10
 """The most distinct approvals an approval node may ask for (ADR 0075)."""
 
+MAX_WAIT_SECONDS = 31_536_000
+"""The longest a wait node may wait: a year of seconds (ADR 0078)."""
+
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class ActionDescriptorV1:
@@ -167,6 +170,11 @@ class NodeDefinition:
     """How many times a task is handed out before the run fails (task nodes)."""
     subgraph: SubgraphCall | None = None
     """The child run a subgraph node starts."""
+    seconds: Annotated[int, Range(1, MAX_WAIT_SECONDS)] | None = None
+    """How long a wait node waits, in seconds (1 to 31,536,000, a year)."""
+    until_path: DottedPath | None = None
+    """Where in the run state a wait node finds the RFC 3339 time (with an offset) it waits until;
+    instead of `seconds`."""
 
     @property
     def capabilities(self) -> tuple[Capability, ...]:
@@ -276,6 +284,8 @@ LATER_NODE_FIELDS = (
     "forbid_self_approval",
     "approver_roles",
     "approver_subjects",
+    "seconds",
+    "until_path",
 )
 """Node fields added after graphs were first stored; they count in the digest only when set."""
 

@@ -37,6 +37,8 @@ class KindFields:
     """Fields a node of this kind must have."""
     optional: tuple[str, ...] = ()
     """Fields it may have; every other field of ``NodeDefinition`` must be left out."""
+    one_of: tuple[str, ...] = ()
+    """Fields of which a node of this kind has exactly one."""
 
 
 NODE_FIELDS: Mapping[NodeKind, KindFields] = {
@@ -76,6 +78,12 @@ NODE_FIELDS: Mapping[NodeKind, KindFields] = {
         "fields apply only when the call requires approval.",
         required=("subgraph",),
         optional=("target_path", *APPROVAL_FIELDS),
+    ),
+    NodeKind.WAIT: KindFields(
+        title="WaitNode",
+        description="Waits durably until a time, then moves on: `seconds` after it is reached, or "
+        "until the RFC 3339 time at `until_path` in the run state (exactly one of the two).",
+        one_of=("seconds", "until_path"),
     ),
     NodeKind.END: KindFields(
         title="EndNode",

@@ -11,6 +11,9 @@ from ecp_core.types import NodeKind
 APPROVAL_RULES = ("min_approvals", "forbid_self_approval", "approver_roles", "approver_subjects")
 """The approval rules of a node (ADR 0075): only a node that opens an approval may set them."""
 
+WAIT_FIELDS = ("seconds", "until_path")
+"""How long a wait node waits (ADR 0078): only a wait node sets them, and exactly one."""
+
 
 def _rule_errors(here: tuple[str | int, ...], node: NodeDefinition) -> Iterator[FieldError]:
     """Who may approve, and how many must: each list names someone, each role may resolve."""
@@ -66,7 +69,19 @@ def _node_errors(index: int, node: NodeDefinition) -> Iterator[FieldError]:
     writes_at_path = interrupt or subgraph
     yield from ([] if writes_at_path else forbid("target_path", node.target_path is not None))
     yield from ([] if interrupt else forbid("prompt", node.prompt is not None))
+    yield from _wait_errors(here, node)
     yield from _rule_errors(here, node)
+
+
+def _wait_errors(here: tuple[str | int, ...], node: NodeDefinition) -> Iterator[FieldError]:
+    """A wait node waits either ``seconds`` or until the time at ``until_path``: one of them."""
+    given = [field for field in WAIT_FIELDS if getattr(node, field) is not None]
+    if node.kind is not NodeKind.WAIT:
+        for field in given:
+            yield FieldError(loc=(*here, field), msg=f"not allowed on a {node.kind} node")
+    elif len(given) != 1:
+        msg = "a wait node takes exactly one of seconds and until_path"
+        yield FieldError(loc=(*here, given[-1] if given else "seconds"), msg=msg)
 
 
 def _cycle_errors(graph: GraphDefinition) -> Iterator[FieldError]:

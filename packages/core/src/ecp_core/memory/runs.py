@@ -231,6 +231,17 @@ class MemoryRuns(Repository):
                 changed += 1
         return changed
 
+    def lock_due_timers(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """Runs whose timer is due, earliest first (the store lock holds them all)."""
+        due = sorted(
+            (run.wait_until, run.run_id, run.tenant_id)
+            for run in self._t.table("runs").values()
+            if run.status is RunStatus.WAITING_TIMER
+            and run.wait_until is not None
+            and run.wait_until <= now
+        )
+        return [(tenant_id, run_id) for _, run_id, tenant_id in due[:limit]]
+
     @detached
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Terminal runs last updated before the instant, oldest first."""

@@ -140,6 +140,14 @@ class RunRepository(Protocol):
         """
         ...
 
+    def lock_due_timers(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(tenant, run id) of up to ``limit`` runs waiting on a timer due at ``now``, held.
+
+        Earliest due first, then by id; each is held as :meth:`lock` holds a run, and a run
+        another unit of work holds is skipped, so several processes wake different runs.
+        """
+        ...
+
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Terminal, not yet erased runs updated before the instant, oldest first.
 

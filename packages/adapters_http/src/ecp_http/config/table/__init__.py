@@ -33,6 +33,7 @@ SETTINGS: tuple[Setting[Any] | SettingFamily, ...] = (
     runs.DISPATCH_WORKERS,
     runs.AUDIT_VERIFY_CONNECTIONS,
     runs.DISPATCH_POLL_SECONDS,
+    runs.TIMER_POLL_SECONDS,
     runs.DISPATCH_NOTIFY,
     runs.DISPATCH_MAX_ATTEMPTS,
     runs.DISPATCH_BACKOFF_SECONDS,

@@ -35,6 +35,17 @@ DISPATCH_POLL_SECONDS: Setting[float] = Setting(
     shown_default="`0.2`",
 )
 
+TIMER_POLL_SECONDS: Setting[float] = Setting(
+    name="ECP_TIMER_POLL_SECONDS",
+    parse=number(0.01),
+    default=0.25,
+    description=(
+        "how often each server process looks for wait nodes whose time came (ADR 0078); a run "
+        "wakes at most this long after its due time, plus the wake itself"
+    ),
+    shown_default="`0.25`",
+)
+
 DISPATCH_NOTIFY: Setting[bool] = Setting(
     name="ECP_DISPATCH_NOTIFY",
     parse=flag,

@@ -154,6 +154,12 @@ class Metrics:
             " (ADR 0050).",
             registry=registry,
         )
+        self.timer_lateness = Histogram(
+            "ecp_timer_lateness_seconds",
+            "How long after its due time each run waiting at a wait node woke (ADR 0078).",
+            buckets=_BUCKETS,
+            registry=registry,
+        )
         for outcome in CONNECTOR_TEST_OUTCOMES:
             self.connector_tests.labels(outcome)
         for status in FINISHED:

@@ -156,6 +156,10 @@ class ObservedRuns:
         """Forwarded."""
         return self._inner.pause_deployment_runs(tenant_id, deployment_ref, paused=paused)
 
+    def lock_due_timers(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """Forwarded."""
+        return self._inner.lock_due_timers(now, limit)
+
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Forwarded."""
         return self._inner.expired(tenant_id, updated_before, limit)

@@ -76,6 +76,7 @@ def canceled(
         paused=None,
         pending_approval_ids=(),
         approved_action=None,
+        wait_until=None,
     )
     effects: list[Effect] = [WriteAudit(record)]
     for approval in pending:

@@ -28,6 +28,7 @@ from ecp_core.runs.engine.dispatch import DISPATCH_RETRY
 from ecp_core.runs.engine.failures import DispatchFailures
 from ecp_core.runs.engine.lifecycle import RunLifecycle
 from ecp_core.runs.engine.step import Stepper
+from ecp_core.runs.engine.timers import WAKE_BATCH, TimerWakes, Woken
 from ecp_core.runs.run.attempts import AttemptRecord
 from ecp_core.runs.run.model import (
     DEFAULT_PRIORITY,
@@ -73,6 +74,11 @@ class RunService:
         self._dispatch = dispatch
         self._control = RunControl(uow, clock, lifecycle)
         self._failures = DispatchFailures(clock, stepper, lifecycle, dispatch)
+        self._timers = TimerWakes(uow, clock, stepper, lifecycle)
+
+    def wake_timers(self, limit: int = WAKE_BATCH) -> list[Woken]:
+        """Wake up to ``limit`` runs whose wait node's time came (see :class:`TimerWakes`)."""
+        return self._timers.wake_due(limit)
 
     def cancel(self, actor: ActorIdentity, run_id: str, request: CancelRunRequest) -> Run:
         """Cancel the run and the runs it started (see :class:`RunControl`); the run after it."""

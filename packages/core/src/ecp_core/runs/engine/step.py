@@ -39,6 +39,7 @@ from ecp_core.runs.run.state_machine import transition
 from ecp_core.runs.run.walk import NoMatchingEdge, action_metadata, error_of, next_node, node_input
 from ecp_core.runs.tasks.effects import OfferTask
 from ecp_core.runs.tasks.model import DEFAULT_LOCK_SECONDS, DEFAULT_MAX_ATTEMPTS, Task
+from ecp_core.runs.timers.steps import TimerSteps
 from ecp_core.types import AttemptStatus, NodeKind, RunStatus, SideEffectClass
 
 
@@ -50,6 +51,7 @@ class Stepper:
         self._clock = clock
         self._ids = ids
         self._actions = actions
+        self._timers = TimerSteps(self, clock)
 
     # -- ending or continuing after an attempt -----------------------------------------------
 
@@ -120,7 +122,13 @@ class Stepper:
         attempt may then share the transaction. An action with effects (or unknown ones) ends
         it, so that a failure in a later attempt never makes it run again.
         """
-        if node.kind in (NodeKind.END, NodeKind.MAPPING, NodeKind.APPROVAL, NodeKind.INTERRUPT):
+        if node.kind in (
+            NodeKind.END,
+            NodeKind.MAPPING,
+            NodeKind.APPROVAL,
+            NodeKind.INTERRUPT,
+            NodeKind.WAIT,
+        ):
             return True
         if node.kind is not NodeKind.ACTION or node.action is None:
             return False
@@ -184,6 +192,8 @@ class Stepper:
             return Step(waiting, (WriteAudit(record),))
         if node.kind is NodeKind.MAPPING:
             return self._mapping(run, graph, node, base)
+        if node.kind is NodeKind.WAIT:
+            return self._timers.wait(run, graph, node, base)
         record = AttemptRecord(
             node_id=node.id, status=AttemptStatus.SUCCEEDED, execution_metadata=base
         )

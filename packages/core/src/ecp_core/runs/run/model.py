@@ -21,6 +21,7 @@ TASK_FAILED = "task_failed"
 CHILD_FAILED = "child_failed"
 CHILD_DEPTH_EXCEEDED = "child_depth_exceeded"
 CHILD_DEPLOYMENT_MISSING = "child_deployment_missing"
+WAIT_TIME_INVALID = "wait_time_invalid"
 
 FAILURE_REASONS: dict[str, str] = {
     POLICY_VIOLATION: "The policy guard refused a node; the public status is "
@@ -43,6 +44,8 @@ FAILURE_REASONS: dict[str, str] = {
     "limit of 8 levels (a deployment that starts itself ends here).",
     CHILD_DEPLOYMENT_MISSING: "A `subgraph` node names a deployment (or a graph version) the "
     "tenant does not have.",
+    WAIT_TIME_INVALID: "A `wait` node's `until_path` held no RFC 3339 time with an offset, or a "
+    "time more than a year ahead.",
 }
 """Every ``FailureState.reason`` a run can end with, and what it means (``docs/api/errors.md``)."""
 
@@ -179,6 +182,8 @@ class Run:
     paused_by: tuple[PauseSource, ...] = ()
     """Who paused the run's dispatch (the run, its deployment, or both); empty: nobody. Not to be
     confused with ``paused``, where the run waits for an approval."""
+    wait_until: Annotated[datetime, AwareUtc()] | None = None
+    """While the run waits at a wait node: when it wakes (ADR 0078); None otherwise."""
 
     @property
     def public_status(self) -> RunPublicStatus:
@@ -236,6 +241,8 @@ class RunStatusResponse:
     was started without one."""
     priority: int = DEFAULT_PRIORITY
     """0 to 9: higher runs first within the tenant's dispatch."""
+    wait_until: datetime | None = None
+    """While the run waits at a wait node (`waiting_timer`): when it goes on; null otherwise."""
 
     @classmethod
     def of(cls, run: Run) -> "RunStatusResponse":
@@ -257,6 +264,7 @@ class RunStatusResponse:
             paused=run.paused,
             started_by=run.started_by,
             priority=run.priority,
+            wait_until=run.wait_until,
         )
 
 

@@ -19,6 +19,7 @@ TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
             S.WAITING_INTERRUPT,
             S.WAITING_TASK,
             S.WAITING_CHILD,
+            S.WAITING_TIMER,
             S.COMPLETED,
             S.FAILED,
             S.CANCELED,
@@ -28,6 +29,7 @@ TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     S.WAITING_INTERRUPT: frozenset({S.RUNNING, S.CANCELED}),
     S.WAITING_TASK: frozenset({S.RUNNING, S.FAILED, S.CANCELED}),
     S.WAITING_CHILD: frozenset({S.RUNNING, S.FAILED, S.CANCELED}),
+    S.WAITING_TIMER: frozenset({S.RUNNING, S.CANCELED}),
     S.COMPLETED: frozenset(),
     S.FAILED: frozenset(),
     S.TERMINATED_BY_POLICY: frozenset(),
@@ -37,7 +39,9 @@ TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
 not ended may be canceled."""
 
 TERMINAL = frozenset(status for status, nexts in TRANSITIONS.items() if not nexts)
-WAITING = frozenset({S.WAITING_APPROVAL, S.WAITING_INTERRUPT, S.WAITING_TASK, S.WAITING_CHILD})
+WAITING = frozenset(
+    {S.WAITING_APPROVAL, S.WAITING_INTERRUPT, S.WAITING_TASK, S.WAITING_CHILD, S.WAITING_TIMER}
+)
 RUNNABLE = frozenset({S.PENDING, S.RUNNING})
 """Statuses a dispatcher advances."""
 
