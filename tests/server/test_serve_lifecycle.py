@@ -305,3 +305,38 @@ def test_a_secret_of_the_operators_own_gets_no_token_printed(ecp_serve, data_dir
     assert "Bearer" not in out
     assert not (data_dir / "jwt-secret").exists()
     assert served.stop(signal.SIGTERM) == 0
+
+
+NAP_GRAPH = {
+    "graph_id": "nap",
+    "entry": "nap",
+    "nodes": [{"id": "nap", "kind": "wait", "seconds": 2}, {"id": "done", "kind": "end"}],
+    "edges": [{"source": "nap", "target": "done"}],
+}
+
+
+@pytest.mark.spec("C14 timer-durable")
+def test_waiting_timers_survive_a_sigkill_and_wake_after_the_restart(
+    ecp_serve, data_dir, fresh_database
+):
+    first = ecp_serve(data_dir, ECP_DATABASE_URL=fresh_database)
+    with admin(first.wait_announced(), data_dir) as caller:
+        deploy(caller, NAP_GRAPH, "nap")
+        waiting = [start(caller, "nap") for _ in range(RUNS_PER_GRAPH)]
+    assert {run["status"] for run in waiting} == {"waiting_timer"}
+    first.process.kill()  # SIGKILL: no drain, no goodbye
+    first.process.wait()
+
+    second = ecp_serve(data_dir, ECP_DATABASE_URL=fresh_database)
+    with admin(second.wait_announced(), data_dir) as caller:
+        for run in waiting:
+            assert poll_until(caller, run["run_id"], {"completed"}, seconds=30)
+            assert steps(caller, run["run_id"]) == [
+                ("nap", "waiting_timer"),
+                ("nap", "succeeded"),
+                ("done", "succeeded"),
+            ]
+            timeline = check(caller.get(f"/runs/{run['run_id']}/timeline"), 200)
+            wake = timeline["entries"][1]["execution_metadata"]
+            assert wake["woke_at"] >= wake["wait_until"] == run["wait_until"]  # never early
+    assert_stopped_clean(second, second.stop(signal.SIGTERM))

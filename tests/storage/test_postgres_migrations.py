@@ -224,6 +224,9 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
             assert rollback_migrations(url, 1) == [every[-undone]]
             if every[-undone] == "approvals_0003_approval_rules":  # the rules' columns go
                 assert not {"min_approvals", "approvals"} & columns(url, "ecp_approvals")
+            if every[-undone] == "core_0012_run_timers":  # the due time and its index go
+                assert "wait_until" not in columns(url, "ecp_runs")
+                assert "ecp_runs_timers_due" not in indexes(url)
             if every[-undone] == "core_0009_run_started_by":
                 assert "started_by" not in columns(url, "ecp_runs")
             if every[-undone] == "core_0008_tenant_in_moved_notifications":  # the old payload

@@ -359,6 +359,10 @@ RULES: dict[str, str] = {
     "C14 approvers": "approver_roles and approver_subjects restrict who may resolve an approval (others 403 not_an_approver) and whose inbox shows it; a run records who started it (started_by)",
     "C14 pause": "POST /runs/{run_id}/pause|unpause and /v1/deployments/{ref}/pause|unpause (admin, operator): a paused run is never dispatched and shows paused while it would otherwise run; a paused deployment queues new runs paused and shows paused: true; unpausing dispatches them again, oldest first",
     "C14 priority": "POST /runs takes priority 0 to 9 (default 5; anything else is 422): within a tenant higher priority runs are dispatched first, equal ones oldest first, and tenants still take turns",
+    "C14 timer": "a wait node waits seconds (1 to 31,536,000) or until the RFC 3339 time at until_path: the run shows waiting_timer with its wait_until, one waiting_timer record when it starts waiting and one succeeded record when it wakes, never before its due time; a time already past goes on at once; an unreadable or too distant time fails the run wait_time_invalid",
+    "C14 timer-bad-input": "a wait node with seconds 0 or beyond a year, with both or neither of seconds and until_path, or those fields on another kind of node is 422 at POST /v1/graphs with its location, nothing stored",
+    "C14 timer-durable": "a waiting timer survives a restart of the server (even a SIGKILL): the run wakes after its due time once a server runs again, and several server processes never wake one run twice",
+    "C14 timer-control": "a run waiting on a timer can be canceled (it never wakes) or paused (it wakes when due and then shows paused until unpaused)",
     "C14 pause-keeps-waits": "pausing never loses a task lock or an approval: a paused run waiting for a person or a worker keeps waiting, its approval can be resolved and its task completed, and it then shows paused until unpaused",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
@@ -587,5 +591,9 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C14 pause": ("ecp_core.runs.engine.control", "ecp_core.runs.engine.service"),
     "C14 priority": ("ecp_core.runs.run.model", "ecp_core.runs.engine.dispatch"),
     "C14 pause-keeps-waits": ("ecp_core.runs.engine.service", "ecp_core.runs.run.model"),
+    "C14 timer": ("ecp_core.runs.timers.steps", "ecp_core.runs.timers.due"),
+    "C14 timer-bad-input": ("ecp_core.graphs.validation", "ecp_core.graphs.definition"),
+    "C14 timer-durable": ("ecp_core.runs.engine.timers", "ecp_http.background.timers"),
+    "C14 timer-control": ("ecp_core.runs.engine.cancel", "ecp_core.runs.engine.timers"),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

@@ -55,6 +55,7 @@ from ecp_core.testing.conformance.tasks import (
     TaskQueueProperties,
     TaskRepositoryConformance,
 )
+from ecp_core.testing.conformance.timers import TimerConformance
 from ecp_core.testing.conformance.unit_of_work import (
     AttemptAtomicityConformance,
     UnitOfWorkConformance,
@@ -71,6 +72,7 @@ STORE_SUITES = (
     AuditRepositoryConformance,
     RunRepositoryConformance,
     DispatchClaimConformance,
+    TimerConformance,
     ApprovalRepositoryConformance,
     WebhookRepositoryConformance,
     TaskRepositoryConformance,
@@ -132,6 +134,7 @@ __all__ = [
     "TaskExpiryConformance",
     "TaskQueueProperties",
     "TaskRepositoryConformance",
+    "TimerConformance",
     "UnitOfWorkConformance",
     "WebhookRepositoryConformance",
 ]
