@@ -1,14 +1,17 @@
 """Run control as a Hypothesis state machine, on memory and on PostgreSQL (ADR 0074).
 
 Any interleaving of starting runs (alone, or as a parent whose subgraph node starts a child),
-dispatching them, canceling them, pausing and unpausing them and their deployments, approving and rejecting their approvals, and workers claiming,
-completing and failing their tasks, with locks running out, keeps these true after every step:
+dispatching them, canceling them, pausing and unpausing them and their deployments, approving
+and rejecting their approvals, workers claiming, completing and failing their tasks, time passing
+(locks running out, timers coming due and being woken) and the service restarting, keeps these
+true after every step:
 
 - a canceled run takes no further step: its status and its chain stay as the cancel left them,
   and the cancel's record is its last;
 - a run has at most one ``canceled`` record, and a canceled parent's children are canceled too;
 - a paused run (on its own or through its deployment) takes no step when dispatched;
 - no task completion is applied after its run's cancel (the worker gets ``run_canceled``);
+- a run waiting on a timer has its due time, and no run wakes before it (ADR 0078);
 - every chain verifies, signatures included.
 """
 
@@ -46,6 +49,7 @@ from ecp_core.errors import ApprovalWithdrawn, Conflict, LockLost, RunCanceled, 
 from ecp_core.memory import MemoryStore
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
 from ecp_core.runs.approvals.model import ApprovalResolutionRequest
+from ecp_core.runs.engine.timers import WAKE_BATCH, Woken
 from ecp_core.runs.run.model import CancelRunRequest, PauseSource, Run
 from ecp_core.runs.run.state_machine import TERMINAL
 from ecp_core.runs.tasks.model import (
@@ -60,7 +64,14 @@ from ecp_postgres import PostgresStore
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.spec("C14 cancel", "C14 cancel-cascade", "C14 pause", "C14 pause-keeps-waits"),
+    pytest.mark.spec(
+        "C14 cancel",
+        "C14 cancel-cascade",
+        "C14 pause",
+        "C14 pause-keeps-waits",
+        "C14 timer",
+        "C14 timer-control",
+    ),
 ]
 
 SIGNER = Ed25519Signer(bytes(range(90, 122)), key_id="control")
@@ -78,14 +89,15 @@ MEMORY_SETTINGS = settings(SETTINGS, max_examples=100, stateful_step_count=40)
 """The memory store is fast: more and longer sequences there."""
 
 
-def waits_for_people_and_workers() -> Any:
-    """``review`` (an approval) → ``work`` (a task) → ``done``."""
+def waits_for_people_time_and_workers() -> Any:
+    """``review`` (an approval) → ``nap`` (a wait of 20 s) → ``work`` (a task) → ``done``."""
     return (
         GraphBuilder("leafy")
         .approval("review", summary="Check it", rationale="A person decides")
+        .wait("nap", seconds=20)
         .task("work", TOPIC, lock_seconds=30, max_attempts=2)
         .end("done")
-        .chain("review", "work", "done")
+        .chain("review", "nap", "work", "done")
         .build()
     )
 
@@ -105,19 +117,23 @@ class ControlMachine(RuleBasedStateMachine):
             roles=(ServiceRole.ADMIN,),
         )
         self.clock = FixedClock(EPOCH)
-        self.ecp = Ecp.build(
-            self.uow, signer=SIGNER, clock=self.clock, ids=SequentialIds(self.tenant)
-        )
+        self.restarts = 0
+        self.ecp = self.service()
         self.runs: list[str] = []
         self.after_cancel: dict[str, tuple[Run, tuple[NodeAuditRecord, ...]]] = {}
         """What each canceled run looked like, and its chain, right after its cancel."""
         self.held: list[Task] = []
         """Tasks some worker claimed, whose lock it may report on."""
 
+    def service(self) -> Ecp:
+        """The service over the store, as a (re)started process builds it."""
+        ids = SequentialIds(f"{self.tenant}-{self.restarts}")
+        return Ecp.build(self.uow, signer=SIGNER, clock=self.clock, ids=ids)
+
     @initialize()
     def deploy(self) -> None:
         for ref, graph in (
-            ("leafy", waits_for_people_and_workers()),
+            ("leafy", waits_for_people_time_and_workers()),
             ("top", calling("top", "leafy")),
         ):
             self.ecp.graphs.register(self.tenant, graph)
@@ -288,6 +304,35 @@ class ControlMachine(RuleBasedStateMachine):
         self.clock.advance(seconds)
         self.ecp.tasks.expire_locks()
 
+    @rule()
+    def timers_come_due(self) -> None:
+        """The timer sweep: every due run wakes, once, never before its time."""
+        now = self.clock.now()
+        due = {
+            run.run_id
+            for run in self.every_run()
+            if run.status is RunStatus.WAITING_TIMER
+            and run.wait_until is not None
+            and run.wait_until <= now
+        }
+        # The store outlives each machine: earlier machines' tenants may have due runs too.
+        woken: list[Woken] = []
+        while True:
+            batch = self.ecp.runs.wake_timers()
+            woken.extend(wake for wake in batch if wake.run.tenant_id == self.tenant)
+            if len(batch) < WAKE_BATCH:
+                break
+        assert {wake.run.run_id for wake in woken} == due
+        for wake in woken:
+            assert wake.due <= wake.woke_at
+            assert wake.run.status is RunStatus.RUNNING
+
+    @rule()
+    def restart(self) -> None:
+        """The process stops and another starts: only what the store holds carries over."""
+        self.restarts += 1
+        self.ecp = self.service()
+
     # -- invariants ----------------------------------------------------------------------------
 
     @invariant()
@@ -297,6 +342,16 @@ class ControlMachine(RuleBasedStateMachine):
             assert self.records(run_id) == records
             assert records[-1].status == AttemptStatus.CANCELED
             assert [r.status for r in records].count(AttemptStatus.CANCELED) == 1
+
+    @invariant()
+    def timers_have_their_time_and_none_woke_early(self) -> None:
+        for run in self.every_run():
+            assert (run.status is RunStatus.WAITING_TIMER) is (run.wait_until is not None)
+            for record in self.records(run.run_id):
+                metadata = record.execution_metadata
+                if record.status == AttemptStatus.SUCCEEDED and record.node_id == "nap":
+                    assert isinstance(metadata, dict)
+                    assert metadata["woke_at"] >= metadata["wait_until"]
 
     @invariant()
     def a_canceled_parents_children_are_canceled(self) -> None:
