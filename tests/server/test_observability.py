@@ -39,6 +39,9 @@ FAMILIES = {
     "ecp_webhook_deliveries",
     "ecp_webhook_outbox_depth",
     "ecp_tasks_waiting",
+    "ecp_timers_waiting",
+    "ecp_timers_overdue_seconds",
+    "ecp_timer_lateness_seconds",
     "ecp_audit_records_appended",
     "ecp_long_poll_wakeups",
     "ecp_long_polls_waiting",
@@ -257,6 +260,8 @@ def test_metrics_have_every_family_and_no_tenant_data(client):
     assert sample(found, "ecp_dispatch_queue_depth", "") == 1
     assert sample(found, "ecp_dispatch_oldest_pending_seconds", "") >= 0
     assert sample(found, "ecp_tasks_waiting", "") == 0
+    assert sample(found, "ecp_timers_waiting", "") == 0
+    assert sample(found, "ecp_timers_overdue_seconds", "") == 0
     histogram = [
         s
         for s in found["ecp_http_request_duration_seconds"].samples
@@ -372,3 +377,40 @@ def test_background_work_is_logged_and_counted(fresh_database, lines):
     assert sample(found, "ecp_webhook_deliveries", result="dead") == 1
     assert sample(found, "ecp_audit_records_appended") >= 2
     assert sample(found, "ecp_webhook_outbox_depth", "") == 0
+
+
+NAP = {
+    "graph_id": "nap",
+    "entry": "nap",
+    "nodes": [{"id": "nap", "kind": "wait", "seconds": 1}, {"id": "done", "kind": "end"}],
+    "edges": [{"source": "nap", "target": "done"}],
+}
+
+
+@pytest.mark.spec("C8 json-logs", "C8 metrics", "C14 timer")
+def test_a_woken_timer_is_logged_and_counted(fresh_database, lines):
+    timers = settings(fresh_database, timer_poll_seconds=0.05)
+    with TestClient(create_app(timers)) as client:
+        assert client.post("/v1/graphs", json=NAP, headers=auth()).status_code == 201
+        body = {"deployment_ref": "nap", "graph_id": "nap"}
+        assert client.post("/v1/deployments", json=body, headers=auth()).status_code == 201
+        started = client.post(
+            "/runs", json={"deployment_ref": "nap"}, headers={**auth(), "Prefer": "wait=10"}
+        )
+        assert started.json()["status"] == "waiting_timer", started.text
+        run_id = started.json()["run_id"]
+        waiting = families(client.get("/metrics").text)
+        assert sample(waiting, "ecp_timers_waiting", "") == 1
+
+        woke = wait_for(
+            lambda: next(
+                (x for x in lines() if x["event"] == "run woke" and x.get("run_id") == run_id),
+                None,
+            )
+        )
+        assert woke["tenant_id"] == TENANT
+        assert woke["late_seconds"] >= 0
+        found = families(client.get("/metrics").text)
+    assert sample(found, "ecp_timer_lateness_seconds", "_count") == 1
+    assert sample(found, "ecp_timers_waiting", "") == 0
+    assert sample(found, "ecp_timers_overdue_seconds", "") == 0

@@ -72,6 +72,16 @@ class _QueueCollector(Collector):
                 "External tasks waiting for a worker to claim them.",
                 value=figures.tasks_waiting,
             )
+            yield GaugeMetricFamily(
+                "ecp_timers_waiting",
+                "Runs waiting at a wait node for their time (ADR 0078).",
+                value=figures.timers_waiting,
+            )
+            yield GaugeMetricFamily(
+                "ecp_timers_overdue_seconds",
+                "How long ago the earliest waiting timer came due; 0 while timers keep up.",
+                value=figures.overdue_timer_seconds,
+            )
 
 
 class _BellCollector(Collector):
