@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, StartRunRequest
+from ecp_core.memory import MemoryStore
 from ecp_http.background.dispatch import Dispatcher
 from ecp_postgres import PostgresStore
 
@@ -120,3 +121,25 @@ def test_overdue_approvals_are_escalated_by_the_sweep(fresh_database):
         (replacement,) = ecp.runs.get("t", run.run_id).pending_approval_ids
         assert ecp.approvals.get("t", replacement).escalated_from_id == first
         assert ecp.approvals.get("t", first).status.value == "escalated"
+
+
+def test_a_sweep_that_knows_its_next_work_is_run_again_by_then(memory_runs):
+    """A sweep returning seconds is called again within them, not only after its interval."""
+    calls: list[float] = []
+
+    def sweep() -> float | None:
+        calls.append(time.monotonic())
+        return 0.01 if len(calls) < 4 else None  # then nothing to do for an hour
+
+    dispatcher = Dispatcher(memory_runs, workers=0, poll_seconds=1, sweeps=[("s", sweep, 3600)])
+    dispatcher.start()
+    try:
+        wait_for(lambda: len(calls) >= 4)
+    finally:
+        dispatcher.stop()
+    assert len(calls) == 4  # the fourth said nothing is due: the hour's interval stands
+
+
+@pytest.fixture
+def memory_runs():
+    return Ecp.build(MemoryStore().unit_of_work, signer=SIGNER).runs

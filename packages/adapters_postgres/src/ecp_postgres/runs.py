@@ -373,6 +373,13 @@ class PostgresRuns(Repository):
         ).fetchall()
         return [(row["tenant_id"], row["run_id"]) for row in rows]
 
+    def earliest_timer(self) -> datetime | None:
+        """The first entry of ``ecp_runs_timers_due``: one index probe."""
+        row = self._conn.execute(
+            "SELECT min(wait_until) AS due FROM ecp_runs WHERE status = 'WAITING_TIMER'"
+        ).fetchone()
+        return None if row is None else row["due"]
+
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Terminal, not yet erased, unheld runs updated before the instant, oldest first.
 

@@ -127,6 +127,9 @@ class Dispatcher:
     ) -> None:
         """Prepare, not start. ``sweeps`` are (name, action, interval seconds) run periodically.
 
+        An action that returns a float is run again after at most that many seconds (work it
+        knows to come sooner than its interval).
+
         ``on_advanced`` hears of each run after an attempt (it must not raise).
 
         With ``tracing``, each attempt that claims a run is a span (ADR 0018). ``outage`` is
@@ -229,7 +232,7 @@ class Dispatcher:
                 if now >= due[name] or name in hurried:
                     due[name] = now + interval
                     try:
-                        action()
+                        sooner = action()
                     except DatabaseUnavailable as exc:
                         failures[name] += 1
                         self._outage.failed(exc)
@@ -240,8 +243,10 @@ class Dispatcher:
                         log.exception("sweep failed", extra={"sweep": name})
                     else:
                         self._outage.succeeded()
+                        if isinstance(sooner, float):  # it knows when it has work next
+                            due[name] = min(due[name], time.monotonic() + max(0.0, sooner))
                     failures[name] = 0
-            self._sweep_wake.wait(min(interval for _, _, interval in self._sweeps))
+            self._sweep_wake.wait(max(0.0, min(due.values()) - time.monotonic()))
 
     def _take_hurried(self) -> set[str]:
         taken = set()

@@ -1,8 +1,9 @@
 """The timer thread: wakes the runs whose wait node's time came (ADR 0078).
 
 A thread of its own, so a slow sweep (a webhook receiver that takes its time) never makes a run
-late. Every ``ECP_TIMER_POLL_SECONDS`` it wakes the due runs, batch after batch, earliest first;
-several server processes share them (a run one process is waking is skipped by the others). Each
+late. It wakes the due runs, batch after batch, earliest first, then sleeps until the earliest
+due time it knows of, or ``ECP_TIMER_POLL_SECONDS`` at most (a timer another process set may be
+sooner than the one it knew); several server processes share them (a run one process is waking is skipped by the others). Each
 woken run is logged (``run woke`` with its ids and how late it woke), counted, and handed to the
 run workers: this process's at once, other processes' by the runnable notification its commit
 sends.
@@ -24,16 +25,20 @@ log = logging.getLogger("ecp_http.timers")
 WAKE_BATCHES = 50
 """At most this many batches of due runs per pass (then the thread looks again at once)."""
 
+SOONEST_SECONDS = 0.02
+"""The shortest sleep between two passes that found work left to another process."""
+
 TIMER_SWEEP = "wake_timers"
 """The name of the timer thread's one sweep."""
 
 
 def timer_sweep(
     ecp: Ecp, dispatcher: Dispatcher, metrics: "Metrics | None" = None
-) -> Callable[[], None]:
+) -> Callable[[], float | None]:
     """The sweep that wakes due runs and tells ``dispatcher`` of each; ``metrics`` counts them."""
 
-    def wake_timers() -> None:
+    def wake_timers() -> float | None:
+        """Wake what is due; the seconds until the next known due time (None: none waits)."""
         for _ in range(WAKE_BATCHES):
             woken = ecp.runs.wake_timers(WAKE_BATCH)
             for wake in woken:
@@ -50,7 +55,12 @@ def timer_sweep(
                 if metrics is not None:
                     metrics.timer_lateness.observe(wake.late_seconds)
             if len(woken) < WAKE_BATCH:
-                return
+                break
+        else:
+            return 0.0  # more are due: at once
+        seconds = ecp.runs.seconds_to_next_timer()
+        # Due but not taken: another process holds it and wakes it; look again a little later.
+        return None if seconds is None else max(SOONEST_SECONDS, seconds)
 
     return wake_timers
 
@@ -73,4 +83,4 @@ def timer_thread(
     )
 
 
-__all__ = ["TIMER_SWEEP", "WAKE_BATCHES", "timer_sweep", "timer_thread"]
+__all__ = ["SOONEST_SECONDS", "TIMER_SWEEP", "WAKE_BATCHES", "timer_sweep", "timer_thread"]

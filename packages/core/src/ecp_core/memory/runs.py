@@ -242,6 +242,17 @@ class MemoryRuns(Repository):
         )
         return [(tenant_id, run_id) for _, run_id, tenant_id in due[:limit]]
 
+    def earliest_timer(self) -> datetime | None:
+        """The earliest due time of a run waiting on a timer."""
+        return min(
+            (
+                run.wait_until
+                for run in self._t.table("runs").values()
+                if run.status is RunStatus.WAITING_TIMER and run.wait_until is not None
+            ),
+            default=None,
+        )
+
     @detached
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Terminal runs last updated before the instant, oldest first."""

@@ -148,6 +148,10 @@ class RunRepository(Protocol):
         """
         ...
 
+    def earliest_timer(self) -> datetime | None:
+        """The earliest due time of any run waiting on a timer (any tenant); None when none waits."""
+        ...
+
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Terminal, not yet erased runs updated before the instant, oldest first.
 

@@ -40,8 +40,8 @@ TIMER_POLL_SECONDS: Setting[float] = Setting(
     parse=number(0.01),
     default=0.25,
     description=(
-        "how often each server process looks for wait nodes whose time came (ADR 0078); a run "
-        "wakes at most this long after its due time, plus the wake itself"
+        "how often, at least, each server process looks for wait nodes whose time came (ADR "
+        "0078); between looks it sleeps until the earliest due time it knows of"
     ),
     shown_default="`0.25`",
 )

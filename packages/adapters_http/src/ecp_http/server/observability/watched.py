@@ -160,6 +160,10 @@ class ObservedRuns:
         """Forwarded."""
         return self._inner.lock_due_timers(now, limit)
 
+    def earliest_timer(self) -> datetime | None:
+        """Forwarded."""
+        return self._inner.earliest_timer()
+
     def expired(self, tenant_id: str, updated_before: datetime, limit: int) -> list[Run]:
         """Forwarded."""
         return self._inner.expired(tenant_id, updated_before, limit)

@@ -80,6 +80,10 @@ class RunService:
         """Wake up to ``limit`` runs whose wait node's time came (see :class:`TimerWakes`)."""
         return self._timers.wake_due(limit)
 
+    def seconds_to_next_timer(self) -> float | None:
+        """Seconds until the earliest waiting timer is due (0 if it is); None when none waits."""
+        return self._timers.seconds_to_next()
+
     def cancel(self, actor: ActorIdentity, run_id: str, request: CancelRunRequest) -> Run:
         """Cancel the run and the runs it started (see :class:`RunControl`); the run after it."""
         return self._control.cancel(actor, run_id, request)

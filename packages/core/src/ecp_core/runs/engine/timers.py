@@ -74,5 +74,13 @@ class TimerWakes:
             uow.commit()
         return woken
 
+    def seconds_to_next(self) -> float | None:
+        """Seconds until the earliest waiting timer is due (0 if it is); None when none waits."""
+        with self._uow() as uow:
+            due = uow.runs.earliest_timer()
+        if due is None:
+            return None
+        return max(0.0, (due - self._clock.now()).total_seconds())
+
 
 __all__ = ["WAKE_BATCH", "TimerWakes", "Woken"]
