@@ -119,6 +119,12 @@ def print_summary(figures: list[Figure]) -> None:
         print(f"  {figure.name:<{width}}  {figure.shown():>12}  {target:>7}  {figure.met()}")
 
 
+def percentile(values: list[float], share: float) -> float:
+    """The value at ``share`` (0 to 1) of ``values`` in order: the nearest rank at or below it."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
 def load_note() -> str:
     one_minute = os.getloadavg()[0]
     return f"load average {one_minute:.2f} on {os.cpu_count()} CPUs"

@@ -40,6 +40,7 @@ import httpx
 import psycopg
 
 from _database import Databases, server
+from _rounds import load_note, percentile
 from _server import Child, ecp_app, serve
 from ecp_http.config.table.runs import TIMER_POLL_SECONDS
 from ecp_http.server.auth import mint_token
@@ -48,15 +49,6 @@ TENANT = "bench"
 JWT_SECRET = "bench-" + "t" * 40
 SIGNING_KEY = base64.b64encode(bytes(range(21, 53))).decode("ascii")
 WAITS = (1, 2, 3)
-
-
-def load_note() -> str:
-    return f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def figures(values: list[float]) -> str:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +39,7 @@ import psycopg
 
 from _database import Databases, server
 from _notify_cost import bench_commit_ceiling, bench_commits
+from _rounds import load_note, percentile
 from _server import Child, ecp_app, serve
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_http.server.auth import mint_token
@@ -48,15 +48,6 @@ TENANT = "bench"
 DEPLOYMENT = "refunds"
 JWT_SECRET = "bench-" + "w" * 40
 SIGNING_KEY = base64.b64encode(bytes(range(11, 43))).decode("ascii")
-
-
-def load_note() -> str:
-    return f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def ms(values: list[float], share: float) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from _rounds import percentile
 from ecp_core import (
     ActorIdentity,
     AuthMethod,
@@ -58,11 +59,6 @@ class Receiver(BaseHTTPRequestHandler):
 
     def log_message(self, *_args) -> None:
         return
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def started_workers(
