@@ -125,6 +125,10 @@ class GraphRegistry:
                 raise NotFound(f"graph {request.graph_id!r} version {wanted} not found")
             existing = uow.deployments.get(tenant_id, request.deployment_ref)
             if existing is not None:
+                if existing.max_concurrent_runs != request.max_concurrent_runs:
+                    ref = request.deployment_ref
+                    msg = f"deployment {ref!r} exists with another limit; PUT its limits instead"
+                    raise Conflict(msg)
                 if existing.graph_version_ref == graph.ref:
                     return existing, False
                 bound = existing.graph_version_ref
@@ -136,6 +140,7 @@ class GraphRegistry:
                 graph_version=graph.version,
                 graph_version_ref=version_ref(graph.graph_id, graph.version),
                 created_at=self._clock.now(),
+                max_concurrent_runs=request.max_concurrent_runs,
             )
             uow.deployments.add(deployment)
             uow.commit()
