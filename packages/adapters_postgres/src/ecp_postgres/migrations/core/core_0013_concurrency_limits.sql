@@ -69,6 +69,9 @@ $$;
 -- statement sees them), so the tenant's next eligible run, of another deployment, is offered
 -- instead; a run that holds a slot always is. The claimed run holds a slot from now, unless it
 -- is `admitting`: then the caller admits it (ecp_admit_run) and commits without an attempt.
+-- The candidates come in claim order from one statement (the full deployments computed once);
+-- each is then locked by its key, skipping locked ones, until one is taken. Joined in one
+-- statement, a plan could scan the live runs and compute the candidates again for each.
 DROP FUNCTION ecp_claim_runnable(timestamptz, integer);
 CREATE FUNCTION ecp_claim_runnable(claim_now timestamptz, budget integer)
 RETURNS TABLE (run_id text, tenant_id text, dispatch_failures integer, admitting boolean)
@@ -76,8 +79,10 @@ LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
+DECLARE
+    candidate record;
 BEGIN
-    RETURN QUERY
+    FOR candidate IN
     WITH RECURSIVE tenants AS (
         (SELECT tenant_id FROM ecp_runs WHERE status IN ('PENDING', 'RUNNING') AND paused_by = '[]'::jsonb
           ORDER BY tenant_id LIMIT 1)
@@ -95,48 +100,54 @@ BEGIN
                AND (SELECT count(*) FROM ecp_runs h WHERE h.tenant_id = l.tenant_id AND h.holds_slot)
                    >= l.max_concurrent_runs AS at_limit
           FROM active a JOIN ecp_tenant_limits l ON l.tenant_id = a.tenant_id
-    ), full_deployments AS (
+    ), full_deployments AS MATERIALIZED (
         SELECT d.tenant_id, d.deployment_ref
           FROM limits m JOIN ecp_deployments d ON d.tenant_id = m.tenant_id
          WHERE d.max_concurrent_runs IS NOT NULL
            AND (SELECT count(*) FROM ecp_runs h
                  WHERE h.tenant_id = d.tenant_id AND h.deployment_ref = d.deployment_ref
                    AND h.holds_slot) >= d.max_concurrent_runs
-    ), candidates AS (
-        SELECT c.run_id, c.rank, s.served, m.tenant_id IS NOT NULL AS limited
-          FROM active t
-          LEFT JOIN limits m ON m.tenant_id = t.tenant_id
-         CROSS JOIN LATERAL (
-            SELECT r.run_id, row_number() OVER (ORDER BY r.tenant_id, r.priority DESC, r.run_id) AS rank
-              FROM ecp_runs r
-             WHERE r.tenant_id = t.tenant_id AND r.status IN ('PENDING', 'RUNNING')
-               AND r.paused_by = '[]'::jsonb
-               AND (r.dispatch_not_before IS NULL OR claim_now IS NULL
-                    OR r.dispatch_not_before <= claim_now)
-               AND (m.tenant_id IS NULL OR r.holds_slot
-                    OR (NOT m.at_limit
-                        AND NOT EXISTS (SELECT 1 FROM full_deployments f
-                                         WHERE f.tenant_id = r.tenant_id
-                                           AND f.deployment_ref = r.deployment_ref)))
-             ORDER BY r.tenant_id, r.priority DESC, r.run_id
-             LIMIT (SELECT ceil(budget::numeric / count(*))::integer FROM active)) c
-         CROSS JOIN LATERAL (
-            SELECT max(x.dispatch_claim) AS served FROM ecp_runs x
-             WHERE x.tenant_id = t.tenant_id AND x.dispatch_claim IS NOT NULL) s
-    ), picked AS (
-        SELECT r.run_id, c.limited AND NOT r.holds_slot AS admitting
-          FROM candidates c JOIN ecp_runs r ON r.run_id = c.run_id
-         WHERE r.status IN ('PENDING', 'RUNNING') AND r.paused_by = '[]'::jsonb
+    )
+    SELECT c.run_id, m.tenant_id IS NOT NULL AS limited
+      FROM active t
+      LEFT JOIN limits m ON m.tenant_id = t.tenant_id
+     CROSS JOIN LATERAL (
+        SELECT r.run_id, row_number() OVER (ORDER BY r.tenant_id, r.priority DESC, r.run_id) AS rank
+          FROM ecp_runs r
+         WHERE r.tenant_id = t.tenant_id AND r.status IN ('PENDING', 'RUNNING')
+           AND r.paused_by = '[]'::jsonb
            AND (r.dispatch_not_before IS NULL OR claim_now IS NULL
                 OR r.dispatch_not_before <= claim_now)
-         ORDER BY c.rank, c.served NULLS FIRST, c.run_id
-         LIMIT 1
-           FOR UPDATE OF r SKIP LOCKED
-    )
-    UPDATE ecp_runs u SET dispatch_claim = nextval('ecp_run_dispatch_claims'),
-                          holds_slot = u.holds_slot OR NOT p.admitting
-      FROM picked p
-     WHERE u.run_id = p.run_id
-    RETURNING u.run_id, u.tenant_id, u.dispatch_failures, p.admitting;
+           AND (m.tenant_id IS NULL OR r.holds_slot
+                OR (NOT m.at_limit
+                    AND NOT EXISTS (SELECT 1 FROM full_deployments f
+                                     WHERE f.tenant_id = r.tenant_id
+                                       AND f.deployment_ref = r.deployment_ref)))
+         ORDER BY r.tenant_id, r.priority DESC, r.run_id
+         LIMIT (SELECT ceil(budget::numeric / count(*))::integer FROM active)) c
+     CROSS JOIN LATERAL (
+        SELECT max(x.dispatch_claim) AS served FROM ecp_runs x
+         WHERE x.tenant_id = t.tenant_id AND x.dispatch_claim IS NOT NULL) s
+     ORDER BY c.rank, s.served NULLS FIRST, c.run_id
+    LOOP
+        RETURN QUERY
+        WITH picked AS (
+            SELECT r.run_id, candidate.limited AND NOT r.holds_slot AS admitting
+              FROM ecp_runs r
+             WHERE r.run_id = candidate.run_id
+               AND r.status IN ('PENDING', 'RUNNING') AND r.paused_by = '[]'::jsonb
+               AND (r.dispatch_not_before IS NULL OR claim_now IS NULL
+                    OR r.dispatch_not_before <= claim_now)
+               FOR UPDATE OF r SKIP LOCKED
+        )
+        UPDATE ecp_runs u SET dispatch_claim = nextval('ecp_run_dispatch_claims'),
+                              holds_slot = u.holds_slot OR NOT p.admitting
+          FROM picked p
+         WHERE u.run_id = p.run_id
+        RETURNING u.run_id, u.tenant_id, u.dispatch_failures, p.admitting;
+        IF FOUND THEN
+            RETURN;
+        END IF;
+    END LOOP;
 END
 $$;
