@@ -12,7 +12,9 @@ from tests.support.guides import declared, json_values, run_blocks, sh_blocks
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.spec("C14 cancel", "C14 cancel-cascade", "C14 four-eyes", "C14 approvers"),
+    pytest.mark.spec(
+        "C14 cancel", "C14 cancel-cascade", "C14 four-eyes", "C14 approvers", "C14 limits"
+    ),
 ]
 
 GUIDE = pathlib.Path(__file__).parents[2] / "docs" / "run-control.md"
