@@ -62,13 +62,15 @@ def test_who_may_set_limits_and_a_limit_is_lifted_with_null(ecp_server, tenant, 
     problem(admin.put("/v1/deployments/nope/limits", json={"max_concurrent_runs": 2}), 404)
 
 
-def test_a_deployment_made_with_a_limit_runs_its_runs_and_a_repeat_must_match(admin):
+def test_a_deployment_made_with_a_limit_runs_its_runs_and_a_repeat_must_not_name_another(admin):
     graph = gated_action_graph()
     check(admin.post("/v1/graphs", json=graph), 201)
     body = {"deployment_ref": REF, "graph_id": graph["graph_id"], "max_concurrent_runs": 1}
     assert check(admin.post("/v1/deployments", json=body), 201)["max_concurrent_runs"] == 1
     assert check(admin.post("/v1/deployments", json=body), 200)["max_concurrent_runs"] == 1
     problem(admin.post("/v1/deployments", json={**body, "max_concurrent_runs": 2}), 409)
+    unnamed = {"deployment_ref": REF, "graph_id": graph["graph_id"]}  # names no limit: matches
+    assert check(admin.post("/v1/deployments", json=unnamed), 200)["max_concurrent_runs"] == 1
     # A run waiting for a person does not count: each reaches its approval in turn.
     runs = [start(admin, REF) for _ in range(3)]
     assert {run["status"] for run in runs} == {"waiting_approval"}
