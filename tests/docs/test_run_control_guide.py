@@ -13,7 +13,12 @@ from tests.support.guides import declared, json_values, run_blocks, sh_blocks
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.spec(
-        "C14 cancel", "C14 cancel-cascade", "C14 four-eyes", "C14 approvers", "C14 timer"
+        "C14 cancel",
+        "C14 cancel-cascade",
+        "C14 four-eyes",
+        "C14 approvers",
+        "C14 limits",
+        "C14 timer",
     ),
 ]
 

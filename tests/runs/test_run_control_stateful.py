@@ -1,10 +1,11 @@
 """Run control as a Hypothesis state machine, on memory and on PostgreSQL (ADR 0074).
 
 Any interleaving of starting runs (alone, or as a parent whose subgraph node starts a child),
-dispatching them, canceling them, pausing and unpausing them and their deployments, approving
-and rejecting their approvals, workers claiming, completing and failing their tasks, time passing
-(locks running out, timers coming due and being woken) and the service restarting, keeps these
-true after every step:
+dispatching them (driven one by one, or claimed as the dispatcher claims them), canceling them,
+pausing and unpausing them and their deployments, approving and rejecting their approvals,
+setting and lifting the deployments' and the tenant's concurrency limits (ADR 0079), workers
+claiming, completing and failing their tasks, time passing (locks running out, timers coming due
+and being woken) and the service restarting, keeps these true after every step:
 
 - a canceled run takes no further step: its status and its chain stay as the cancel left them,
   and the cancel's record is its last;
@@ -12,11 +13,15 @@ true after every step:
 - a paused run (on its own or through its deployment) takes no step when dispatched;
 - no task completion is applied after its run's cancel (the worker gets ``run_canceled``);
 - a run waiting on a timer has its due time, and no run wakes before it (ADR 0078);
+- no concurrency limit is exceeded: counted from the store, the runs holding a slot of a
+  deployment, or of the tenant, are at most its limit, or, where a limit was lowered below what
+  was held, no more than at the step before;
 - every chain verifies, signatures included.
 """
 
 import contextlib
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -45,6 +50,7 @@ from ecp_core import (
     StartRunRequest,
 )
 from ecp_core.audit.record import NodeAuditRecord
+from ecp_core.deployments.model import LimitsRequest
 from ecp_core.errors import ApprovalWithdrawn, Conflict, LockLost, RunCanceled, RunFinished
 from ecp_core.memory import MemoryStore
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
@@ -69,6 +75,7 @@ pytestmark = [
         "C14 cancel-cascade",
         "C14 pause",
         "C14 pause-keeps-waits",
+        "C14 limits",
         "C14 timer",
         "C14 timer-control",
     ),
@@ -124,6 +131,8 @@ class ControlMachine(RuleBasedStateMachine):
         """What each canceled run looked like, and its chain, right after its cancel."""
         self.held: list[Task] = []
         """Tasks some worker claimed, whose lock it may report on."""
+        self.slots_before: dict[str, int] = {}
+        """How many runs held a slot after the step before, by deployment ("" for the tenant)."""
 
     def service(self) -> Ecp:
         """The service over the store, as a (re)started process builds it."""
@@ -140,6 +149,11 @@ class ControlMachine(RuleBasedStateMachine):
             self.ecp.graphs.deploy(
                 self.tenant, CreateDeploymentRequest(deployment_ref=ref, graph_id=graph.graph_id)
             )
+
+    @initialize(limit=st.sampled_from([None, 1, 2]))
+    def limit_from_the_start(self, limit: int | None) -> None:
+        """Most machines start with the tenant limited, so that limits meet the other rules."""
+        self.limit_the_tenant(limit)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -163,9 +177,11 @@ class ControlMachine(RuleBasedStateMachine):
     # -- rules ---------------------------------------------------------------------------------
 
     @precondition(lambda self: len(self.runs) < MAX_RUNS)
-    @rule(ref=st.sampled_from(["leafy", "top"]))
-    def start(self, ref: str) -> None:
-        run, created = self.ecp.runs.start(self.tenant, StartRunRequest(deployment_ref=ref))
+    @rule(ref=st.sampled_from(["leafy", "top"]), priority=st.sampled_from([5, 5, 9]))
+    def start(self, ref: str, priority: int) -> None:
+        """Start a run; a later one of higher priority is claimed before an earlier one."""
+        request = StartRunRequest(deployment_ref=ref, priority=priority)
+        run, created = self.ecp.runs.start(self.tenant, request)
         assert created
         self.runs.append(run.run_id)
 
@@ -184,6 +200,32 @@ class ControlMachine(RuleBasedStateMachine):
             if before.paused_by:  # a paused run takes no step (ADR 0076)
                 assert after == before
                 assert self.records(run_id) == records
+
+    @rule(claims=st.sampled_from([1, 1, 2, 4]))
+    def dispatch_next(self, claims: int) -> None:
+        """The dispatcher's claims, until ``claims`` of them were of this tenant's runs.
+
+        The store holds earlier machines' tenants too; their runs take their turns in between.
+        """
+        for _ in range(claims):
+            for _ in range(50):
+                advanced = self.ecp.runs.advance_next()
+                if advanced is None or advanced.tenant_id == self.tenant:
+                    break
+
+    @rule(
+        ref=st.sampled_from(["leafy", "top"]),
+        limit=st.sampled_from([None, 1, 2]),
+    )
+    def limit_a_deployment(self, ref: str, limit: int | None) -> None:
+        request = LimitsRequest(max_concurrent_runs=limit)
+        changed = self.ecp.runs.set_deployment_limit(self.actor, ref, request)
+        assert changed.max_concurrent_runs == limit
+
+    @rule(limit=st.sampled_from([None, 1, 2, 3]))
+    def limit_the_tenant(self, limit: int | None) -> None:
+        request = LimitsRequest(max_concurrent_runs=limit)
+        assert self.ecp.runs.set_tenant_limit(self.actor, request).max_concurrent_runs == limit
 
     @precondition(lambda self: bool(self.runs))
     @rule(data=st.data(), now=st.integers(0, 2).map(lambda n: n == 0))
@@ -359,6 +401,20 @@ class ControlMachine(RuleBasedStateMachine):
             children, _ = self.ecp.runs.children(self.tenant, run_id, limit=500)
             for child in children:
                 assert child.status in TERMINAL
+
+    @invariant()
+    def concurrency_limits_are_never_exceeded(self) -> None:
+        held = Counter(run.deployment_ref for run in self.every_run() if run.holds_slot)
+        limits = {
+            ref: self.ecp.graphs.deployment(self.tenant, ref).max_concurrent_runs
+            for ref in ("leafy", "top")
+        }
+        limits[""] = self.ecp.runs.tenant_limits(self.tenant).max_concurrent_runs
+        counts = {**{ref: held[ref] for ref in ("leafy", "top")}, "": held.total()}
+        for scope, count in counts.items():
+            limit, before = limits[scope], self.slots_before.get(scope, 0)
+            assert limit is None or count <= max(limit, before), (scope, count, limit, before)
+        self.slots_before = counts
 
     def teardown(self) -> None:
         for run in self.every_run():

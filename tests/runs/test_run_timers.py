@@ -143,7 +143,9 @@ UNREADABLE = st.one_of(
             "2027-01-02T00:00:01Z",  # more than a year ahead
         ]
     ),
-    st.text(max_size=30).filter(lambda text: not text[:1].isdigit()),
+    st.text(  # storable text (no NUL, no lone surrogate) that is no time
+        st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=30
+    ).filter(lambda text: not text[:1].isdigit()),
 )
 
 

@@ -77,6 +77,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "core_0012_run_timers",
             "pending",
+            "core_0013_concurrency_limits",
+            "pending",
             "audit_0001_records_and_heads",
             "pending",
             "audit_0002_salts",
@@ -141,8 +143,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "connectors_0002_abandoned_reservations",
         ]
-        assert "applied 44 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 44
+        assert "applied 45 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 45
         assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

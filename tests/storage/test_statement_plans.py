@@ -284,21 +284,35 @@ def test_each_statement_reads_by_index(populated, name):
             assert not _sorts(plan), f"{sql}\n{plan}"
 
 
-def test_the_run_claim_reads_by_index(populated):
-    """The claim's statement, as the function ``ecp_claim_runnable`` plans it (generic)."""
+def _claim_statements(source: str) -> tuple[str, str]:
+    """The claim function's two statements: its candidates, and the lock of one of them."""
+    candidates = source[source.index("FOR candidate IN") + len("FOR candidate IN") :]
+    candidates = candidates[: candidates.index("\n    LOOP")]
+    lock = source[source.index("RETURN QUERY") + len("RETURN QUERY") :]
+    lock = lock[: lock.index(";")].replace("candidate.run_id", "$3")
+    lock = lock.replace("candidate.limited", "$4")
+    return candidates, lock
+
+
+@pytest.mark.parametrize("statement", [0, 1], ids=["candidates", "lock"])
+def test_the_run_claim_reads_by_index(populated, statement):
+    """The claim's statements, as the function ``ecp_claim_runnable`` plans them (generic)."""
     with psycopg.connect(populated) as conn:
         (source,) = conn.execute(
             "SELECT prosrc FROM pg_proc WHERE proname = 'ecp_claim_runnable'"
         ).fetchone()
-        body = source[source.index("RETURN QUERY") + len("RETURN QUERY") : source.rindex(";")]
+        body = _claim_statements(source)[statement]
         body = re.sub(r"\bbudget\b", "$2", re.sub(r"\bclaim_now\b", "$1", body))
         conn.execute("SET enable_seqscan = off")
         conn.execute("SET plan_cache_mode = force_generic_plan")
-        conn.execute(f"PREPARE claim (timestamptz, integer) AS {body}")
-        rows = conn.execute(f"EXPLAIN EXECUTE claim ('{NOW.isoformat()}', 32)").fetchall()
+        conn.execute(f"PREPARE claim (timestamptz, integer, text, boolean) AS {body}")
+        rows = conn.execute(
+            f"EXPLAIN EXECUTE claim ('{NOW.isoformat()}', 32, 'run-1', false)"
+        ).fetchall()
     plan = "\n".join(row[0] for row in rows)
     assert "Seq Scan" not in plan, plan
-    assert "ecp_runs_dispatchable" in plan, plan  # runs nobody paused (ADR 0076)
+    # The candidates: runs nobody paused (ADR 0076); the lock: one run by its key.
+    assert ("ecp_runs_dispatchable" if statement == 0 else "ecp_runs_pkey") in plan, plan
     assert "ecp_runs_live_by_deployment" not in plan, plan
 
 

@@ -162,6 +162,22 @@ QUICKSTART = [
         role="operator",
         path=lambda _: {"ref": "refunds"},
     ),
+    Step(
+        "graphs_put_deployment_limits",
+        {"max_concurrent_runs": 5},
+        role="operator",
+        path=lambda _: {"ref": "refunds"},
+    ),
+    Step("runs_put_limits", {"max_concurrent_runs": 20}),
+    Step("runs_get_limits"),
+    Step("runs_put_limits", {"max_concurrent_runs": None}, record=False),
+    Step(
+        "graphs_put_deployment_limits",
+        {"max_concurrent_runs": None},
+        role="operator",
+        path=lambda _: {"ref": "refunds"},
+        record=False,
+    ),
     Step("audit_timeline", path=lambda ids: {"run_id": ids["run_id"]}),
     Step("audit_verify_run", path=lambda ids: {"run_id": ids["run_id"]}),
     Step(

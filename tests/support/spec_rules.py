@@ -364,6 +364,10 @@ RULES: dict[str, str] = {
     "C14 timer-durable": "a waiting timer survives a restart of the server (even a SIGKILL): the run wakes after its due time once a server runs again, and several server processes never wake one run twice",
     "C14 timer-control": "a run waiting on a timer can be canceled (it never wakes) or paused (it wakes when due and then shows paused until unpaused)",
     "C14 pause-keeps-waits": "pausing never loses a task lock or an approval: a paused run waiting for a person or a worker keeps waiting, its approval can be resolved and its task completed, and it then shows paused until unpaused",
+    "C14 limits": "max_concurrent_runs (1 to 100,000, or null: no limit) on POST /v1/deployments and PUT /v1/deployments/{ref}/limits (admin, operator), for the tenant by PUT /v1/limits (admin; GET /v1/limits shows it): a run counts while runnable or running, not while it waits for a person, a worker or a child run or is paused; at no commit do more runs count than a limit allows (a lowered limit admits none until fewer count)",
+    "C14 limits-claim": "the claim admits a run without a slot only while its tenant and its deployment are under their limits, otherwise takes the tenant's next eligible run (another deployment's) or another tenant's: runs beyond a limit stay pending in order, a run holding a slot is never held back by its own limit, and two claims never take the last slot together",
+    "C14 limits-processes": "two server processes on one database keep a deployment's limit: 1,000 runs under a limit of 5 never have more than 5 running at once, and all complete",
+    "C14 limits-bad-input": "a max_concurrent_runs that is not an integer from 1 to 100,000 or null (0, negative, a fraction, text, a boolean, too large, missing) is 422 validation_failed with its location, and nothing is written",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -595,5 +599,9 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C14 timer-bad-input": ("ecp_core.graphs.validation", "ecp_core.graphs.definition"),
     "C14 timer-durable": ("ecp_core.runs.engine.timers", "ecp_http.background.timers"),
     "C14 timer-control": ("ecp_core.runs.engine.cancel", "ecp_core.runs.engine.timers"),
+    "C14 limits": ("ecp_core.runs.engine.limits", "ecp_core.runs.engine.slots"),
+    "C14 limits-claim": ("ecp_core.runs.engine.slots", "ecp_core.runs.engine.service"),
+    "C14 limits-processes": ("ecp_core.runs.engine.slots", "ecp_core.runs.engine.service"),
+    "C14 limits-bad-input": ("ecp_core.deployments.model",),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

@@ -1,9 +1,9 @@
 """DeploymentRepository on PostgreSQL."""
 
-from ecp_core.deployments.model import Deployment
+from ecp_core.deployments.model import Deployment, TenantLimits
 from ecp_core.errors import exists
 from ecp_postgres.rows import Repository, Table
-from ecp_postgres.run_context import context_columns, context_joins, remember
+from ecp_postgres.run_context import context_columns, context_joins, limited_key, remember
 
 DEPLOYMENTS = Table("ecp_deployments", Deployment)
 
@@ -20,12 +20,35 @@ UPDATE ecp_deployments SET paused = %s WHERE tenant_id = %s AND deployment_ref =
 RETURNING {", ".join(DEPLOYMENTS.columns)}
 """  # noqa: S608 - column names are ours
 
+_SET_LIMIT = f"""
+UPDATE ecp_deployments SET max_concurrent_runs = %s WHERE tenant_id = %s AND deployment_ref = %s
+RETURNING {", ".join(DEPLOYMENTS.columns)}
+"""  # noqa: S608 - column names are ours
+
+_TAKE_TURN = """
+INSERT INTO ecp_tenant_limits (tenant_id) VALUES (%s)
+    ON CONFLICT (tenant_id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id
+"""
+"""The tenant's limits row, made if missing and held until commit: a tenant's limit writes take
+turns on it, and with its admissions (``ecp_admit_run``, migration ``core_0013``)."""
+
+_TIDY = """
+DELETE FROM ecp_tenant_limits l
+ WHERE l.tenant_id = %s AND l.max_concurrent_runs IS NULL
+   AND NOT EXISTS (SELECT 1 FROM ecp_deployments d
+                    WHERE d.tenant_id = l.tenant_id AND d.max_concurrent_runs IS NOT NULL)
+"""
+"""The row goes once the tenant has no limit left, so that its presence says the tenant has one
+(read after :data:`_TAKE_TURN`, this statement sees every limit write committed before)."""
+
 
 class PostgresDeployments(Repository):
     """DeploymentRepository on PostgreSQL."""
 
     def add(self, deployment: Deployment) -> None:
-        """Store a new deployment."""
+        """Store a new deployment (one with a limit marks its tenant as having limits)."""
+        if deployment.max_concurrent_runs is not None:
+            self._conn.execute(_TAKE_TURN, (deployment.tenant_id,))
         self._insert(DEPLOYMENTS, deployment, exists("deployment", deployment.deployment_ref))
 
     def get(self, tenant_id: str, deployment_ref: str) -> Deployment | None:
@@ -59,3 +82,43 @@ class PostgresDeployments(Repository):
             "WHERE tenant_id = %s AND deployment_ref > %s ORDER BY deployment_ref LIMIT %s",
             (tenant_id, after, limit),
         )
+
+    def set_limit(
+        self, tenant_id: str, deployment_ref: str, max_concurrent_runs: int | None
+    ) -> Deployment | None:
+        """Set (None: lift) the deployment's limit, its tenant's limits row held; after, or None."""
+        self._conn.execute(_TAKE_TURN, (tenant_id,))
+        row = self._conn.execute(
+            _SET_LIMIT, (max_concurrent_runs, tenant_id, deployment_ref)
+        ).fetchone()
+        self._conn.execute(_TIDY, (tenant_id,))
+        return None if row is None else DEPLOYMENTS.load(row)
+
+    def tenant_limits(self, tenant_id: str) -> TenantLimits:
+        """The tenant's own limits (no row: no limit)."""
+        row = self._conn.execute(
+            "SELECT max_concurrent_runs FROM ecp_tenant_limits WHERE tenant_id = %s", (tenant_id,)
+        ).fetchone()
+        return TenantLimits() if row is None else TenantLimits(**row)
+
+    def set_tenant_limit(self, tenant_id: str, max_concurrent_runs: int | None) -> TenantLimits:
+        """Set (None: lift) the tenant's limit, its limits row held until commit; the limits after."""
+        self._conn.execute(_TAKE_TURN, (tenant_id,))
+        self._conn.execute(
+            "UPDATE ecp_tenant_limits SET max_concurrent_runs = %s WHERE tenant_id = %s",
+            (max_concurrent_runs, tenant_id),
+        )
+        self._conn.execute(_TIDY, (tenant_id,))
+        return TenantLimits(max_concurrent_runs=max_concurrent_runs)
+
+    def limited(self, tenant_id: str) -> bool:
+        """Whether the tenant has a limits row; remembered from a lock or deployment read."""
+        memo = self._memo()
+        key = limited_key(tenant_id)
+        if key not in memo:
+            row = self._conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM ecp_tenant_limits WHERE tenant_id = %s) AS limited",
+                (tenant_id,),
+            ).fetchone()
+            memo[key] = bool(row and row["limited"])
+        return bool(memo[key])

@@ -1,12 +1,14 @@
 """What a run's attempts read besides the run, joined to a statement that is sent anyway.
 
-An attempt needs its tenant's audit settings (the digest version), its deployment's policy and
-whether the deployment has live webhook subscriptions. A run's lock joins them
+An attempt needs its tenant's audit settings (the digest version), its deployment's policy,
+whether the deployment has live webhook subscriptions and whether its tenant has concurrency
+limits (ADR 0079). A run's lock joins them
 (:data:`ecp_postgres.runs._LOCK`, ADR 0059), and so does a deployment's read, which a start makes
 before it adds and attempts its run (ADR 0067); the transaction remembers them under the keys the
 repositories read them by (:mod:`ecp_postgres.session`), so no attempt reads them again.
 """
 
+from collections.abc import Hashable
 from typing import Any
 
 import psycopg
@@ -16,6 +18,11 @@ from ecp_postgres.policies import POLICIES, policy_key
 from ecp_postgres.rows import Table
 from ecp_postgres.session import session_of
 from ecp_postgres.webhooks import LIVE_SUBSCRIPTION, PostgresWebhooks, subscribed_key
+
+
+def limited_key(tenant_id: str) -> Hashable:
+    """The memo key of whether the tenant has concurrency limits."""
+    return ("limited", tenant_id)
 
 
 def prefixed(prefix: str, table: Table[Any], alias: str) -> str:
@@ -29,7 +36,9 @@ def context_columns(alias: str) -> str:
        p.tenant_id AS policy__present, {prefixed("policy__", POLICIES, "p")},
        EXISTS (SELECT 1 FROM ecp_webhook_subscriptions w
                 WHERE w.tenant_id = {alias}.tenant_id AND w.deployment_ref = {alias}.deployment_ref
-                  AND w.{LIVE_SUBSCRIPTION}) AS subscribed"""  # noqa: S608 - column names are ours
+                  AND w.{LIVE_SUBSCRIPTION}) AS subscribed,
+       EXISTS (SELECT 1 FROM ecp_tenant_limits l
+                WHERE l.tenant_id = {alias}.tenant_id) AS limited"""  # noqa: S608 - column names are ours
 
 
 def context_joins(alias: str) -> str:
@@ -81,6 +90,7 @@ def remember(
     memo[policy_key(tenant_id, deployment_ref)] = (
         None if policy.pop("present") is None else POLICIES.load(policy)
     )
+    memo[limited_key(tenant_id)] = row["limited"]
     if not row["subscribed"]:
         memo[subscribed_key(tenant_id, deployment_ref)] = []
     elif read_subscriptions:

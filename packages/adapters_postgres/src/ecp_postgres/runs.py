@@ -57,7 +57,7 @@ held equal by ``test_a_child_of_a_live_parent_is_never_selected_for_ttl_erasure`
 (ecp_core.testing.conformance.child_runs)."""
 
 _CLAIM = (
-    "SELECT run_id, tenant_id, dispatch_failures"
+    "SELECT run_id, tenant_id, dispatch_failures, admitting"
     " FROM ecp_claim_runnable(%(now)s::timestamptz, %(budget)s::integer)"
 )
 """One claim, one statement: the function ``ecp_claim_runnable`` (migration ``core_0007``), so
@@ -66,7 +66,12 @@ tenants with runnable runs are found by a loose index scan of ``ecp_runs_runnabl
 (one probe each); each tenant offers its first ``candidates_per_tenant`` eligible runs from the
 same index and its last service from one probe of ``ecp_runs_dispatch_claims``. Candidates are
 locked in order, skipping locked ones, and the claimed run is stamped from a sequence so its
-tenant becomes the most recently served."""
+tenant becomes the most recently served. In a tenant with limits (migration ``core_0013``) a
+run without a slot is offered only while its tenant and deployment look under their limits;
+claimed, it is ``admitting`` and :data:`_ADMIT` decides under the tenant's limits row."""
+
+_ADMIT = "SELECT ecp_admit_run(%s, %s) AS admitted"
+"""Admit a claimed run (ADR 0079): the tenant's limits row held, the slots counted afresh."""
 
 
 _LOCK_READ = f"""
@@ -287,6 +292,9 @@ class PostgresRuns(Repository):
         row = self._conn.execute(_CLAIM, {"now": now, "budget": CLAIM_CANDIDATE_BUDGET}).fetchone()
         if row is None:
             return None
+        if row["admitting"]:  # committed at once by the caller: no savepoint needed
+            self._conn.execute(_ADMIT, (row["tenant_id"], row["run_id"]))
+            return RunClaim(**row)
         self._conn.execute("SAVEPOINT ecp_run_claim")
         return RunClaim(**row)
 
@@ -348,11 +356,13 @@ class PostgresRuns(Repository):
         """Add (or remove) the deployment's pause on each of its runs that has not ended.
 
         Through ``ecp_runs_live_by_deployment``; the statuses are literals so that it applies.
-        ``paused_by`` keeps the enum's order (run, then deployment), as the core writes it.
+        ``paused_by`` keeps the enum's order (run, then deployment), as the core writes it; a run
+        paused gives up its slot, as :class:`~ecp_core.runs.run.model.Run` does.
         """
         return self._conn.execute(
             "UPDATE ecp_runs SET paused_by = CASE WHEN %(paused)s"
-            " THEN paused_by || '[\"deployment\"]'::jsonb ELSE paused_by - 'deployment' END"
+            " THEN paused_by || '[\"deployment\"]'::jsonb ELSE paused_by - 'deployment' END,"
+            " holds_slot = holds_slot AND NOT %(paused)s"
             " WHERE tenant_id = %(tenant)s AND deployment_ref = %(ref)s"
             " AND status NOT IN ('COMPLETED', 'FAILED', 'TERMINATED_BY_POLICY', 'CANCELED')"
             " AND (paused_by ? 'deployment') <> %(paused)s",

@@ -17,6 +17,7 @@ class Permission(enum.StrEnum):
     RUN_READ = "run_read"
     RUN_RESUME = "run_resume"
     RUN_CONTROL = "run_control"
+    TENANT_LIMITS = "tenant_limits"
     APPROVAL_RESOLVE = "approval_resolve"
     APPROVAL_READ = "approval_read"
     AUDIT_READ = "audit_read"

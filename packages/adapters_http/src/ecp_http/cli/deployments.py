@@ -1,8 +1,9 @@
-"""``ecp deployments pause|unpause``: stop and restart a deployment's dispatch, over the API.
+"""``ecp deployments pause|unpause|limit``: a deployment's dispatch, over the API.
 
 ``pause`` posts ``/v1/deployments/{ref}/pause``: the deployment keeps accepting runs and
-dispatches none; ``unpause`` posts ``/unpause`` and its runs go on, oldest first (an admin's or
-an operator's credentials).
+dispatches none; ``unpause`` posts ``/unpause`` and its runs go on, oldest first; ``limit`` puts
+``/limits``: at most ``--max`` of its runs run at once, or no limit with ``--unlimited`` (ADR
+0079). An admin's or an operator's credentials.
 """
 
 import argparse
@@ -15,6 +16,7 @@ FIELDS = (
     ("deployment", "deployment_ref"),
     ("graph version", "graph_version_ref"),
     ("paused", "paused"),
+    ("max concurrent runs", "max_concurrent_runs"),
     ("created", "created_at"),
 )
 WHO = "an admin's or an operator's"
@@ -32,11 +34,22 @@ def _pause(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     return 0
 
 
+def _limit(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    api = Api.from_args(args, environ, who=WHO)
+    target = api_path("/v1/deployments/{}/limits", args.deployment_ref)
+    deployment = api.json("PUT", target, json={"max_concurrent_runs": args.max})
+    if args.format == "json":
+        emit(json_text(deployment))
+        return 0
+    emit(fields(deployment, FIELDS, markdown=args.format == "markdown"))
+    return 0
+
+
 def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add ``deployments pause|unpause`` to the ``ecp`` parser."""
     deployments = commands.add_parser(
         "deployments",
-        help="pause and unpause a deployment's dispatch (over the API)",
+        help="pause, unpause or limit a deployment's dispatch (over the API)",
         description="Credentials: ECP_TOKEN (a bearer token) or ECP_API_KEY (a project API key); "
         "the service: --url or ECP_URL.",
     )
@@ -51,3 +64,21 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         add_url_option(action)
         add_format_option(action)
         action.set_defaults(handler=_pause)
+    limit = actions.add_parser(
+        "limit", help="at most so many of the deployment's runs run at once (admin, operator)"
+    )
+    limit.add_argument("deployment_ref", metavar="REF", help="the deployment's ref")
+    how_many = limit.add_mutually_exclusive_group(required=True)
+    how_many.add_argument(
+        "--max", type=int, metavar="N", help="the limit, 1 to 100,000 (the API checks it)"
+    )
+    how_many.add_argument(
+        "--unlimited",
+        dest="max",
+        action="store_const",
+        const=None,
+        help="lift the deployment's limit",
+    )
+    add_url_option(limit)
+    add_format_option(limit)
+    limit.set_defaults(handler=_limit)

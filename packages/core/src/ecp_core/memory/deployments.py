@@ -2,9 +2,30 @@
 
 import attrs
 
-from ecp_core.deployments.model import Deployment
+from ecp_core.deployments.model import Deployment, TenantLimits
 from ecp_core.errors import exists
-from ecp_core.memory.tables import Repository, detached
+from ecp_core.memory.tables import Repository, Tables, detached
+
+
+def tenant_limits(tables: Tables, tenant_id: str) -> TenantLimits:
+    """The tenant's own limits as stored (none: no limit)."""
+    found: TenantLimits | None = tables.table("tenant_limits").get(tenant_id)
+    return found or TenantLimits()
+
+
+def deployment_limits(tables: Tables, tenant_id: str) -> dict[str, int]:
+    """The limits of the tenant's deployments that have one, by ref."""
+    return {
+        ref: d.max_concurrent_runs
+        for (t, ref), d in tables.table("deployments").items()
+        if t == tenant_id and d.max_concurrent_runs is not None
+    }
+
+
+def limited(tables: Tables, tenant_id: str) -> bool:
+    """Whether the tenant or any of its deployments has a concurrency limit."""
+    own = tenant_limits(tables, tenant_id).max_concurrent_runs is not None
+    return own or bool(deployment_limits(tables, tenant_id))
 
 
 class MemoryDeployments(Repository):
@@ -44,3 +65,29 @@ class MemoryDeployments(Repository):
             key=lambda d: d.deployment_ref,
         )
         return found[:limit]
+
+    def set_limit(
+        self, tenant_id: str, deployment_ref: str, max_concurrent_runs: int | None
+    ) -> Deployment | None:
+        """Set (None: lift) the deployment's concurrency limit; the deployment after, or None."""
+        found = self.get(tenant_id, deployment_ref)
+        if found is None:
+            return None
+        changed = attrs.evolve(found, max_concurrent_runs=max_concurrent_runs)
+        self._t.put("deployments", (tenant_id, deployment_ref), changed)
+        return changed
+
+    @detached
+    def tenant_limits(self, tenant_id: str) -> TenantLimits:
+        """The tenant's own limits (none set: no limit)."""
+        return tenant_limits(self._t, tenant_id)
+
+    def set_tenant_limit(self, tenant_id: str, max_concurrent_runs: int | None) -> TenantLimits:
+        """Set (None: lift) the tenant's concurrency limit; the limits after."""
+        after = TenantLimits(max_concurrent_runs=max_concurrent_runs)
+        self._t.put("tenant_limits", tenant_id, after)
+        return after
+
+    def limited(self, tenant_id: str) -> bool:
+        """Whether the tenant or any of its deployments has a concurrency limit."""
+        return limited(self._t, tenant_id)

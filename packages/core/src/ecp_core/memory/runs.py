@@ -6,11 +6,13 @@ from typing import Any
 import attrs
 
 from ecp_core.errors import exists, missing
+from ecp_core.memory.deployments import deployment_limits, tenant_limits
 from ecp_core.memory.retention import held
 from ecp_core.memory.tables import Repository, detached
 from ecp_core.retention.rules import TTL_ERASABLE
 from ecp_core.runs.approvals.model import ApprovalRecord
 from ecp_core.runs.engine.dispatch import candidates_per_tenant
+from ecp_core.runs.engine.slots import Slots
 from ecp_core.runs.run.model import PauseSource, Run, RunClaim, with_pause
 from ecp_core.runs.run.state_machine import TERMINAL
 from ecp_core.types import RunStatus
@@ -143,15 +145,17 @@ class MemoryRuns(Repository):
     def claim_runnable(self, now: datetime | None = None) -> RunClaim | None:
         """The next run by (rank in its tenant, tenant's last service, id); stamped as claimed.
 
-        The unit of work holds the store lock, so no run is locked by another transaction.
+        In a tenant with concurrency limits, a run without a slot is eligible only while its
+        tenant and deployment are under their limits, and is then admitted (ADR 0079). The unit
+        of work holds the store lock, so no run is locked by another transaction.
         """
         active = (RunStatus.PENDING, RunStatus.RUNNING)
         by_tenant: dict[str, list[str]] = {}
         served: dict[str, int] = {}
+        slots: dict[str, Slots | None] = {}
+        runs = self._t.table("runs")
         # Within a tenant: higher priority first, then oldest (ids grow with time; ADR 0077).
-        in_order = sorted(
-            self._t.table("runs").values(), key=lambda run: (-run.priority, run.run_id)
-        )
+        in_order = sorted(runs.values(), key=lambda run: (-run.priority, run.run_id))
         for run in in_order:
             dispatch = self._dispatch(run.run_id)
             if dispatch.claim is not None:
@@ -159,7 +163,12 @@ class MemoryRuns(Repository):
             backing_off = (
                 now is not None and dispatch.not_before is not None and dispatch.not_before > now
             )
-            if run.status in active and not run.paused_by and not backing_off:
+            if run.status not in active or run.paused_by or backing_off:
+                continue
+            if run.tenant_id not in slots:
+                slots[run.tenant_id] = self._slots(run.tenant_id)
+            tenant_slots = slots[run.tenant_id]
+            if tenant_slots is None or run.holds_slot or tenant_slots.free(run.deployment_ref):
                 by_tenant.setdefault(run.tenant_id, []).append(run.run_id)
         offered = candidates_per_tenant(len(by_tenant))
         candidates = [
@@ -170,10 +179,28 @@ class MemoryRuns(Repository):
         if not candidates:
             return None
         _, _, run_id, tenant = min(candidates)
+        run = runs[run_id]
+        admitting = slots[tenant] is not None and not run.holds_slot
+        if not run.holds_slot:
+            self._t.put("runs", run_id, attrs.evolve(run, holds_slot=True))
         dispatch = attrs.evolve(self._dispatch(run_id), claim=self._stamp())
         self._t.put("run_dispatch", run_id, dispatch)
         self._claimed_at = None if self._t.undo is None else len(self._t.undo)
-        return RunClaim(run_id=run_id, tenant_id=tenant, dispatch_failures=dispatch.failures)
+        return RunClaim(
+            run_id=run_id,
+            tenant_id=tenant,
+            dispatch_failures=dispatch.failures,
+            admitting=admitting,
+        )
+
+    def _slots(self, tenant_id: str) -> Slots | None:
+        """The tenant's slots now, or None when neither it nor a deployment of it has a limit."""
+        deployments = deployment_limits(self._t, tenant_id)
+        own = tenant_limits(self._t, tenant_id).max_concurrent_runs
+        if own is None and not deployments:
+            return None
+        held = [r.deployment_ref for r in self._of(tenant_id) if r.holds_slot]
+        return Slots(tenant=own, deployments=deployments, held=held)
 
     def undo_to_claim(self) -> None:
         """Undo the writes logged since the claim."""
@@ -226,7 +253,7 @@ class MemoryRuns(Repository):
             if run.deployment_ref != deployment_ref or run.status in TERMINAL:
                 continue
             after = with_pause(run.paused_by, PauseSource.DEPLOYMENT, paused=paused)
-            if after != run.paused_by:
+            if after != run.paused_by:  # a paused run gives its slot up (the model sees to it)
                 self._t.put("runs", run.run_id, attrs.evolve(run, paused_by=after))
                 changed += 1
         return changed

@@ -90,6 +90,10 @@ class RunRepository(Protocol):
         service* is its latest claim. The claim takes the candidate no other transaction holds
         with the least (rank, last service with never first, run id) and stamps it as the newest
         claim, so one claim after another visits the tenants in turn, each oldest run first.
+        With concurrency limits (ADR 0079): in a tenant that has one, a run that holds no slot
+        is eligible only while its tenant and its deployment are under their limits; claimed,
+        it is *admitting* (``RunClaim.admitting``): it takes a slot if one is still free, and the
+        caller commits without an attempt. Any other claimed run holds a slot from the claim.
         The run itself is not read: :meth:`lock` it next. :meth:`undo_to_claim` later takes the
         unit of work back to just after the claim.
         """

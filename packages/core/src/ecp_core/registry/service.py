@@ -104,7 +104,11 @@ class GraphRegistry:
         return found
 
     def deploy(self, tenant_id: str, request: CreateDeploymentRequest) -> tuple[Deployment, bool]:
-        """Create a deployment; repeating an identical request returns it (``False``: not new)."""
+        """Create a deployment; repeating an identical request returns it (``False``: not new).
+
+        A repeat that names another ``max_concurrent_runs`` than the deployment has is a Conflict
+        (``PUT /v1/deployments/{ref}/limits`` changes it); one that names none matches any.
+        """
         try:
             return self._deploy_once(tenant_id, request)
         except Conflict:
@@ -125,6 +129,11 @@ class GraphRegistry:
                 raise NotFound(f"graph {request.graph_id!r} version {wanted} not found")
             existing = uow.deployments.get(tenant_id, request.deployment_ref)
             if existing is not None:
+                asked = request.max_concurrent_runs  # left out: the limit stays as it is
+                if asked is not None and existing.max_concurrent_runs != asked:
+                    ref = request.deployment_ref
+                    msg = f"deployment {ref!r} exists with another limit; PUT its limits instead"
+                    raise Conflict(msg)
                 if existing.graph_version_ref == graph.ref:
                     return existing, False
                 bound = existing.graph_version_ref
@@ -136,6 +145,7 @@ class GraphRegistry:
                 graph_version=graph.version,
                 graph_version_ref=version_ref(graph.graph_id, graph.version),
                 created_at=self._clock.now(),
+                max_concurrent_runs=request.max_concurrent_runs,
             )
             uow.deployments.add(deployment)
             uow.commit()

@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 from ecp_core.canonical import canonical_json, json_digest, thaw
-from ecp_core.deployments.model import Deployment
+from ecp_core.deployments.model import Deployment, LimitsRequest, TenantLimits
 from ecp_core.errors import (
     Conflict,
     DatabaseUnavailable,
@@ -27,6 +27,7 @@ from ecp_core.runs.engine.control import RunControl
 from ecp_core.runs.engine.dispatch import DISPATCH_RETRY
 from ecp_core.runs.engine.failures import DispatchFailures
 from ecp_core.runs.engine.lifecycle import RunLifecycle
+from ecp_core.runs.engine.limits import RunLimits
 from ecp_core.runs.engine.step import Stepper
 from ecp_core.runs.engine.timers import WAKE_BATCH, TimerWakes, Woken
 from ecp_core.runs.run.attempts import AttemptRecord
@@ -73,6 +74,7 @@ class RunService:
         self._lifecycle = lifecycle
         self._dispatch = dispatch
         self._control = RunControl(uow, clock, lifecycle)
+        self._limits = RunLimits(uow)
         self._failures = DispatchFailures(clock, stepper, lifecycle, dispatch)
         self._timers = TimerWakes(uow, clock, stepper, lifecycle)
 
@@ -109,6 +111,20 @@ class RunService:
     ) -> Deployment:
         """Unpause a deployment: its runs are dispatched again, oldest first."""
         return self._control.pause_deployment(actor, deployment_ref, request, paused=False)
+
+    def set_deployment_limit(
+        self, actor: ActorIdentity, deployment_ref: str, request: LimitsRequest
+    ) -> Deployment:
+        """Set (or lift) how many of the deployment's runs run at once (see :class:`RunLimits`)."""
+        return self._limits.set_deployment_limit(actor, deployment_ref, request)
+
+    def set_tenant_limit(self, actor: ActorIdentity, request: LimitsRequest) -> TenantLimits:
+        """Set (or lift) how many of the tenant's runs run at once, over all its deployments."""
+        return self._limits.set_tenant_limit(actor, request)
+
+    def tenant_limits(self, tenant_id: str) -> TenantLimits:
+        """The tenant's own limits."""
+        return self._limits.tenant_limits(tenant_id)
 
     def start(
         self, tenant_id: str, request: StartRunRequest, *, started_by: str | None = None
@@ -235,7 +251,10 @@ class RunService:
         try:
             # The lock of the run this transaction just added reads what its attempts need.
             run = uow.runs.lock(run.tenant_id, run.run_id) or run
-            run = self._lifecycle.apply(uow, self._stepper.start(run))
+            slotted = self._with_slot(uow, run)
+            if slotted is None:
+                return run  # its tenant has limits: the claim admits it (ADR 0079)
+            run = self._lifecycle.apply(uow, self._stepper.start(slotted))
             run = self.continue_in(uow, run, effects=False)
             uow.runs.save(run)
         except (DatabaseUnavailable, Conflict):
@@ -266,6 +285,10 @@ class RunService:
             claim = uow.runs.claim_runnable(self._clock.now())
             if claim is None:
                 return None
+            if claim.admitting:  # a slot taken (or not) under a limit: committed at once
+                admitted = uow.runs.lock_header(claim.tenant_id, claim.run_id)
+                uow.commit()
+                return admitted
             try:
                 if claim.dispatch_failures:
                     uow.runs.clear_dispatch_failures(claim.tenant_id, claim.run_id)
@@ -302,9 +325,27 @@ class RunService:
             uow.commit()
             return uow.runs.lock_header(claim.tenant_id, claim.run_id)
 
+    def _with_slot(self, uow: RunsUnit, run: Run) -> Run | None:
+        """``run`` holding a concurrency slot, for an attempt; None: it waits for the claim.
+
+        A run that holds one keeps it. Otherwise it takes one here only when neither its tenant
+        nor any deployment of it has a limit; else only the claim admits it, under the limits
+        (ADR 0079), and the attempt is left to the dispatcher.
+        """
+        if run.holds_slot:
+            return run
+        if uow.deployments.limited(run.tenant_id):
+            return None
+        return attrs.evolve(run, holds_slot=True)
+
     def _attempt(self, uow: RunsUnit, run: Run) -> Run:
         if run.paused_by:
             return run  # paused: nothing is attempted until it is unpaused
+        if run.dispatchable:
+            slotted = self._with_slot(uow, run)
+            if slotted is None:
+                return run  # no slot under its limits: the claim admits it (ADR 0079)
+            run = slotted
         run = self._lifecycle.apply(uow, self._stepper.start(run))
         if run.status is not RunStatus.RUNNING:
             return run
@@ -320,8 +361,14 @@ class RunService:
         transaction (ADR 0059), up to :data:`CHAINED_ATTEMPTS` in all: an attempt with side
         effects is always the last before the commit, so a failure later never repeats it; with
         ``effects=False`` none is made (a run being started, ADR 0067). Stops when the run pauses
-        or ends. The caller saves the run and commits.
+        or ends, or when it holds no concurrency slot and may not take one here (ADR 0079: the
+        claim admits it). The caller saves the run and commits.
         """
+        if run.dispatchable:
+            slotted = self._with_slot(uow, run)
+            if slotted is None:
+                return run
+            run = slotted
         for _ in range(CHAINED_ATTEMPTS):
             if run.status is not RunStatus.RUNNING or run.paused_by:
                 return run
@@ -337,10 +384,14 @@ class RunService:
         return run
 
     def drive(self, tenant_id: str, run_id: str) -> Run:
-        """Advance until the run waits, ends or is paused (the graph's step bound guarantees an end)."""
+        """Advance until the run waits, ends, is paused or waits for a slot under its limits.
+
+        The graph's step bound guarantees an end; a run left without a slot is the dispatcher's.
+        """
         while True:
             run = self.advance(tenant_id, run_id)
-            if run.status in TERMINAL or run.status in WAITING or run.paused_by:
+            done = run.status in TERMINAL or run.status in WAITING
+            if done or run.paused_by or not run.holds_slot:
                 return run
 
     def resume(self, tenant_id: str, run_id: str, value: Any) -> Run:  # noqa: ANN401

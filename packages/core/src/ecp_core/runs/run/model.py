@@ -90,6 +90,10 @@ class RunClaim:
     run_id: str
     tenant_id: str
     dispatch_failures: int = 0
+    admitting: bool = False
+    """The run held no slot and its tenant has concurrency limits (ADR 0079): the claim tried to
+    admit it (it holds a slot now if one was free) and the unit of work commits without an
+    attempt, so that admissions stay short; a later claim attempts it."""
 
 
 DEFAULT_PRIORITY = 5
@@ -184,6 +188,15 @@ class Run:
     confused with ``paused``, where the run waits for an approval."""
     wait_until: Annotated[datetime, AwareUtc()] | None = None
     """While the run waits at a wait node: when it wakes (ADR 0078); None otherwise."""
+    holds_slot: bool = False
+    """Whether the run holds one of its deployment's and its tenant's concurrency slots (ADR
+    0079): taken when the engine attempts it, given up as soon as it is not dispatchable (it
+    waits, is paused or ends), which the model enforces."""
+
+    def __attrs_post_init__(self) -> None:
+        """A run holds a slot only while dispatchable: a waiting, paused or ended run gives it up."""
+        if self.holds_slot and not self.dispatchable:
+            object.__setattr__(self, "holds_slot", False)  # frozen: this one fix-up
 
     @property
     def public_status(self) -> RunPublicStatus:

@@ -32,14 +32,41 @@ PAST, FUTURE = NOW - timedelta(seconds=1), NOW + timedelta(hours=1)
 
 
 class Reference:
-    """The rule above, written out plainly (within a tenant, higher priority first)."""
+    """The rule above, written out plainly (within a tenant, higher priority first).
 
-    def __init__(self, runs: list[Run]) -> None:
-        """Know ``runs``, none of them claimed or failed yet."""
+    With concurrency limits (ADR 0079): in a tenant that has a limit (its own or a deployment's),
+    a run that holds no slot is eligible only while fewer than its tenant's limit of the tenant's
+    runs hold one, and fewer than its deployment's limit of the deployment's runs do.
+    """
+
+    def __init__(
+        self,
+        runs: list[Run],
+        tenant_limits: dict[str, int] | None = None,
+        deployment_limits: dict[tuple[str, str], int] | None = None,
+    ) -> None:
+        """Know ``runs``, none of them claimed or failed yet, and the limits (none: no limit)."""
         self.runs = {r.run_id: r for r in runs}
         self.not_before: dict[str, datetime] = {}
         self.stamps: dict[str, int] = {}
         self.clock = itertools.count(1)
+        self.tenant_limits = tenant_limits or {}
+        self.deployment_limits = deployment_limits or {}
+
+    def limited(self, tenant: str) -> bool:
+        """Whether the tenant or one of its deployments has a limit."""
+        return tenant in self.tenant_limits or any(t == tenant for t, _ in self.deployment_limits)
+
+    def may_take_a_slot(self, r: Run) -> bool:
+        """Whether ``r`` holds a slot, or may take one now."""
+        if r.holds_slot or not self.limited(r.tenant_id):
+            return True
+        holders = [h for h in self.runs.values() if h.tenant_id == r.tenant_id and h.holds_slot]
+        own = self.tenant_limits.get(r.tenant_id)
+        if own is not None and len(holders) >= own:
+            return False
+        cap = self.deployment_limits.get((r.tenant_id, r.deployment_ref))
+        return cap is None or sum(h.deployment_ref == r.deployment_ref for h in holders) < cap
 
     def fail(self, run_id: str, not_before: datetime) -> None:
         """Count a failure of ``run_id``: it backs off until ``not_before`` and is served."""
@@ -52,7 +79,7 @@ class Reference:
         for run_id in sorted(self.runs, key=lambda i: (-self.runs[i].priority, i)):
             r = self.runs[run_id]
             waiting = now is not None and self.not_before.get(run_id, now) > now
-            if r.status in RUNNABLE and not waiting:
+            if r.status in RUNNABLE and not waiting and self.may_take_a_slot(r):
                 eligible.setdefault(r.tenant_id, []).append(run_id)
         served: dict[str, int] = {}
         for run_id, stamp in self.stamps.items():
@@ -71,7 +98,9 @@ class Reference:
         return {
             r.tenant_id
             for r in self.runs.values()
-            if r.status in RUNNABLE and (now is None or self.not_before.get(r.run_id, now) <= now)
+            if r.status in RUNNABLE
+            and (now is None or self.not_before.get(r.run_id, now) <= now)
+            and self.may_take_a_slot(r)
         }
 
 
@@ -290,7 +319,8 @@ class DispatchClaimConformance(StoreSuite):
             tx.runs.record_dispatch_failure("t1", "run-1", PAST)
             tx.commit()
         with uow() as tx:
-            assert tx.runs.get("t1", "run-1") == run("run-1")
+            # The claim took the run a slot (ADR 0079), which the undo keeps with the claim.
+            assert tx.runs.get("t1", "run-1") == attrs.evolve(run("run-1"), holds_slot=True)
             # The claim and the counted failure both stamped t1: t2 is served next.
             assert tx.runs.claim_runnable(NOW).run_id == "run-2"
 
