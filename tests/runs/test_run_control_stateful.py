@@ -10,6 +10,8 @@ and being woken) and the service restarting, keeps these true after every step:
 - a canceled run takes no further step: its status and its chain stay as the cancel left them,
   and the cancel's record is its last;
 - a run has at most one ``canceled`` record, and a canceled parent's children are canceled too;
+- an ended run stays as it ended: its status holds and its chain never grows, so the record that
+  ended it is its one terminal record;
 - a paused run (on its own or through its deployment) takes no step when dispatched;
 - no task completion is applied after its run's cancel (the worker gets ``run_canceled``);
 - a run waiting on a timer has its due time, and no run wakes before it (ADR 0078);
@@ -129,6 +131,8 @@ class ControlMachine(RuleBasedStateMachine):
         self.runs: list[str] = []
         self.after_cancel: dict[str, tuple[Run, tuple[NodeAuditRecord, ...]]] = {}
         """What each canceled run looked like, and its chain, right after its cancel."""
+        self.ended: dict[str, tuple[RunStatus, int]] = {}
+        """Each run seen ended: its status and how many records its chain had then."""
         self.held: list[Task] = []
         """Tasks some worker claimed, whose lock it may report on."""
         self.slots_before: dict[str, int] = {}
@@ -376,6 +380,17 @@ class ControlMachine(RuleBasedStateMachine):
         self.ecp = self.service()
 
     # -- invariants ----------------------------------------------------------------------------
+
+    @invariant()
+    def an_ended_run_ended_once(self) -> None:
+        """Its status stays, its chain never grows: the record that ended it is its last."""
+        for run in self.every_run():
+            if run.status not in TERMINAL:
+                continue
+            count = len(self.records(run.run_id))
+            assert count >= 1
+            seen = self.ended.setdefault(run.run_id, (run.status, count))
+            assert seen == (run.status, count), (run.run_id, seen, run.status, count)
 
     @invariant()
     def canceled_runs_take_no_further_step(self) -> None:
