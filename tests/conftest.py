@@ -6,8 +6,10 @@ area. ``HYPOTHESIS_PROFILE=thorough`` runs many more examples than the default `
 """
 
 import os
+import random
 from pathlib import Path
 
+import psycopg_pool.base
 import pytest
 from hypothesis import HealthCheck, settings
 from tests.support.e2e_server import admin, browser, e2e_database, ecp_server, tenant
@@ -26,6 +28,12 @@ settings.register_profile(
     "thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+# A connection pool jitters its connections' lifetimes with the shared ``random`` module; a
+# pool working in a background thread (the e2e server's, which lives for the whole session)
+# would touch that state while Hypothesis draws an example in another test, which Hypothesis
+# refuses. The pools draw from a generator of their own instead.
+psycopg_pool.base.random = random.Random().random  # type: ignore[attr-defined]
 
 TESTS = Path(__file__).parent
 KINDS = ("unit", "contract", "integration", "e2e")

@@ -80,10 +80,12 @@ def test_the_digest_of_a_graph_without_subgraph_nodes_is_unchanged() -> None:
 def _old_digest(graph: GraphDefinition) -> str:
     """The digest as computed before ``subgraph`` existed (the node fields then known).
 
-    The approval rules (ADR 0075) came later still, and are left out when unset like it.
+    The approval rules (ADR 0075) and the wait node's fields (ADR 0078) came later still, and
+    are left out when unset like it.
     """
     data = unstructure(graph)
-    later = ("min_approvals", "forbid_self_approval", "approver_roles", "approver_subjects")
+    rules = ("min_approvals", "forbid_self_approval", "approver_roles", "approver_subjects")
+    later = (*rules, "seconds", "until_path")
     for node in data["nodes"]:
         for field in ("lock_seconds", "max_attempts", "subgraph", *later):
             assert node.pop(field, None) is None

@@ -131,6 +131,8 @@ def test_only_terminal_runs_past_their_ttl_are_eligible(status, age_seconds, ttl
     updated = NOW - timedelta(seconds=age_seconds)
     eligible = run_ttl_eligible(status, updated, cutoff(NOW, ttl))
     expected = (
-        ttl is not None and status in (RunStatus.COMPLETED, RunStatus.FAILED) and age_seconds > ttl
+        ttl is not None
+        and status in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELED)  # ADR 0074
+        and age_seconds > ttl
     )
     assert eligible is expected
