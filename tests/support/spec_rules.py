@@ -54,6 +54,7 @@ SECTIONS: dict[str, str] = {
     "C12": "CONTRACT: hosted offer",
     "C13": "CONTRACT: model calls and backtests",
     "C14": "CONTRACT: run control",
+    "C15": "CONTRACT: the console",
 }
 """Section id → title; the id is the prefix of every rule id in that section."""
 
@@ -364,6 +365,8 @@ RULES: dict[str, str] = {
     "C14 timer-durable": "a waiting timer survives a restart of the server (even a SIGKILL): the run wakes after its due time once a server runs again, and several server processes never wake one run twice",
     "C14 timer-control": "a run waiting on a timer can be canceled (it never wakes) or paused (it wakes when due and then shows paused until unpaused)",
     "C14 pause-keeps-waits": "pausing never loses a task lock or an approval: a paused run waiting for a person or a worker keeps waiting, its approval can be resolved and its task completed, and it then shows paused until unpaused",
+    # C15 The console
+    "C15 action-digest": "every approval carries action_digest (its id, status, proposed payload, allowed actions, min_approvals and the approvals so far); a resolution naming a digest that no longer matches (escalated, withdrawn, another approver voted) is 409 approval_changed and resolves nothing",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -595,5 +598,6 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C14 timer-bad-input": ("ecp_core.graphs.validation", "ecp_core.graphs.definition"),
     "C14 timer-durable": ("ecp_core.runs.engine.timers", "ecp_http.background.timers"),
     "C14 timer-control": ("ecp_core.runs.engine.cancel", "ecp_core.runs.engine.timers"),
+    "C15 action-digest": ("ecp_core.runs.approvals.model", "ecp_core.runs.approvals.service"),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

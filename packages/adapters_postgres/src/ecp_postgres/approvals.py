@@ -23,6 +23,7 @@ APPROVALS = Table(
         "approver_subjects",
         "approvals",
     ],
+    skip=["action_digest"],  # computed from the other fields
 )
 APPROVAL_ACTIONS = Table("ecp_approval_actions", ApprovalActionRecord, jsonb=["actor", "metadata"])
 

@@ -9,6 +9,7 @@ from ecp_core.contracts.schema import payload_errors
 from ecp_core.errors import (
     AlreadyApproved,
     ApprovalAlreadyResolved,
+    ApprovalChanged,
     ApprovalWithdrawn,
     Conflict,
     FieldError,
@@ -86,6 +87,20 @@ def _refuse_unless_approver(approval: ApprovalRecord, actor: ActorIdentity) -> N
         )
 
 
+def _refuse_if_changed(approval: ApprovalRecord, request: ApprovalResolutionRequest) -> None:
+    """ApprovalChanged when the approval, read under its run's lock, is not as the approver saw it.
+
+    Read afresh: the lock's own read of the approval is as of the statement's start, before any
+    wait for the lock, and an escalation or another approval may have committed in that wait.
+    """
+    if request.action_digest != approval.action_digest:
+        raise ApprovalChanged(
+            f"approval {approval.approval_id} changed since it was shown "
+            f"(it is {approval.status.value}, with {len(approval.approvals)} of "
+            f"{approval.min_approvals} approvals): read it again before deciding"
+        )
+
+
 def _check_same_payload(approval: ApprovalRecord, request: ApprovalResolutionRequest) -> None:
     """Every approval of one approval approves the same payload (ADR 0075).
 
@@ -157,6 +172,8 @@ class ApprovalService:
             if found is None or found[0].deployment_ref != deployment_ref:
                 raise NotFound(f"approval {approval_id} not found")
             approval, run = found
+            if request.action_digest is not None:
+                _refuse_if_changed(uow.approvals.get(tenant_id, approval_id) or approval, request)
             _refuse_unless_pending(approval)
             _check_request(uow, approval, request)
             # Under the run's lock: a run still paused on the approval means it is still pending
