@@ -1,0 +1,93 @@
+"""Signing in to the console and out of it, and the console's stylesheet (ADR 0080).
+
+``/console/sign-in`` takes an API key or a JWT once, authenticates it with the API's own
+Authenticator, and starts a console session with exactly that credential's tenant and roles.
+The key or token is never stored: the session keeps the key's id only, to notice a revocation.
+The sign-in form carries a CSRF token bound to a cookie of the browser that fetched it.
+"""
+
+from starlette.responses import Response
+
+from ecp_core.api_keys.keys import key_id_of
+from ecp_core.errors import Unauthenticated
+from ecp_core.identity import ActorIdentity
+from ecp_http.server.auth import token_expiry
+from ecp_http.server.console.browser import (
+    INBOX_PATH,
+    Visit,
+    console_page,
+    console_sessions,
+    redirect,
+    signed_in,
+)
+from ecp_http.server.console_sessions import SIGN_IN_PATH, ConsoleSessions
+from ecp_http.server.pages.render import stylesheet
+from ecp_http.server.routing import Call
+from ecp_http.server.services import Services
+
+MAX_CREDENTIAL = 8192
+"""The longest key or token the form takes (a JWT with many claims fits)."""
+
+
+def _form(sessions: ConsoleSessions, *, status: int = 200, error: str | None = None) -> Response:
+    token, sealed = sessions.new_sign_in()
+    response = console_page("console_sign_in.html", status=status, csrf_token=token, error=error)
+    sessions.set_sign_in(response, sealed)
+    return response
+
+
+def sign_in_page(_: Call, services: Services) -> Response:
+    """The sign-in form: an API key or a JWT."""
+    return _form(console_sessions(services))
+
+
+def _authenticated(services: Services, credential: str) -> tuple[ActorIdentity, str | None]:
+    """The credential's actor and, for an API key, its id; Unauthenticated otherwise."""
+    key_id = key_id_of(credential)
+    if key_id is not None:
+        return services.authenticate({"x-api-key": credential}), key_id
+    return services.authenticate({"authorization": f"Bearer {credential}"}), None
+
+
+def sign_in(call: Call, services: Services) -> Response:
+    """Check the key or token and start a session; the form again, saying why, when it fails."""
+    sessions = console_sessions(services)
+    if not sessions.sign_in_valid(call.headers, call.form.get("csrf_token")):
+        return _form(
+            sessions, status=403, error="The form expired or came from elsewhere: try again."
+        )
+    credential = call.form.get("credential", "").strip()
+    if not credential or len(credential) > MAX_CREDENTIAL or " " in credential:
+        return _form(sessions, status=422, error="Paste one API key or one token.")
+    try:
+        actor, key_id = _authenticated(services, credential)
+    except Unauthenticated:
+        return _form(sessions, status=401, error="That key or token is not valid (or revoked).")
+    until = None if key_id is not None else token_expiry(credential)
+    response = redirect(INBOX_PATH)
+    sessions.start(response, actor, key_id=key_id, until=until)
+    return response
+
+
+def _sign_out(visit: Visit) -> Response:
+    """End the session (its form's CSRF token checked)."""
+    visit.check_form("sign-out")
+    response = redirect(SIGN_IN_PATH)
+    visit.sessions.end(response)
+    return response
+
+
+sign_out = signed_in(_sign_out)
+
+
+def home(_: Call, __: Services) -> Response:
+    """``/console`` is the inbox."""
+    return redirect(INBOX_PATH)
+
+
+def console_stylesheet(_: Call, __: Services) -> Response:
+    """The console's stylesheet, shipped in the wheel."""
+    return stylesheet("console.css")
+
+
+__all__ = ["console_stylesheet", "home", "sign_in", "sign_in_page", "sign_out"]
