@@ -61,6 +61,12 @@ def _inbox(visit: Visit) -> Response:
     )
 
 
+def _edit_of(approval: ApprovalRecord) -> dict[str, Any] | None:
+    """The payload as edited by the approvals so far (the first fixes it, ADR 0075), or None."""
+    given = approval.approvals or ((approval.resolution,) if approval.resolution else ())
+    return next((found.edited_payload for found in given if found.edited_payload), None)
+
+
 def _approval_context(visit: Visit, approval: ApprovalRecord) -> dict[str, Any]:
     """What the approval page shows of ``approval``, and which forms it offers."""
     actor = visit.session.actor()
@@ -77,6 +83,7 @@ def _approval_context(visit: Visit, approval: ApprovalRecord) -> dict[str, Any]:
         "section": "inbox",
         "approval": approval_row(approval, actor, datetime.now(UTC)),
         "payload": pretty_json(approval.proposed_payload),
+        "approved_payload": pretty_json(edited) if (edited := _edit_of(approval)) else "",
         "context_excerpt": pretty_json(approval.context_excerpt)
         if approval.context_excerpt
         else "",
@@ -153,6 +160,11 @@ def _resolve(visit: Visit) -> Response:
     actor = visit.actor(Permission.APPROVAL_RESOLVE)
     form = visit.call.form
     editing = form.get("decision") == ApprovalDecision.EDIT_AND_APPROVE.value
+    if form.get("decision") == ApprovalDecision.REJECT.value and not form.get("reason", "").strip():
+        msg = "say why: a rejection from the console carries a comment"
+        raise ValidationFailed(
+            "the rejection has no comment", errors=[FieldError(loc=("reason",), msg=msg)]
+        )
     request = structure(
         {
             "decision": form.get("decision", ""),

@@ -108,7 +108,16 @@ class Visit:
 def error_page(error: EcpError, visit: Visit | None = None) -> HTMLResponse:
     """The page for a core error, with the status the API gives it."""
     status = STATUS_BY_CODE.get(error.code, 400)
-    context = {"status": status, "code": error.code, "message": str(error)}
+    details = [
+        f"{'.'.join(str(part) for part in found.loc) or 'the form'}: {found.msg}"
+        for found in getattr(error, "errors", ())
+    ]
+    context = {
+        "error_status": status,
+        "code": error.code,
+        "message": str(error),
+        "details": details,
+    }
     if visit is None:
         return console_page("console_error.html", status=status, signed_in=False, **context)
     return visit.page("console_error.html", status=status, signed_in=True, **context)

@@ -13,6 +13,7 @@ from ecp_core.errors import Unauthenticated
 from ecp_core.identity import ActorIdentity
 from ecp_http.server.auth import token_expiry
 from ecp_http.server.console.browser import (
+    CONSOLE_CSP,
     INBOX_PATH,
     Visit,
     console_page,
@@ -86,8 +87,10 @@ def home(_: Call, __: Services) -> Response:
 
 
 def console_stylesheet(_: Call, __: Services) -> Response:
-    """The console's stylesheet, shipped in the wheel."""
-    return stylesheet("console.css")
+    """The console's stylesheet, shipped in the wheel (under the console's policy too)."""
+    response = stylesheet("console.css")
+    response.headers["Content-Security-Policy"] = CONSOLE_CSP
+    return response
 
 
 __all__ = ["console_stylesheet", "home", "sign_in", "sign_in_page", "sign_out"]

@@ -64,7 +64,8 @@ def when(moment: datetime) -> str:
 
 def approval_row(approval: ApprovalRecord, actor: ActorIdentity, now: datetime) -> dict[str, Any]:
     """What the inbox and the approval page show of ``approval`` for ``actor``."""
-    sla, urgency = sla_text(approval.sla_deadline, now)
+    pending = approval.status is ApprovalStatus.PENDING
+    sla, urgency = sla_text(approval.sla_deadline, now) if pending else ("closed", "none")
     return {
         "approval_id": approval.approval_id,
         "run_id": approval.run_id,
@@ -74,7 +75,7 @@ def approval_row(approval: ApprovalRecord, actor: ActorIdentity, now: datetime) 
         "summary": approval.summary,
         "rationale": approval.rationale,
         "status": approval.status.value,
-        "pending": approval.status is ApprovalStatus.PENDING,
+        "pending": pending,
         "created_at": when(approval.created_at),
         "sla": sla,
         "urgency": urgency,
