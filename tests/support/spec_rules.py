@@ -367,6 +367,14 @@ RULES: dict[str, str] = {
     "C14 pause-keeps-waits": "pausing never loses a task lock or an approval: a paused run waiting for a person or a worker keeps waiting, its approval can be resolved and its task completed, and it then shows paused until unpaused",
     # C15 The console
     "C15 action-digest": "every approval carries action_digest (its id, status, proposed payload, allowed actions, min_approvals and the approvals so far); a resolution naming a digest that no longer matches (escalated, withdrawn, another approver voted) is 409 approval_changed and resolves nothing",
+    "C15 console-sign-in": "/console/sign-in takes an API key or a JWT once and starts a sealed, HttpOnly, SameSite=Strict ecp_console cookie (Secure unless ECP_CLOUD_ALLOW_INSECURE_COOKIES) that acts with exactly the credential's tenant and roles and expires after ECP_CONSOLE_SESSION_HOURS; a cookie that does not open, or has expired, sends the browser to sign in",
+    "C15 console-revocation": "a console session started with an API key ends at its next request once the key is revoked",
+    "C15 console-csrf": "every console form carries a CSRF token bound to its session; a post without it or with another session's token is 403 and changes nothing",
+    "C15 console-csp": "every console response sends the console's Content-Security-Policy (scripts and connections to this origin only, no inline script or style, never framed) and the pages work without JavaScript",
+    "C15 console-roles": "the console checks the API's permissions: who may read but not resolve sees no decision forms and a forged post is 403; another tenant's approval is a 404 page",
+    "C15 console-inbox": "/console/inbox lists the pending approvals the person may resolve by their approval rules, filtered by deployment, in keyset pages (soonest SLA first within a page) whose statements do not grow with the rows",
+    "C15 console-approval": "/console/approvals/{id} shows the summary, rationale, payload, who acted, the SLA and escalation, and the run's timeline; approve, reject and edit-then-approve (a diff to confirm first) carry the action_digest shown, and a stale form resolves nothing and says so",
+    "C15 console-browser": "in Chromium an approver signs in, finds the approval, edits the payload, confirms the diff and approves, and the run completes; every page reads at 390 and 1280 px without sideways scroll",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -599,5 +607,13 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C14 timer-durable": ("ecp_core.runs.engine.timers", "ecp_http.background.timers"),
     "C14 timer-control": ("ecp_core.runs.engine.cancel", "ecp_core.runs.engine.timers"),
     "C15 action-digest": ("ecp_core.runs.approvals.model", "ecp_core.runs.approvals.service"),
+    "C15 console-sign-in": ("ecp_http.server.console_sessions", "ecp_http.server.console.sign_in"),
+    "C15 console-revocation": ("ecp_http.server.console.browser",),
+    "C15 console-csrf": ("ecp_http.server.console.browser", "ecp_http.server.pages.csrf"),
+    "C15 console-csp": ("ecp_http.server.console.browser",),
+    "C15 console-roles": ("ecp_http.server.console.approvals", "ecp_core.permissions"),
+    "C15 console-inbox": ("ecp_http.server.console.approvals", "ecp_core.runs.approvals.service"),
+    "C15 console-approval": ("ecp_http.server.console.approvals",),
+    "C15 console-browser": ("ecp_http.server.console.approvals",),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

@@ -2,7 +2,8 @@
 
 Every page and form works without JavaScript; every response carries the console's
 Content-Security-Policy (:data:`~ecp_http.server.console.browser.CONSOLE_CSP`). A person signs in
-once with an API key or a JWT (:mod:`.sign_in`); the sealed session (:mod:`.sessions`) acts with
+once with an API key or a JWT (:mod:`.sign_in`); the sealed session
+(:mod:`ecp_http.server.console_sessions`) acts with
 exactly that credential's tenant and roles, checked against the API's one permission table on
 every request (:mod:`.browser`). The inbox and the approval page are :mod:`.approvals`.
 """
