@@ -4,7 +4,8 @@ An approver's API key signs in → the inbox lists the run's approval → its pa
 → the payload is edited → the diff page shows the change → it is approved → the run completes.
 An operator (who reads approvals but may not resolve them) sees it without decision forms; another tenant's session gets a 404 page.
 Every page is saved at 390 and 1280 px (``test-artifacts/screens/console-*.png``), the approval
-page in the dark scheme too, and none scrolls sideways.
+page in the dark scheme too; none scrolls sideways, and axe-core finds no serious or critical
+violation on any.
 """
 
 import base64
@@ -19,6 +20,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
+from tests.support.accessibility import serious_violations
 from tests.support.browser import capture
 from tests.support.console import reviewed
 from tests.support.e2e_server import serving
@@ -86,8 +88,10 @@ def _fits(browser: WebDriver) -> None:
 
 
 def _shot(browser: WebDriver, name: str) -> None:
+    """Screenshots at both widths, no sideways scroll, no serious accessibility violation."""
     capture(browser, f"console-{name}")
     _fits(browser)
+    assert serious_violations(browser) == [], name
 
 
 def _sign_in(browser: WebDriver, console: Console, key: str) -> None:
