@@ -21,7 +21,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 from tests.support.accessibility import serious_violations
-from tests.support.browser import capture
+from tests.support.browser import HEIGHT, SCREENS, capture
 from tests.support.console import reviewed
 from tests.support.e2e_server import serving
 
@@ -94,6 +94,15 @@ def _shot(browser: WebDriver, name: str) -> None:
     assert serious_violations(browser) == [], name
 
 
+def _whole(browser: WebDriver, name: str, width: int = 1280) -> None:
+    """The whole page, top to bottom, at ``width`` (for docs/console.md)."""
+    browser.set_window_size(width, HEIGHT)
+    height = browser.execute_script("return document.documentElement.scrollHeight;")
+    browser.set_window_size(width, int(height) + 140)  # the window's frame takes some height
+    browser.save_screenshot(str(SCREENS / f"console-{name}-whole-{width}.png"))
+    browser.set_window_size(width, HEIGHT)
+
+
 def _sign_in(browser: WebDriver, console: Console, key: str) -> None:
     browser.delete_all_cookies()
     browser.get(console.base_url + "/console/sign-in")
@@ -128,7 +137,10 @@ def test_an_approver_edits_and_approves_in_the_browser_and_the_run_completes(con
     _until(browser, lambda: browser.find_elements(By.ID, "edited_payload"))
     assert "INV-0042" in browser.find_element(By.CSS_SELECTOR, "pre.json").text
     assert "waiting approval" in browser.find_element(By.CSS_SELECTOR, "ol.timeline").text
+    here = browser.find_element(By.CSS_SELECTOR, "ol.graph li.node-here").text
+    assert "review" in here and "waits here" in here
     _shot(browser, "approval")
+    _whole(browser, "approval")
     browser.execute_cdp_cmd(
         "Emulation.setEmulatedMedia",
         {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
@@ -154,6 +166,7 @@ def test_an_approver_edits_and_approves_in_the_browser_and_the_run_completes(con
     ).click()
     _until(browser, lambda: "edit and approve by" in browser.page_source)
     _shot(browser, "resolved")
+    _whole(browser, "resolved")
     done = api.get(f"/runs/{run['run_id']}", headers={**admin, **WAIT}).json()
     assert done["status"] == "completed"
     resolved = api.get(f"/v1/approvals/{approval_id}", headers=admin).json()

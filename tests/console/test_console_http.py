@@ -4,6 +4,7 @@ The whole journey in a real browser is ``tests/console/test_console_browser.py``
 alone, through the app's own routes (Starlette's TestClient), each browser keeping its cookies.
 """
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -78,7 +79,7 @@ def test_an_api_key_signs_in_once_to_a_sealed_strict_session(client, approval):
     flags = {part.strip().lower() for part in cookie.split(";")[1:]}
     assert {"httponly", "samesite=strict", "path=/console"} <= flags
     assert "max-age=43200" in flags  # ECP_CONSOLE_SESSION_HOURS, 12 by default
-    assert key not in cookie and key.split("_")[-1] not in cookie  # sealed, never the key
+    assert key not in cookie and key.split("_", 2)[2] not in cookie  # sealed, never the key
     inbox = person.get("/console/inbox")
     assert inbox.status_code == 200
     assert TENANT in inbox.text and "approver" in inbox.text
@@ -297,6 +298,8 @@ def test_edit_then_approve_shows_the_diff_first_and_the_run_completes(client, ap
     person = approver(client)
     page = person.get(f"/console/approvals/{approval_id}").text
     assert "&#34;amount&#34;: 1200" in page or '"amount": 1200' in page
+    assert re.search(r'node-here">\s*<span class="node-id"><code>review</code>', page)
+    assert re.search(r'node-ahead">\s*<span class="node-id"><code>done</code>', page)
     edit_action = f"/console/approvals/{approval_id}/edit"
     edit = {
         "csrf_token": field(page, "csrf_token", edit_action),
@@ -330,6 +333,7 @@ def test_edit_then_approve_shows_the_diff_first_and_the_run_completes(client, ap
     assert run["status"] == "completed"
     after = person.get(f"/console/approvals/{approval_id}").text
     assert "edit and approve by" in after and "/resolve" not in after
+    assert re.search(r'node-done">\s*<span class="node-id"><code>done</code>', after)
 
 
 @pytest.mark.spec("C15 console-approval")

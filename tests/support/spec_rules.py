@@ -374,7 +374,7 @@ RULES: dict[str, str] = {
     "C15 console-roles": "the console checks the API's permissions: who may read but not resolve sees no decision forms and a forged post is 403; another tenant's approval is a 404 page",
     "C15 console-inbox": "/console/inbox lists the pending approvals the person may resolve by their approval rules, filtered by deployment, in keyset pages (soonest SLA first within a page) whose statements do not grow with the rows",
     "C15 console-approval": "/console/approvals/{id} shows the summary, rationale, payload, who acted, the SLA and escalation, and the run's timeline; approve, reject and edit-then-approve (a diff to confirm first) carry the action_digest shown, and a stale form resolves nothing and says so",
-    "C15 console-browser": "in Chromium an approver signs in, finds the approval, edits the payload, confirms the diff and approves, and the run completes; every page reads at 390 and 1280 px without sideways scroll",
+    "C15 console-browser": "in Chromium an approver signs in, finds the approval, edits the payload, confirms the diff and approves, and the run completes; every page reads at 390 and 1280 px without sideways scroll and axe-core finds no serious or critical violation",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 

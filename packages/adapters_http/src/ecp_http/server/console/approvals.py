@@ -25,6 +25,7 @@ from ecp_http.server.console.views import (
     actions_rows,
     approval_row,
     by_sla,
+    graph_rows,
     json_diff,
     pretty_json,
     timeline_rows,
@@ -79,6 +80,8 @@ def _approval_context(visit: Visit, approval: ApprovalRecord) -> dict[str, Any]:
     )
     services, tenant = visit.services, visit.session.tenant_id
     timeline = services.ecp.audit.timeline(tenant, approval.run_id).entries
+    graph = services.ecp.graphs.definition(tenant, approval.graph_version_ref)
+    waiting_at = approval.node_id if approval.status is ApprovalStatus.PENDING else None
     return {
         "section": "inbox",
         "approval": approval_row(approval, actor, datetime.now(UTC)),
@@ -89,6 +92,7 @@ def _approval_context(visit: Visit, approval: ApprovalRecord) -> dict[str, Any]:
         else "",
         "actions": actions_rows(services.ecp.approvals.actions(tenant, approval.approval_id)),
         "timeline": timeline_rows(timeline),
+        "graph": graph_rows(graph, timeline, waiting_at),
         "may_decide": may_decide,
         "reader_only": not resolver,
         "allowed": {decision.value for decision in approval.allowed_actions},

@@ -12,9 +12,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ecp_core.audit.record import NodeAuditRecord
+from ecp_core.graphs.definition import GraphDefinition
 from ecp_core.identity import ActorIdentity
 from ecp_core.runs.approvals.model import ApprovalActionRecord, ApprovalRecord
-from ecp_core.types import ApprovalStatus
+from ecp_core.types import ApprovalStatus, AttemptStatus
 
 INBOX_PAGE = 25
 """Approvals per inbox page."""
@@ -150,12 +151,67 @@ def timeline_rows(entries: Iterable[NodeAuditRecord]) -> list[dict[str, str]]:
     return rows
 
 
+_DONE = frozenset({AttemptStatus.SUCCEEDED, AttemptStatus.APPROVED, AttemptStatus.RESUMED})
+_FAILED = frozenset(
+    {AttemptStatus.FAILED, AttemptStatus.REJECTED, AttemptStatus.DENIED, AttemptStatus.CANCELED}
+)
+
+
+def graph_rows(
+    graph: GraphDefinition, entries: Iterable[NodeAuditRecord], waiting_at: str | None
+) -> list[dict[str, Any]]:
+    """The graph's nodes from its entry, breadth first, each with where the run stands there.
+
+    ``state``: ``here`` (the approval's node while it waits), ``done`` (its last record says it
+    passed), ``failed``, ``waiting`` (its last record is a wait), ``ahead`` (not reached);
+    ``next`` names the nodes its edges lead to.
+    """
+    last: dict[str, AttemptStatus] = {}
+    for entry in entries:
+        last[entry.node_id] = entry.status
+    targets: dict[str, list[str]] = {}
+    for edge in graph.edges:
+        targets.setdefault(edge.source, []).append(edge.target)
+    kinds = {node.id: node.kind.value for node in graph.nodes}
+    order, seen = [], {graph.entry}
+    queue = [graph.entry]
+    while queue:
+        node_id = queue.pop(0)
+        order.append(node_id)
+        for target in targets.get(node_id, []):
+            if target not in seen:
+                seen.add(target)
+                queue.append(target)
+    order += [node.id for node in graph.nodes if node.id not in seen]  # unreachable ones last
+
+    def state(node_id: str) -> str:
+        if node_id == waiting_at:
+            return "here"
+        status = last.get(node_id)
+        if status is None:
+            return "ahead"
+        if status in _DONE:
+            return "done"
+        return "failed" if status in _FAILED else "waiting"
+
+    return [
+        {
+            "node_id": node_id,
+            "kind": kinds.get(node_id, "?").replace("_", " "),
+            "state": state(node_id),
+            "next": targets.get(node_id, []),
+        }
+        for node_id in order
+    ]
+
+
 __all__ = [
     "INBOX_PAGE",
     "actions_rows",
     "approval_row",
     "by_sla",
     "duration",
+    "graph_rows",
     "json_diff",
     "pretty_json",
     "sla_text",
