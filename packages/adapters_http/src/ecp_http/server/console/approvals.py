@@ -13,7 +13,13 @@ from typing import Any
 
 from starlette.responses import Response
 
-from ecp_core.errors import ApprovalChanged, FieldError, MalformedRequest, ValidationFailed
+from ecp_core.errors import (
+    ApprovalChanged,
+    FieldError,
+    MalformedRequest,
+    NotFound,
+    ValidationFailed,
+)
 from ecp_core.json_text import parse_json_text
 from ecp_core.permissions import Permission
 from ecp_core.runs.approvals.model import ApprovalRecord, ApprovalResolutionRequest
@@ -79,9 +85,14 @@ def _approval_context(visit: Visit, approval: ApprovalRecord) -> dict[str, Any]:
         and not approval.approved_by(actor.subject)
     )
     services, tenant = visit.services, visit.session.tenant_id
-    timeline = services.ecp.audit.timeline(tenant, approval.run_id).entries
-    graph = services.ecp.graphs.definition(tenant, approval.graph_version_ref)
     waiting_at = approval.node_id if approval.status is ApprovalStatus.PENDING else None
+    try:
+        timeline = services.ecp.audit.timeline(tenant, approval.run_id).entries
+        graph = graph_rows(
+            services.ecp.graphs.definition(tenant, approval.graph_version_ref), timeline, waiting_at
+        )
+    except NotFound:  # the run was purged (retention): the approval is shown on its own
+        timeline, graph = (), []
     return {
         "section": "inbox",
         "approval": approval_row(approval, actor, datetime.now(UTC)),
@@ -92,7 +103,7 @@ def _approval_context(visit: Visit, approval: ApprovalRecord) -> dict[str, Any]:
         else "",
         "actions": actions_rows(services.ecp.approvals.actions(tenant, approval.approval_id)),
         "timeline": timeline_rows(timeline),
-        "graph": graph_rows(graph, timeline, waiting_at),
+        "graph": graph,
         "may_decide": may_decide,
         "reader_only": not resolver,
         "allowed": {decision.value for decision in approval.allowed_actions},
