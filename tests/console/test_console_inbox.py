@@ -74,20 +74,27 @@ def test_the_inbox_lists_the_soonest_sla_first_and_filters_by_deployment(client)
 
 
 @pytest.mark.spec(INBOX)
-def test_the_inbox_pages_by_keyset_and_keeps_the_filter(client):
+def test_the_inbox_pages_by_keyset_soonest_sla_first_and_keeps_the_filter(client):
     deployed(client, ADMIN, "bulk")
-    deployed(client, ADMIN, "other")
-    made = [waiting_run(client, ADMIN, "bulk")[1] for _ in range(INBOX_PAGE + 2)]
-    waiting_run(client, ADMIN, "other")
+    deployed(client, ADMIN, "urgent", sla_seconds=600)
+    made = [waiting_run(client, ADMIN, "bulk")[1] for _ in range(INBOX_PAGE + 1)]
+    _, urgent = waiting_run(client, ADMIN, "urgent")  # the newest, yet first: its SLA runs out
     person = signed_in(client, api_key(client, ADMIN, "approver")[0])
-    first = person.get("/console/inbox", deployment="bulk").text
-    assert listed(first) == made[:INBOX_PAGE]
-    (link,) = re.findall(r'href="(/console/inbox\?[^"]*cursor=[^"]+)"', first)
-    link = link.replace("&amp;", "&")
-    assert "deployment=bulk" in link
-    second = person.get(link).text
-    assert listed(second) == made[INBOX_PAGE:]
-    assert "Next page" not in second and "First page" in second
+
+    def pages(**query: str) -> list[list[str]]:
+        found, page = [], person.get("/console/inbox", **query).text
+        while True:
+            found.append(listed(page))
+            links = re.findall(r'href="(/console/inbox\?[^"]*cursor=[^"]+)"', page)
+            if not links:
+                return found
+            if "deployment" in query:
+                assert f"deployment={query['deployment']}" in links[0]
+            page = person.get(links[0].replace("&amp;", "&")).text
+            assert "First page" in page
+
+    assert pages() == [[urgent, *made[: INBOX_PAGE - 1]], made[INBOX_PAGE - 1 :]]
+    assert pages(deployment="bulk") == [made[:INBOX_PAGE], made[INBOX_PAGE:]]
 
 
 @pytest.fixture

@@ -372,7 +372,7 @@ RULES: dict[str, str] = {
     "C15 console-csrf": "every console form carries a CSRF token bound to its session; a post without it or with another session's token is 403 and changes nothing",
     "C15 console-csp": "every console response sends the console's Content-Security-Policy (scripts and connections to this origin only, no inline script or style, never framed) and the pages work without JavaScript",
     "C15 console-roles": "the console checks the API's permissions: who may read but not resolve sees no decision forms and a forged post is 403; another tenant's approval is a 404 page",
-    "C15 console-inbox": "/console/inbox lists the pending approvals the person may resolve by their approval rules, filtered by deployment, in keyset pages (soonest SLA first within a page) whose statements do not grow with the rows",
+    "C15 console-inbox": "/console/inbox lists the pending approvals the person may resolve by their approval rules, the soonest SLA first (none last), filtered by deployment, in keyset pages whose statements do not grow with the rows",
     "C15 console-approval": "/console/approvals/{id} shows the summary, rationale, payload, who acted, the SLA and escalation, and the run's timeline; approve, reject and edit-then-approve (a diff to confirm first) carry the action_digest shown, and a stale form resolves nothing and says so",
     "C15 console-browser": "in Chromium an approver signs in, finds the approval, edits the payload, confirms the diff and approves, and the run completes; every page reads at 390 and 1280 px without sideways scroll and axe-core finds no serious or critical violation",
 }
@@ -612,7 +612,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C15 console-csrf": ("ecp_http.server.console.browser", "ecp_http.server.pages.csrf"),
     "C15 console-csp": ("ecp_http.server.console.browser",),
     "C15 console-roles": ("ecp_http.server.console.approvals", "ecp_core.permissions"),
-    "C15 console-inbox": ("ecp_http.server.console.approvals", "ecp_core.runs.approvals.service"),
+    "C15 console-inbox": ("ecp_core.runs.approvals.service", "ecp_http.server.console.approvals"),
     "C15 console-approval": ("ecp_http.server.console.approvals",),
     "C15 console-browser": ("ecp_http.server.console.approvals",),
 }

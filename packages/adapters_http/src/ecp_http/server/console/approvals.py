@@ -1,8 +1,7 @@
 """The inbox and the approval page: what a person may resolve, and resolving it (ADR 0080).
 
-The inbox lists the pending approvals the approval rules admit the person to (the API's inbox,
-``approver=``), one keyset page per request read in one statement, soonest SLA first within the
-page. The approval page shows what is decided and who acted; its forms (approve, reject,
+The inbox lists the pending approvals the approval rules admit the person to, the soonest SLA
+first (``ApprovalService.inbox``), one keyset page per request read in one statement. The approval page shows what is decided and who acted; its forms (approve, reject,
 edit-then-approve with a diff to confirm) carry the ``action_digest`` shown, so a form that went
 stale resolves nothing. Roles are the API's: reading needs ``approval_read``, resolving
 ``approval_resolve``; who may not resolve sees no forms, and a forged post is 403.
@@ -30,7 +29,6 @@ from ecp_http.server.console.views import (
     INBOX_PAGE,
     actions_rows,
     approval_row,
-    by_sla,
     graph_rows,
     json_diff,
     pretty_json,
@@ -48,13 +46,8 @@ def _inbox(visit: Visit) -> Response:
     found: list[ApprovalRecord] = []
     cursor = None
     if resolver:
-        found, cursor = visit.services.ecp.approvals.page(
-            actor.tenant_id,
-            limit=INBOX_PAGE,
-            cursor=query.cursor or None,
-            status=ApprovalStatus.PENDING,
-            deployment_ref=deployment,
-            approver=actor,
+        found, cursor = visit.services.ecp.approvals.inbox(
+            actor, limit=INBOX_PAGE, cursor=query.cursor or None, deployment_ref=deployment
         )
     now = datetime.now(UTC)
     return visit.page(
@@ -62,7 +55,7 @@ def _inbox(visit: Visit) -> Response:
         section="inbox",
         resolver=resolver,
         deployment=deployment or "",
-        rows=[approval_row(approval, actor, now) for approval in by_sla(found)],
+        rows=[approval_row(approval, actor, now) for approval in found],
         next_cursor=cursor,
         first_page=query.cursor is not None,
     )

@@ -21,18 +21,6 @@ INBOX_PAGE = 25
 """Approvals per inbox page."""
 
 
-def by_sla(approvals: Iterable[ApprovalRecord]) -> list[ApprovalRecord]:
-    """Soonest SLA deadline first, those without one last, each in approval id order."""
-    return sorted(
-        approvals,
-        key=lambda approval: (
-            approval.sla_deadline is None,
-            approval.sla_deadline or approval.created_at,
-            approval.approval_id,
-        ),
-    )
-
-
 def duration(span: timedelta) -> str:
     """``span`` in words a person reads at a glance: ``2 d 3 h``, ``1 h 5 min``, ``45 s``."""
     seconds = int(abs(span.total_seconds()))
@@ -209,7 +197,6 @@ __all__ = [
     "INBOX_PAGE",
     "actions_rows",
     "approval_row",
-    "by_sla",
     "duration",
     "graph_rows",
     "json_diff",

@@ -1,6 +1,7 @@
 """Use cases for approvals: resolve, list (per run, and the inbox across runs), escalate."""
 
 from collections.abc import Callable
+from datetime import datetime
 
 import attrs
 
@@ -19,7 +20,7 @@ from ecp_core.errors import (
     ValidationFailed,
 )
 from ecp_core.identity import ActorIdentity
-from ecp_core.pages import check_limit, decode_cursor, next_page
+from ecp_core.pages import check_limit, decode_cursor, invalid_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock
 from ecp_core.registry.service import require_graph
@@ -33,6 +34,7 @@ from ecp_core.runs.approvals.steps import ApprovalSteps
 from ecp_core.runs.run.model import Run
 from ecp_core.runs.run.moves import StepApplier
 from ecp_core.types import ApprovalDecision, ApprovalStatus
+from ecp_core.wire import format_timestamp, parse_timestamp
 
 
 def _check_request(
@@ -60,6 +62,22 @@ def _check_request(
 
 INBOX_CURSOR = "approvals"
 """The kind of the approval inbox's cursors."""
+DEADLINE_CURSOR = "approvals-by-deadline"
+"""The kind of the cursors of the inbox by SLA (:meth:`ApprovalService.inbox`)."""
+
+
+NO_DEADLINE = "-"
+"""What a cursor of the inbox by SLA holds for an approval without one."""
+
+
+def _deadline_of(text: str) -> datetime | None:
+    """A deadline a cursor holds; ValidationFailed for one this service did not write."""
+    if text == NO_DEADLINE:
+        return None
+    try:
+        return parse_timestamp(text)
+    except ValueError as exc:
+        raise invalid_cursor() from exc
 
 
 def _refuse_unless_pending(approval: ApprovalRecord) -> None:
@@ -259,6 +277,44 @@ class ApprovalService:
                 approver=approver,
             )
         return next_page(found, limit, INBOX_CURSOR, lambda approval: (approval.approval_id,))
+
+    def inbox(
+        self,
+        approver: ActorIdentity,
+        *,
+        limit: int = 25,
+        cursor: str | None = None,
+        deployment_ref: str | None = None,
+    ) -> tuple[list[ApprovalRecord], str | None]:
+        """A page of the pending approvals ``approver`` may resolve, the soonest SLA first.
+
+        Those without an SLA come last, ties by approval id; the next cursor, or None (the
+        console's inbox, ADR 0080).
+        """
+        check_limit(limit)
+        after = None
+        if cursor is not None:
+            deadline, approval_id = decode_cursor(DEADLINE_CURSOR, cursor, 2)
+            after = (_deadline_of(deadline), approval_id)
+        with self._uow() as uow:
+            found = uow.approvals.pending_by_deadline(
+                approver.tenant_id,
+                limit=limit + 1,
+                after=after,
+                deployment_ref=deployment_ref,
+                approver=approver,
+            )
+        return next_page(
+            found,
+            limit,
+            DEADLINE_CURSOR,
+            lambda approval: (
+                NO_DEADLINE
+                if approval.sla_deadline is None
+                else format_timestamp(approval.sla_deadline),
+                approval.approval_id,
+            ),
+        )
 
     def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord:
         """One approval; NotFound otherwise."""
