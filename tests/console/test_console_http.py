@@ -5,6 +5,7 @@ alone, through the app's own routes (Starlette's TestClient), each browser keepi
 """
 
 import re
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -370,3 +371,30 @@ def test_reject_with_a_comment_fails_the_run(client, approval):
     assert run["status"] == "failed"
     after = person.get(f"/console/approvals/{approval_id}").text
     assert "wrong supplier" in after and "reject by" in after
+
+
+@pytest.mark.spec("C15 console-approval")
+def test_an_approve_form_gone_stale_by_an_escalation_resolves_nothing_and_says_so():
+    for client in console_client(escalation_interval_seconds=0.1):
+        deployed(client, ADMIN, "late", sla_seconds=1)
+        run_id, approval_id = waiting_run(client, ADMIN, "late")
+        person = approver(client)
+        page = person.get(f"/console/approvals/{approval_id}").text
+        form = resolve_form(page, approval_id)
+        deadline = time.monotonic() + 20
+        while status_of(client, approval_id) != "escalated":  # the sweep's next round
+            assert time.monotonic() < deadline, "the approval was never escalated"
+            time.sleep(0.1)
+        stale = person.post(f"/console/approvals/{approval_id}/resolve", form)
+        assert stale.status_code == 409
+        assert "Nothing was resolved" in stale.text and "Replaced by a newer approval" in stale.text
+        assert "/resolve" not in stale.text  # an escalated approval offers no decision
+        # Its replacement (itself escalated again each second) is the one pending approval.
+        inbox = person.get("/console/inbox").text
+        assert len(listed_ids(inbox)) == 1 and listed_ids(inbox) != [approval_id]
+        assert "escalated</span>" in inbox
+        assert client.get(f"/runs/{run_id}", headers=ADMIN).json()["status"] == "waiting_approval"
+
+
+def listed_ids(html: str) -> list[str]:
+    return re.findall(r'href="/console/approvals/([^"]+)"', html)
