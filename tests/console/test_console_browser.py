@@ -2,6 +2,7 @@
 
 An approver's API key signs in → the inbox lists the run's approval → its page shows the payload
 → the payload is edited → the diff page shows the change → it is approved → the run completes.
+An approval decided elsewhere while its page is open: pressing Approve resolves nothing and says so.
 An operator (who reads approvals but may not resolve them) sees it without decision forms; another tenant's session gets a 404 page.
 Every page is saved at 390 and 1280 px (``test-artifacts/screens/console-*.png``), the approval
 page in the dark scheme too; none scrolls sideways, and axe-core finds no serious or critical
@@ -171,6 +172,22 @@ def test_an_approver_edits_and_approves_in_the_browser_and_the_run_completes(con
     assert done["status"] == "completed"
     resolved = api.get(f"/v1/approvals/{approval_id}", headers=admin).json()
     assert resolved["resolution"]["edited_payload"]["amount"] == 900
+
+    # A second run's approval decided elsewhere while its page is open: Approve resolves nothing.
+    second = api.post("/runs", json=body, headers={**admin, **WAIT}).json()
+    (other_id,) = second["pending_approval_ids"]
+    browser.get(console.base_url + f"/console/approvals/{other_id}")
+    _until(
+        browser, lambda: browser.find_elements(By.XPATH, "//button[normalize-space()='Approve']")
+    )
+    elsewhere = {"decision": "reject", "reason": "Duplicate invoice"}
+    resolve = f"/deployments/pay-browser/approvals/{other_id}/resolve"
+    assert api.post(resolve, json=elsewhere, headers=admin).status_code == 200
+    browser.find_element(By.XPATH, "//button[normalize-space()='Approve']").click()
+    _until(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "p.alert"))
+    assert "Nothing was resolved" in browser.find_element(By.CSS_SELECTOR, "p.alert").text
+    assert "reject by admin@example.com" in browser.page_source
+    _shot(browser, "stale")
 
     _sign_in(browser, console, console.key("operator"))  # reads approvals, may not resolve
     browser.get(console.base_url + f"/console/approvals/{approval_id}")
