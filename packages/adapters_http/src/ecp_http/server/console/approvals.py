@@ -1,9 +1,10 @@
 """The inbox and the approval page: what a person may resolve, and resolving it (ADR 0080).
 
 The inbox lists the pending approvals the approval rules admit the person to, the soonest SLA
-first (``ApprovalService.inbox``), one keyset page per request read in one statement. The approval page shows what is decided and who acted; its forms (approve, reject,
-edit-then-approve with a diff to confirm) carry the ``action_digest`` shown, so a form that went
-stale resolves nothing. Roles are the API's: reading needs ``approval_read``, resolving
+first (``ApprovalService.inbox``), one keyset page per request read in one statement. The
+approval page shows what is decided and who acted; its forms (approve, reject, edit-then-approve
+with a diff to confirm) carry the ``action_digest`` shown, so a form that went stale resolves
+nothing. Roles are the API's: reading needs ``approval_read``, resolving
 ``approval_resolve``; who may not resolve sees no forms, and a forged post is 403.
 """
 
@@ -64,7 +65,7 @@ def _inbox(visit: Visit) -> Response:
 def _edit_of(approval: ApprovalRecord) -> dict[str, Any] | None:
     """The payload as edited by the approvals so far (the first fixes it, ADR 0075), or None."""
     given = approval.approvals or ((approval.resolution,) if approval.resolution else ())
-    return next((found.edited_payload for found in given if found.edited_payload), None)
+    return next((g.edited_payload for g in given if g.edited_payload is not None), None)
 
 
 def _approval_context(visit: Visit, approval: ApprovalRecord) -> dict[str, Any]:
@@ -86,11 +87,12 @@ def _approval_context(visit: Visit, approval: ApprovalRecord) -> dict[str, Any]:
         )
     except NotFound:  # the run was purged (retention): the approval is shown on its own
         timeline, graph = (), []
+    edited = _edit_of(approval)
     return {
         "section": "inbox",
         "approval": approval_row(approval, actor, datetime.now(UTC)),
         "payload": pretty_json(approval.proposed_payload),
-        "approved_payload": pretty_json(edited) if (edited := _edit_of(approval)) else "",
+        "approved_payload": "" if edited is None else pretty_json(edited),
         "context_excerpt": pretty_json(approval.context_excerpt)
         if approval.context_excerpt
         else "",
