@@ -49,13 +49,15 @@ $(DEV_STAMP): $(LOCKED) | $(BIN)/python
 	$(SYNC) --group dev
 	touch $@ $(SERVE_STAMP)
 
-# Debian's Chromium and ChromeDriver for the browser tests (the e2e tests, ADR 0036), when not yet there.
+# Debian's Chromium and ChromeDriver for the browser tests (the e2e tests, ADR 0036), when not yet there,
+# and axe-core from npm (Debian's npm) for their accessibility checks (ADR 0080).
 browser:
-	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
-	  echo "installing Debian's chromium and chromium-driver for the browser tests"; \
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v npm >/dev/null || { \
+	  echo "installing Debian's chromium, chromium-driver and npm for the browser tests"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; }
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver npm >/dev/null; }
+	@$(BIN)/python scripts/fetch_axe.py
 
 run: install-serve
 	$(BIN)/ecp serve

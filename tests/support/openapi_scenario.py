@@ -105,10 +105,19 @@ QUICKSTART = [
         path=lambda ids: {"run_id": ids["run_id"]},
         query={"status": "pending"},
     ),
-    Step("approvals_get", role="approver", path=lambda ids: {"approval_id": ids["approval_id"]}),
+    Step(
+        "approvals_get",
+        role="approver",
+        path=lambda ids: {"approval_id": ids["approval_id"]},
+        keep=lambda approval: {"action_digest": approval["action_digest"]},
+    ),
     Step(
         "approvals_resolve",
-        {"decision": "approve", "reason": "Within policy"},
+        lambda ids: {
+            "decision": "approve",
+            "reason": "Within policy",
+            "action_digest": ids["action_digest"],
+        },
         role="approver",
         path=lambda ids: {"ref": "refunds", "approval_id": ids["approval_id"]},
     ),

@@ -54,6 +54,7 @@ SECTIONS: dict[str, str] = {
     "C12": "CONTRACT: hosted offer",
     "C13": "CONTRACT: model calls and backtests",
     "C14": "CONTRACT: run control",
+    "C15": "CONTRACT: the console",
 }
 """Section id → title; the id is the prefix of every rule id in that section."""
 
@@ -368,6 +369,16 @@ RULES: dict[str, str] = {
     "C14 limits-claim": "the claim admits a run without a slot only while its tenant and its deployment are under their limits, otherwise takes the tenant's next eligible run (another deployment's) or another tenant's: runs beyond a limit stay pending in order, a run holding a slot is never held back by its own limit, and two claims never take the last slot together",
     "C14 limits-processes": "two server processes on one database keep a deployment's limit: 1,000 runs under a limit of 5 never have more than 5 running at once, and all complete",
     "C14 limits-bad-input": "a max_concurrent_runs that is not an integer from 1 to 100,000 or null (0, negative, a fraction, text, a boolean, too large, missing) is 422 validation_failed with its location, and nothing is written",
+    # C15 The console
+    "C15 action-digest": "every approval carries action_digest (its id, status, proposed payload, allowed actions, min_approvals and the approvals so far); a resolution naming a digest that no longer matches (escalated, withdrawn, another approver voted) is 409 approval_changed and resolves nothing",
+    "C15 console-sign-in": "/console/sign-in takes an API key or a JWT once (or, hosted, the hosted login's session) and starts a sealed, HttpOnly, SameSite=Strict ecp_console cookie (Secure unless ECP_CLOUD_ALLOW_INSECURE_COOKIES) that acts with exactly the credential's tenant and roles and expires after ECP_CONSOLE_SESSION_HOURS; a cookie that does not open, or has expired, sends the browser to sign in",
+    "C15 console-revocation": "a console session started with an API key ends at its next request once the key is revoked",
+    "C15 console-csrf": "every console form carries a CSRF token bound to its session; a post without it or with another session's token is 403 and changes nothing",
+    "C15 console-csp": "every console response sends the console's Content-Security-Policy (scripts and connections to this origin only, no inline script or style, never framed) and the pages work without JavaScript",
+    "C15 console-roles": "the console checks the API's permissions: who may read but not resolve sees no decision forms and a forged post is 403; another tenant's approval is a 404 page",
+    "C15 console-inbox": "/console/inbox lists the pending approvals the person may resolve by their approval rules, the soonest SLA first (none last), filtered by deployment, in keyset pages whose statements do not grow with the rows",
+    "C15 console-approval": "/console/approvals/{id} shows the summary, rationale, payload, who acted, the SLA and escalation, and the run's timeline; approve, reject and edit-then-approve (a diff to confirm first) carry the action_digest shown, and a stale form resolves nothing and says so",
+    "C15 console-browser": "in Chromium an approver signs in, finds the approval, edits the payload, confirms the diff and approves, and the run completes; every page reads at 390 and 1280 px without sideways scroll and axe-core finds no serious or critical violation",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -603,5 +614,14 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C14 limits-claim": ("ecp_core.runs.engine.slots", "ecp_core.runs.engine.service"),
     "C14 limits-processes": ("ecp_core.runs.engine.slots", "ecp_core.runs.engine.service"),
     "C14 limits-bad-input": ("ecp_core.deployments.model",),
+    "C15 action-digest": ("ecp_core.runs.approvals.model", "ecp_core.runs.approvals.service"),
+    "C15 console-sign-in": ("ecp_http.server.console_sessions", "ecp_http.server.console.sign_in"),
+    "C15 console-revocation": ("ecp_http.server.console.browser",),
+    "C15 console-csrf": ("ecp_http.server.console.browser", "ecp_http.server.pages.csrf"),
+    "C15 console-csp": ("ecp_http.server.console.browser",),
+    "C15 console-roles": ("ecp_http.server.console.approvals", "ecp_core.permissions"),
+    "C15 console-inbox": ("ecp_core.runs.approvals.service", "ecp_http.server.console.approvals"),
+    "C15 console-approval": ("ecp_http.server.console.approvals",),
+    "C15 console-browser": ("ecp_http.server.console.approvals",),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

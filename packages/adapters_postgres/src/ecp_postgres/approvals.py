@@ -23,6 +23,7 @@ APPROVALS = Table(
         "approver_subjects",
         "approvals",
     ],
+    skip=["action_digest"],  # computed from the other fields
 )
 APPROVAL_ACTIONS = Table("ecp_approval_actions", ApprovalActionRecord, jsonb=["actor", "metadata"])
 
@@ -126,6 +127,39 @@ class PostgresApprovals(Repository):
             APPROVALS,
             f"WHERE {' AND '.join(where)} ORDER BY approval_id LIMIT %s",
             (tenant_id, *values, limit),
+        )
+
+    def pending_by_deadline(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        after: tuple[datetime | None, str] | None = None,
+        deployment_ref: str | None = None,
+        approver: ActorIdentity | None = None,
+    ) -> list[ApprovalRecord]:
+        """The tenant's pending approvals, soonest deadline first (none last), then by id."""
+        where = ["tenant_id = %s", "status = 'pending'"]
+        values: list[object] = [tenant_id]
+        if deployment_ref is not None:
+            where.append("deployment_ref = %s")
+            values.append(deployment_ref)
+        if approver is not None:  # ApprovalRecord.admits, as a condition
+            where.append(_ADMITS)
+            values += [approver.subject, [role.value for role in approver.roles], approver.subject]
+        if after is not None and after[0] is None:  # past every deadline: the rest, by id
+            where.append("sla_deadline IS NULL AND approval_id > %s")
+            values.append(after[1])
+        elif after is not None:
+            where.append(
+                "(sla_deadline IS NULL OR sla_deadline > %s"
+                " OR (sla_deadline = %s AND approval_id > %s))"
+            )
+            values += [after[0], after[0], after[1]]
+        return self._all(
+            APPROVALS,
+            f"WHERE {' AND '.join(where)} ORDER BY sla_deadline NULLS LAST, approval_id LIMIT %s",
+            (*values, limit),
         )
 
     def overdue(self, now: datetime, limit: int) -> list[ApprovalRecord]:

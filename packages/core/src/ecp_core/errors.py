@@ -107,6 +107,15 @@ class ApprovalWithdrawn(Conflict):
     code = "approval_withdrawn"
 
 
+class ApprovalChanged(Conflict):
+    """The approval changed since the approver saw it: nothing was resolved.
+
+    Its ``action_digest`` no longer matches: escalated, withdrawn or approved by another.
+    """
+
+    code = "approval_changed"
+
+
 class AlreadyApproved(Conflict):
     """The caller already approved this approval; another approval must come from someone else."""
 

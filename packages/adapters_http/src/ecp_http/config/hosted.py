@@ -91,10 +91,9 @@ def _https(setting: Setting[str], value: str, *, insecure: bool) -> str:
     return value
 
 
-def _identity(env: Mapping[str, str]) -> IdentitySettings:
+def _identity(env: Mapping[str, str], *, insecure: bool) -> IdentitySettings:
     if not IDP_AUTHKIT_ENABLED.read(env):
         return IdentitySettings()
-    insecure = CLOUD_ALLOW_INSECURE_COOKIES.read(env)
     password = IDP_COOKIE_PASSWORD.read(env)
     redirect_uri = IDP_REDIRECT_URI.read(env)
     browser_origin = CLOUD_BROWSER_ORIGIN.read(env)
@@ -124,10 +123,18 @@ def _billing(env: Mapping[str, str]) -> BillingSettings:
     )
 
 
-def hosted_settings(env: Mapping[str, str]) -> HostedSettings:
-    """Read the hosted settings; SettingsError names the first invalid one of an enabled feature."""
+def insecure_cookies(env: Mapping[str, str]) -> bool:
+    """``ECP_CLOUD_ALLOW_INSECURE_COOKIES``: the hosted cookies and the console's drop ``Secure``."""
+    return CLOUD_ALLOW_INSECURE_COOKIES.read(env)
+
+
+def hosted_settings(env: Mapping[str, str], *, insecure: bool = False) -> HostedSettings:
+    """Read the hosted settings; SettingsError names the first invalid one of an enabled feature.
+
+    ``insecure`` is :func:`insecure_cookies` of ``env``, read once by the caller.
+    """
     features = HostedSettings(
-        identity=_identity(env),
+        identity=_identity(env, insecure=insecure),
         billing=_billing(env),
         entitlements_enabled=CLOUD_ENTITLEMENTS_ENABLED.read(env),
     )
@@ -139,4 +146,5 @@ __all__ = [
     "HostedSettings",
     "IdentitySettings",
     "hosted_settings",
+    "insecure_cookies",
 ]

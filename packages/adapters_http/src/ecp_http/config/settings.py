@@ -15,7 +15,7 @@ from ecp_core.models.model import CatalogEntry
 from ecp_http.config.action_secrets import ActionSecrets
 from ecp_http.config.backtests import backtest_fields
 from ecp_http.config.connectors import connector_fields
-from ecp_http.config.hosted import HostedSettings, hosted_settings
+from ecp_http.config.hosted import HostedSettings, hosted_settings, insecure_cookies
 from ecp_http.config.model_catalog import check_secrets, read_catalog
 from ecp_http.config.table import actions, models, observability, runs, serving
 from ecp_http.config.values import SettingsError
@@ -59,6 +59,11 @@ class Settings:
     audit_signing_required: bool = serving.AUDIT_SIGNING_REQUIRED.default
     """Whether audit readiness requires signed records (ADR 0042)."""
     workers: int = serving.WORKERS.default
+    console_session_hours: float = serving.CONSOLE_SESSION_HOURS.default
+    """How long a console session lasts (ADR 0080)."""
+    insecure_cookies: bool = False
+    """``ECP_CLOUD_ALLOW_INSECURE_COOKIES``: the console's cookie (and the hosted ones) without
+    ``Secure``, for loopback tests over plain HTTP only."""
     """Server processes ``ecp serve`` runs on one socket and one database (ADR 0062)."""
     dispatch_workers: int = runs.DISPATCH_WORKERS.default
     audit_verify_connections: int = runs.AUDIT_VERIFY_CONNECTIONS.default
@@ -146,7 +151,8 @@ class Settings:
         environment (``ecp_http.startup.bootstrap.load_settings``).
         """
         jwt_secret = serving.JWT_SECRET.read(env)
-        hosted = hosted_settings(env)
+        insecure = insecure_cookies(env)
+        hosted = hosted_settings(env, insecure=insecure)
         if hosted.any_feature_enabled and jwt_secret is None:
             raise SettingsError(
                 f"{serving.JWT_SECRET.name} must be set to a secret of your own when a hosted "
@@ -167,6 +173,8 @@ class Settings:
             audit_verification_keys=serving.AUDIT_VERIFICATION_KEYS.read(env),
             audit_signing_required=serving.AUDIT_SIGNING_REQUIRED.read(env),
             workers=serving.WORKERS.read(env),
+            console_session_hours=serving.CONSOLE_SESSION_HOURS.read(env),
+            insecure_cookies=insecure,
             dispatch_workers=runs.DISPATCH_WORKERS.read(env),
             audit_verify_connections=runs.AUDIT_VERIFY_CONNECTIONS.read(env),
             dispatch_poll_seconds=runs.DISPATCH_POLL_SECONDS.read(env),

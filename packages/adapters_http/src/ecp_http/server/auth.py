@@ -9,6 +9,7 @@ token costs a full verification every time, as before.
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import jwt
@@ -137,6 +138,12 @@ class Authenticator:
         )
         self._verified.add(token, actor, claims)
         return actor
+
+
+def token_expiry(token: str) -> datetime:
+    """When a token that :meth:`Authenticator.verify_token` accepted expires (its ``exp``)."""
+    claims = jwt.decode(token, options={"verify_signature": False})
+    return datetime.fromtimestamp(int(claims["exp"]), UTC)
 
 
 def mint_token(

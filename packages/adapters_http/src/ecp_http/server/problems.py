@@ -48,6 +48,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "run_finished": 409,
     "run_canceled": 409,
     "approval_withdrawn": 409,
+    "approval_changed": 409,
     "already_approved": 409,
     "already_subscribed": 409,
     "no_merchant_customer": 409,

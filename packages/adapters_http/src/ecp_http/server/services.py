@@ -14,6 +14,7 @@ from ecp_core.service import Ecp
 from ecp_http.config.settings import Settings
 from ecp_http.server.api_reference import Asset
 from ecp_http.server.auth import Authenticator
+from ecp_http.server.console_sessions import ConsoleSessions
 from ecp_http.server.long_poll import Bell
 from ecp_http.server.observability.metrics import Metrics
 from ecp_http.server.sessions import CloudIdentity
@@ -66,3 +67,5 @@ class Services:
     """Rung when a run of this process starts to wait or ends; ``Prefer: wait`` reads wait on it."""
     cloud_identity: CloudIdentity | None = None
     """The identity provider and the sealed cookies, while ``ECP_IDP_AUTHKIT_ENABLED`` is set."""
+    console: ConsoleSessions | None = None
+    """The console's sealed sessions (the composition root always builds them)."""

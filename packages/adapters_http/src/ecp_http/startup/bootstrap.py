@@ -52,7 +52,7 @@ from ecp_http.startup.core_setup import (
     retired_audit_keys,
 )
 from ecp_http.startup.database_setup import database
-from ecp_http.startup.hosted import billing_setup, cloud_identity
+from ecp_http.startup.hosted import billing_setup, cloud_identity, console_sessions
 from ecp_http.startup.secrets import with_development_secrets
 from ecp_postgres import PostgresStore, apply_migrations, migration_status
 from ecp_postgres.notifications import NotificationListener
@@ -321,6 +321,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         task_offers=offers,
         runs_moved=runs_moved,
         cloud_identity=identity,
+        console=console_sessions(settings),
     )
     return runtime
 

@@ -1,4 +1,4 @@
-"""The hosted offer's adapters, built from the settings: the merchant and the identity provider.
+"""The browser's adapters, built from the settings: the merchant, the identity provider, the console.
 
 Each is None while its feature is off (self-hosting); the composition root
 (:mod:`ecp_http.startup.bootstrap`) hands them to the core and the handlers.
@@ -7,7 +7,8 @@ Each is None while its feature is off (self-hosting); the composition root
 from ecp_billing import PaddleMerchant
 from ecp_core.billing.service import BillingSetup
 from ecp_core.system import SystemClock
-from ecp_http.config.settings import Settings
+from ecp_http.config.settings import Settings, SettingsError
+from ecp_http.server.console_sessions import ConsoleSessions
 from ecp_http.server.sessions import CloudIdentity, CloudSessions
 from ecp_idp import WorkOSAuthKit
 
@@ -45,4 +46,20 @@ def cloud_identity(settings: Settings) -> CloudIdentity | None:
     )
 
 
-__all__ = ["billing_setup", "cloud_identity"]
+def console_sessions(settings: Settings) -> ConsoleSessions:
+    """The console's sealed sessions, keyed by ``ECP_JWT_SECRET`` (ADR 0080).
+
+    Secure unless insecure cookies are allowed (the console's own setting or hosted identity's).
+    """
+    if settings.jwt_secret is None:
+        raise SettingsError("the console seals its sessions with the JWT secret, which is unset")
+    insecure = settings.insecure_cookies or settings.hosted.identity.allow_insecure_cookies
+    return ConsoleSessions(
+        settings.jwt_secret,
+        hours=settings.console_session_hours,
+        secure=not insecure,
+        clock=SystemClock(),
+    )
+
+
+__all__ = ["billing_setup", "cloud_identity", "console_sessions"]

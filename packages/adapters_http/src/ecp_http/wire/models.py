@@ -145,6 +145,18 @@ class ApprovalInboxQuery:
     cursor: str | None = None
 
 
+@described(
+    deployment="only approvals of this deployment (empty: every deployment)",
+    cursor="where the page starts: the `Next page` link's",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleInboxQuery:
+    """The console inbox's filter and page (a form may send a field empty: no filter)."""
+
+    deployment: str | None = None
+    cursor: str | None = None
+
+
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalPageResponse:
     """A page of approvals in approval id order (oldest first); ``next_cursor`` when more remain."""

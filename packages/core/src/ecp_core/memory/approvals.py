@@ -1,12 +1,19 @@
 """ApprovalRepository in memory."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from ecp_core.errors import exists, missing
 from ecp_core.identity import ActorIdentity
 from ecp_core.memory.tables import Repository, detached
 from ecp_core.runs.approvals.model import ApprovalActionRecord, ApprovalRecord
 from ecp_core.types import ApprovalStatus
+
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+
+
+def _by_deadline(deadline: datetime | None, approval_id: str) -> tuple[bool, datetime, str]:
+    """The inbox's order: deadlines first, soonest first, then the id."""
+    return (deadline is None, deadline or _EARLIEST, approval_id)
 
 
 class MemoryApprovals(Repository):
@@ -68,6 +75,33 @@ class MemoryApprovals(Repository):
             ),
             key=lambda a: a.approval_id,
         )
+        return found[:limit]
+
+    @detached
+    def pending_by_deadline(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        after: tuple[datetime | None, str] | None = None,
+        deployment_ref: str | None = None,
+        approver: ActorIdentity | None = None,
+    ) -> list[ApprovalRecord]:
+        """The tenant's pending approvals, soonest deadline first (none last), then by id."""
+        found = sorted(
+            (
+                a
+                for a in self._t.table("approvals").values()
+                if a.tenant_id == tenant_id
+                and a.status is ApprovalStatus.PENDING
+                and deployment_ref in (None, a.deployment_ref)
+                and (approver is None or a.admits(approver))
+            ),
+            key=lambda a: _by_deadline(a.sla_deadline, a.approval_id),
+        )
+        if after is not None:
+            position = _by_deadline(*after)
+            found = [a for a in found if _by_deadline(a.sla_deadline, a.approval_id) > position]
         return found[:limit]
 
     @detached

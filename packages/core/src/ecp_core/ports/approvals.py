@@ -52,6 +52,24 @@ class ApprovalRepository(Protocol):
         """
         ...
 
+    def pending_by_deadline(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        after: tuple[datetime | None, str] | None = None,
+        deployment_ref: str | None = None,
+        approver: ActorIdentity | None = None,
+    ) -> list[ApprovalRecord]:
+        """Up to ``limit`` of the tenant's pending approvals, the soonest ``sla_deadline`` first.
+
+        Those without a deadline come last; ties in approval id order (code point). ``after`` is
+        the position of the previous page's last one (its deadline or None, and its id). With
+        ``deployment_ref``, that deployment's only; with ``approver``, those that admit them (as
+        :meth:`page`).
+        """
+        ...
+
     def overdue(self, now: datetime, limit: int) -> list[ApprovalRecord]:
         """Pending approvals whose sla_deadline has passed, across tenants."""
         ...

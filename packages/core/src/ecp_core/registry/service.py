@@ -103,6 +103,11 @@ class GraphRegistry:
             raise NotFound(f"graph {graph_id!r} version {version or 'latest'} not found")
         return found
 
+    def definition(self, tenant_id: str, graph_version_ref: str) -> GraphDefinition:
+        """The definition behind a ``graph_id@version`` ref (a run's graph); NotFound otherwise."""
+        with self._uow() as uow:
+            return require_graph(uow, tenant_id, graph_version_ref)
+
     def deploy(self, tenant_id: str, request: CreateDeploymentRequest) -> tuple[Deployment, bool]:
         """Create a deployment; repeating an identical request returns it (``False``: not new).
 

@@ -30,6 +30,7 @@ SETTINGS: tuple[Setting[Any] | SettingFamily, ...] = (
     serving.AUDIT_SIGNING_REQUIRED,
     serving.HOSTED,
     serving.WORKERS,
+    serving.CONSOLE_SESSION_HOURS,
     runs.DISPATCH_WORKERS,
     runs.AUDIT_VERIFY_CONNECTIONS,
     runs.DISPATCH_POLL_SECONDS,

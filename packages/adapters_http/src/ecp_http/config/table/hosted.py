@@ -137,6 +137,9 @@ CLOUD_ALLOW_INSECURE_COOKIES: Setting[bool] = Setting(
     name="ECP_CLOUD_ALLOW_INSECURE_COOKIES",
     parse=flag,
     default=False,
-    description="`true` drops `Secure` from the cookies and allows `http` URLs: loopback tests only",
+    description=(
+        "`true` drops `Secure` from the hosted and the console cookies and allows `http` URLs:"
+        " loopback tests only"
+    ),
     document="hosted",
 )

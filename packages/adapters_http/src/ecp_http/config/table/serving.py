@@ -115,6 +115,17 @@ HOSTED: Setting[bool] = Setting(
     shown_default="`false`",
 )
 
+CONSOLE_SESSION_HOURS: Setting[float] = Setting(
+    name="ECP_CONSOLE_SESSION_HOURS",
+    parse=number(0.01),
+    default=12.0,
+    description=(
+        "how long a console session (`/console/sign-in`, the sealed `ecp_console` cookie) lasts"
+        " before the person signs in again (`docs/console.md`, ADR 0080)"
+    ),
+    shown_default="`12`",
+)
+
 WORKERS: Setting[int] = Setting(
     name="ECP_WORKERS",
     parse=whole(1),

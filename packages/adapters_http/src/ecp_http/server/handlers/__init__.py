@@ -1,5 +1,6 @@
 """The HTTP handlers: one module per area, each with a module-level ``OPERATIONS`` list."""
 
+from ecp_http.server import console
 from ecp_http.server.handlers import (
     account,
     actions,
@@ -71,6 +72,7 @@ def all_operations(
         *attestations.OPERATIONS,
         *audit_health.OPERATIONS,
         *docs.OPERATIONS,
+        *console.OPERATIONS,
         *(metrics.OPERATIONS if metrics_enabled else ()),
         *(billing.OPERATIONS if billing_enabled else ()),
         *(

@@ -34,21 +34,32 @@ _templates = jinja2.Environment(
 )
 
 
+def render(template: str, **context: Any) -> str:  # noqa: ANN401
+    """``template`` rendered with ``context``, every value escaped."""
+    return _templates.get_template(template).render(**context)
+
+
 def page(template: str, *, status: int = 200, **context: Any) -> HTMLResponse:  # noqa: ANN401
     """``template`` rendered with ``context`` (every value escaped), with the page headers."""
-    html = _templates.get_template(template).render(**context)
-    return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
+    return HTMLResponse(render(template, **context), status_code=status, headers=PAGE_HEADERS)
 
 
-def stylesheet() -> Response:
-    """The pages' one stylesheet (cacheable: it holds nothing of any account)."""
+def stylesheet(name: str = "ecp.css") -> Response:
+    """A stylesheet the wheel ships in ``static/`` (cacheable: it holds nothing of any account)."""
     css = (
         importlib.resources.files("ecp_http.server.pages")
-        .joinpath("static/ecp.css")
+        .joinpath(f"static/{name}")
         .read_text("utf-8")
     )
     headers = {"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"}
     return Response(css, media_type="text/css; charset=utf-8", headers=headers)
 
 
-__all__ = ["CONTENT_SECURITY_POLICY", "PAGE_HEADERS", "STYLESHEET_PATH", "page", "stylesheet"]
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "PAGE_HEADERS",
+    "STYLESHEET_PATH",
+    "page",
+    "render",
+    "stylesheet",
+]

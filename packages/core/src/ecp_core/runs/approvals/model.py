@@ -5,12 +5,14 @@ from typing import Annotated, Any
 
 import attrs
 
+from ecp_core.canonical import json_digest
 from ecp_core.constraints import AwareUtc, Range, Text, checked
 from ecp_core.identity import DEFAULT_TENANT, ActorIdentity
 from ecp_core.runs.run.model import RunStatusResponse
 from ecp_core.types import ApprovalDecision, ApprovalStatus, HumanInteractionType, ServiceRole
 
 Reason = Annotated[str, Text(1, 1000)]
+Digest = Annotated[str, Text(pattern=r"sha256:[0-9a-f]{64}")]
 
 ALL_DECISIONS = tuple(ApprovalDecision)
 
@@ -90,6 +92,15 @@ class ApprovalRecord:
     approvals: tuple[ApprovalResolution, ...] = ()
     """The approvals given so far, oldest first, one per person; the approval is resolved when
     they number `min_approvals` (or by a rejection, which is in `resolution` only)."""
+    action_digest: str = ""
+    """What an approver decides on, as a digest (ADR 0080): the approval id, its status, the
+    proposed payload, the allowed actions, `min_approvals` and the approvals so far. Send it back
+    in a resolution to have it refused (409 `approval_changed`) should any of these have changed
+    since; computed from the record, so a value given here is replaced."""
+
+    def __attrs_post_init__(self) -> None:
+        """Compute ``action_digest`` from the fields it covers (whatever value was given)."""
+        object.__setattr__(self, "action_digest", action_digest(self))
 
     def admits(self, actor: ActorIdentity) -> bool:
         """Whether ``actor`` may resolve it: admitted by its lists, and not a refused starter.
@@ -114,6 +125,34 @@ class ApprovalRecord:
         return any(given.actor.subject == subject for given in self.approvals)
 
 
+def action_digest(approval: ApprovalRecord) -> str:
+    """The ``sha256:`` digest of what an approver decides on (ADR 0080).
+
+    The approval id, its status, the proposed payload, the allowed actions, how many approvals
+    it needs and, for each approval so far, who gave it, which decision and which edited
+    payload. An escalation or a withdrawal changes the status, another approver's vote the
+    approvals; the SLA, the summary and the context do not enter (they do not change what is
+    decided).
+    """
+    return json_digest(
+        {
+            "approval_id": approval.approval_id,
+            "status": approval.status.value,
+            "proposed_payload": approval.proposed_payload,
+            "allowed_actions": [action.value for action in approval.allowed_actions],
+            "min_approvals": approval.min_approvals,
+            "approvals": [
+                {
+                    "subject": given.actor.subject,
+                    "decision": given.decision.value,
+                    "edited_payload": given.edited_payload,
+                }
+                for given in approval.approvals
+            ],
+        }
+    )
+
+
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalResolutionRequest:
     """Body of ``POST /deployments/{ref}/approvals/{approval_id}/resolve``."""
@@ -125,6 +164,10 @@ class ApprovalResolutionRequest:
     contract."""
     reason: Reason | None = None
     """Why, in the approver's words; written into the audit record."""
+    action_digest: Digest | None = None
+    """The approval's `action_digest` as the approver saw it: when given and the approval has
+    changed since (escalated, withdrawn, approved by another), nothing is resolved and the answer
+    is 409 `approval_changed`."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

@@ -1,6 +1,7 @@
 """Use cases for approvals: resolve, list (per run, and the inbox across runs), escalate."""
 
 from collections.abc import Callable
+from datetime import datetime
 
 import attrs
 
@@ -9,6 +10,7 @@ from ecp_core.contracts.schema import payload_errors
 from ecp_core.errors import (
     AlreadyApproved,
     ApprovalAlreadyResolved,
+    ApprovalChanged,
     ApprovalWithdrawn,
     Conflict,
     FieldError,
@@ -18,7 +20,7 @@ from ecp_core.errors import (
     ValidationFailed,
 )
 from ecp_core.identity import ActorIdentity
-from ecp_core.pages import check_limit, decode_cursor, next_page
+from ecp_core.pages import check_limit, decode_cursor, invalid_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock
 from ecp_core.registry.service import require_graph
@@ -32,6 +34,7 @@ from ecp_core.runs.approvals.steps import ApprovalSteps
 from ecp_core.runs.run.model import Run
 from ecp_core.runs.run.moves import StepApplier
 from ecp_core.types import ApprovalDecision, ApprovalStatus
+from ecp_core.wire import format_timestamp, parse_timestamp
 
 
 def _check_request(
@@ -59,6 +62,22 @@ def _check_request(
 
 INBOX_CURSOR = "approvals"
 """The kind of the approval inbox's cursors."""
+DEADLINE_CURSOR = "approvals-by-deadline"
+"""The kind of the cursors of the inbox by SLA (:meth:`ApprovalService.inbox`)."""
+
+
+NO_DEADLINE = "-"
+"""What a cursor of the inbox by SLA holds for an approval without one."""
+
+
+def _deadline_of(text: str) -> datetime | None:
+    """A deadline a cursor holds; ValidationFailed for one this service did not write."""
+    if text == NO_DEADLINE:
+        return None
+    try:
+        return parse_timestamp(text)
+    except ValueError as exc:
+        raise invalid_cursor() from exc
 
 
 def _refuse_unless_pending(approval: ApprovalRecord) -> None:
@@ -83,6 +102,20 @@ def _refuse_unless_approver(approval: ApprovalRecord, actor: ActorIdentity) -> N
         raise AlreadyApproved(
             f"{actor.subject!r} already approved {approval.approval_id}; "
             f"it needs {approval.min_approvals} distinct approvers"
+        )
+
+
+def _refuse_if_changed(approval: ApprovalRecord, request: ApprovalResolutionRequest) -> None:
+    """ApprovalChanged when the approval, read under its run's lock, is not as the approver saw it.
+
+    Read afresh: the lock's own read of the approval is as of the statement's start, before any
+    wait for the lock, and an escalation or another approval may have committed in that wait.
+    """
+    if request.action_digest != approval.action_digest:
+        raise ApprovalChanged(
+            f"approval {approval.approval_id} changed since it was shown "
+            f"(it is {approval.status.value}, with {len(approval.approvals)} of "
+            f"{approval.min_approvals} approvals): read it again before deciding"
         )
 
 
@@ -157,6 +190,8 @@ class ApprovalService:
             if found is None or found[0].deployment_ref != deployment_ref:
                 raise NotFound(f"approval {approval_id} not found")
             approval, run = found
+            if request.action_digest is not None:
+                _refuse_if_changed(uow.approvals.get(tenant_id, approval_id) or approval, request)
             _refuse_unless_pending(approval)
             _check_request(uow, approval, request)
             # Under the run's lock: a run still paused on the approval means it is still pending
@@ -242,6 +277,44 @@ class ApprovalService:
                 approver=approver,
             )
         return next_page(found, limit, INBOX_CURSOR, lambda approval: (approval.approval_id,))
+
+    def inbox(
+        self,
+        approver: ActorIdentity,
+        *,
+        limit: int = 25,
+        cursor: str | None = None,
+        deployment_ref: str | None = None,
+    ) -> tuple[list[ApprovalRecord], str | None]:
+        """A page of the pending approvals ``approver`` may resolve, the soonest SLA first.
+
+        Those without an SLA come last, ties by approval id; the next cursor, or None (the
+        console's inbox, ADR 0080).
+        """
+        check_limit(limit)
+        after = None
+        if cursor is not None:
+            deadline, approval_id = decode_cursor(DEADLINE_CURSOR, cursor, 2)
+            after = (_deadline_of(deadline), approval_id)
+        with self._uow() as uow:
+            found = uow.approvals.pending_by_deadline(
+                approver.tenant_id,
+                limit=limit + 1,
+                after=after,
+                deployment_ref=deployment_ref,
+                approver=approver,
+            )
+        return next_page(
+            found,
+            limit,
+            DEADLINE_CURSOR,
+            lambda approval: (
+                NO_DEADLINE
+                if approval.sla_deadline is None
+                else format_timestamp(approval.sla_deadline),
+                approval.approval_id,
+            ),
+        )
 
     def get(self, tenant_id: str, approval_id: str) -> ApprovalRecord:
         """One approval; NotFound otherwise."""

@@ -117,6 +117,55 @@ class ApprovalRepositoryConformance(StoreSuite):
             after = [a.approval_id for a in tx.approvals.page("t1", limit=10, after="ap-a")]
             assert after == [i for i in by_code_point if i > "ap-a"]
 
+    @pytest.mark.spec("C15 console-inbox", "C1 list-paging")
+    def test_pending_by_deadline_pages_soonest_first_and_none_last(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Pending approvals by deadline (none last), ties by id, each once across pages."""
+        soon, later = NOW + timedelta(minutes=5), NOW + timedelta(hours=2)
+        stored = [
+            attrs.evolve(inbox_approval("ap-5"), sla_deadline=later),
+            attrs.evolve(inbox_approval("ap-1")),  # no deadline: last
+            attrs.evolve(inbox_approval("ap-4"), sla_deadline=soon),
+            attrs.evolve(inbox_approval("ap-2"), sla_deadline=soon),
+            attrs.evolve(inbox_approval("ap-0")),
+            attrs.evolve(inbox_approval("ap-3"), sla_deadline=later, deployment_ref="other"),
+            attrs.evolve(inbox_approval("ap-6", status=ApprovalStatus.RESOLVED), sla_deadline=soon),
+            attrs.evolve(inbox_approval("ap-7", tenant="t2"), sla_deadline=soon),
+            attrs.evolve(
+                inbox_approval("ap-8"), sla_deadline=soon, approver_subjects=("someone-else",)
+            ),
+        ]
+        with uow() as tx:
+            for a in stored:
+                tx.approvals.add(a)
+            tx.commit()
+        bob = ActorIdentity(
+            subject="bob",
+            auth_method=AuthMethod.BEARER,
+            roles=(ServiceRole.APPROVER,),
+            tenant_id="t1",
+        )
+        order = ["ap-2", "ap-4", "ap-3", "ap-5", "ap-0", "ap-1"]
+        with uow() as tx:
+            by_deadline = tx.approvals.pending_by_deadline
+            found = by_deadline("t1", limit=10, approver=bob)
+            assert [a.approval_id for a in found] == order
+            every = [a.approval_id for a in by_deadline("t1", limit=10)]
+            assert every == ["ap-2", "ap-4", "ap-8", "ap-3", "ap-5", "ap-0", "ap-1"]
+            other = by_deadline("t1", limit=10, deployment_ref="other")
+            assert [a.approval_id for a in other] == ["ap-3"]
+            for size in (1, 2, 4):
+                seen: list[str] = []
+                after = None
+                while True:
+                    page = by_deadline("t1", limit=size, after=after, approver=bob)
+                    seen += [a.approval_id for a in page]
+                    if len(page) < size:
+                        break
+                    after = (page[-1].sla_deadline, page[-1].approval_id)
+                assert seen == order, size
+
     @pytest.mark.spec("C14 four-eyes", "C14 approvers")
     def test_rules_and_approvals_so_far_read_back(self, uow: UnitOfWorkFactory) -> None:
         """An approval's rules, its run's starter and its approvals so far are stored whole."""

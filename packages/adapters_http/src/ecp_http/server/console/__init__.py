@@ -1,0 +1,120 @@
+"""The console: server-rendered pages for approvers under ``/console`` (ADR 0080).
+
+Every page and form works without JavaScript; every response carries the console's
+Content-Security-Policy (:data:`~ecp_http.server.console.browser.CONSOLE_CSP`). A person signs in
+once with an API key or a JWT (:mod:`.sign_in`); the sealed session
+(:mod:`ecp_http.server.console_sessions`) acts with
+exactly that credential's tenant and roles, checked against the API's one permission table on
+every request (:mod:`.browser`). The inbox and the approval page are :mod:`.approvals`.
+"""
+
+from collections.abc import Callable
+
+from starlette.responses import Response
+
+from ecp_http.server.console import approvals, sign_in
+from ecp_http.server.console.browser import STYLESHEET
+from ecp_http.server.console_sessions import CONSOLE_PATH, SIGN_IN_PATH
+from ecp_http.server.routing import Call, Operation
+from ecp_http.server.services import Services
+from ecp_http.wire.models import ConsoleInboxQuery
+
+TAG = "console"
+
+
+def _page(
+    method: str,
+    path: str,
+    handler: Callable[[Call, Services], Response],
+    operation_id: str,
+    summary: str,
+    *,
+    statuses: tuple[int, ...] = (303, 403, 404, 409, 422),
+    query: type | None = None,
+    media_type: str = "text/html",
+) -> Operation:
+    return Operation(
+        method=method,
+        path=path,
+        handler=handler,
+        operation_id=operation_id,
+        tag=TAG,
+        summary=summary,
+        permission=None,
+        public=True,  # the console session is checked by the page itself
+        response=str,
+        media_type=media_type,
+        form=method == "POST",
+        query=query,
+        extra_statuses=statuses,
+    )
+
+
+OPERATIONS = [
+    _page("GET", CONSOLE_PATH, sign_in.home, "console_home", "The console: on to the inbox"),
+    _page(
+        "GET",
+        SIGN_IN_PATH,
+        sign_in.sign_in_page,
+        "console_sign_in_form",
+        "The console's sign-in form (an API key or a JWT)",
+        statuses=(),
+    ),
+    _page(
+        "POST",
+        SIGN_IN_PATH,
+        sign_in.sign_in,
+        "console_sign_in",
+        "Sign in to the console with an API key or a JWT; starts the sealed session cookie",
+        statuses=(303, 401, 403),
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/sign-out",
+        sign_in.sign_out,
+        "console_sign_out",
+        "End the console session",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/inbox",
+        approvals.inbox,
+        "console_inbox",
+        "The pending approvals the person may resolve, soonest SLA first (HTML)",
+        query=ConsoleInboxQuery,
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/approvals/{approval_id}",
+        approvals.approval_page,
+        "console_approval",
+        "One approval: what is decided, who acted, the run's timeline, the decision forms (HTML)",
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/approvals/{approval_id}/edit",
+        approvals.review_edit,
+        "console_approval_review_edit",
+        "The diff of an edited payload, to confirm before it resolves (HTML)",
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/approvals/{approval_id}/resolve",
+        approvals.resolve,
+        "console_approval_resolve",
+        "Approve, reject or edit-then-approve from the browser (the form's action_digest "
+        "must still match)",
+    ),
+    _page(
+        "GET",
+        STYLESHEET,
+        sign_in.console_stylesheet,
+        "console_stylesheet",
+        "The console's stylesheet",
+        statuses=(),
+        media_type="text/css",
+    ),
+]
+"""The console's routes: served by every ECP server."""
+
+__all__ = ["OPERATIONS"]
