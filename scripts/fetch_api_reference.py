@@ -9,11 +9,8 @@ version: ``python scripts/fetch_api_reference.py 5.x.y``, then run the ``/docs``
 
 import argparse
 import pathlib
-import shutil
-import subprocess
-import sys
-import tarfile
-import tempfile
+
+from npm_files import fetch_files
 
 PACKAGE = "swagger-ui-dist"
 DEFAULT_VERSION = "5.35.0"
@@ -26,30 +23,9 @@ FILES = (
 )
 """What is kept of the package: the bundle, its stylesheet, and the licenses they come under."""
 TARGET = (
-    pathlib.Path(__file__).resolve().parents[1] / "packages/adapters_http/src/ecp_http/server/static/docs"
+    pathlib.Path(__file__).resolve().parents[1]
+    / "packages/adapters_http/src/ecp_http/server/static/docs"
 )
-
-
-def fetch(version: str, target: pathlib.Path) -> None:
-    """Copy :data:`FILES` of ``swagger-ui-dist@version`` into ``target`` and write ``VERSION``."""
-    npm = shutil.which("npm")
-    if npm is None:
-        sys.exit("npm is needed (Debian: apt-get install npm)")
-    with tempfile.TemporaryDirectory() as scratch:
-        packed = subprocess.run(  # noqa: S603 (a fixed command; the version is an argument)
-            [npm, "pack", "--silent", f"{PACKAGE}@{version}"],
-            cwd=scratch,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.split()[-1]
-        with tarfile.open(pathlib.Path(scratch) / packed) as archive:
-            for name in FILES:
-                member = archive.extractfile(f"package/{name}")
-                if member is None:
-                    sys.exit(f"{packed} has no {name}")
-                (target / name).write_bytes(member.read())
-    (target / "VERSION").write_text(f"{PACKAGE}@{version}\n", encoding="utf-8")
 
 
 def main() -> None:
@@ -58,7 +34,7 @@ def main() -> None:
     parser.add_argument("version", nargs="?", default=DEFAULT_VERSION)
     version = parser.parse_args().version
     TARGET.mkdir(parents=True, exist_ok=True)
-    fetch(version, TARGET)
+    fetch_files(PACKAGE, version, FILES, TARGET)
     print(f"{PACKAGE}@{version} -> {TARGET}")  # noqa: T201
 
 
