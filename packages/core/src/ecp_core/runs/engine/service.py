@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from ecp_core.canonical import canonical_json, json_digest, thaw
+from ecp_core.canonical import canonical_json, thaw
 from ecp_core.deployments.model import Deployment, LimitsRequest, TenantLimits
 from ecp_core.errors import (
     Conflict,
@@ -21,21 +21,20 @@ from ecp_core.identity import ActorIdentity
 from ecp_core.pages import MAX_PAGE, check_limit, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock, IdFactory
-from ecp_core.registry.service import require_deployment, require_graph
+from ecp_core.registry.service import require_graph
 from ecp_core.runs.children.targets import CHILDREN_CURSOR, child_target
 from ecp_core.runs.engine.control import RunControl
 from ecp_core.runs.engine.dispatch import DISPATCH_RETRY
 from ecp_core.runs.engine.failures import DispatchFailures
 from ecp_core.runs.engine.lifecycle import RunLifecycle
 from ecp_core.runs.engine.limits import RunLimits
+from ecp_core.runs.engine.starts import FirstAttemptsFailed, RunStarts
 from ecp_core.runs.engine.step import Stepper
 from ecp_core.runs.engine.timers import WAKE_BATCH, TimerWakes, Woken
 from ecp_core.runs.run.attempts import AttemptRecord
 from ecp_core.runs.run.model import (
-    DEFAULT_PRIORITY,
     CancelRunRequest,
     PauseRequest,
-    PauseSource,
     Run,
     StartRunRequest,
 )
@@ -47,10 +46,6 @@ log = logging.getLogger("ecp_core.runs")
 
 CHAINED_ATTEMPTS = 16
 """At most this many further attempts share one transaction (a claim stays short and fair)."""
-
-
-class _FirstAttemptsFailed(Exception):
-    """The first attempts made in a start's transaction raised (the start is rolled back)."""
 
 
 class RunService:
@@ -77,6 +72,7 @@ class RunService:
         self._limits = RunLimits(uow)
         self._failures = DispatchFailures(clock, stepper, lifecycle, dispatch)
         self._timers = TimerWakes(uow, clock, stepper, lifecycle)
+        self._starts = RunStarts(uow, clock, ids, self._first_attempts)
 
     def wake_timers(self, limit: int = WAKE_BATCH) -> list[Woken]:
         """Wake up to ``limit`` runs whose wait node's time came (see :class:`TimerWakes`)."""
@@ -135,7 +131,7 @@ class RunService:
         a Conflict. The run input must be canonical JSON. ``started_by`` is the subject starting
         it, recorded on the run (four-eyes approval rules compare it, ADR 0075).
         """
-        return self._start(tenant_id, request, first_attempts=False, started_by=started_by)
+        return self._starts.start(tenant_id, request, first_attempts=False, started_by=started_by)
 
     def start_and_drive(
         self, tenant_id: str, request: StartRunRequest, *, started_by: str | None = None
@@ -149,104 +145,19 @@ class RunService:
         :meth:`drive`. Should those first attempts raise, the run is started alone and driven as
         usual. A repeated idempotency key drives the first run (which may have moved on).
         """
-        run, created = self._start(tenant_id, request, first_attempts=True, started_by=started_by)
+        run, created = self._starts.start(
+            tenant_id, request, first_attempts=True, started_by=started_by
+        )
         if run.status in TERMINAL or run.status in WAITING:
             return run, created
         return self.drive(tenant_id, run.run_id), created
 
-    def _start(
-        self,
-        tenant_id: str,
-        request: StartRunRequest,
-        *,
-        first_attempts: bool,
-        started_by: str | None = None,
-    ) -> tuple[Run, bool]:
-        try:
-            canonical_json(request.input)
-        except ValidationFailed as exc:
-            raise ValidationFailed(
-                "run input is not canonical JSON",
-                errors=[attrs.evolve(e, loc=("input", *e.loc)) for e in exc.errors],
-            ) from exc
-        asked: dict[str, object] = {"input": request.input, "thread_id": request.thread_id}
-        if request.priority != DEFAULT_PRIORITY:  # left out at the default: older digests hold
-            asked["priority"] = request.priority
-        fingerprint = json_digest(asked)
-        try:
-            return self._start_once(
-                tenant_id,
-                request,
-                fingerprint,
-                first_attempts=first_attempts,
-                started_by=started_by,
-            )
-        except _FirstAttemptsFailed as failed:
-            log.warning(
-                "run started without its first attempts",
-                exc_info=failed.__cause__,
-                extra={"tenant_id": tenant_id, "deployment_ref": request.deployment_ref},
-            )
-            return self._start(tenant_id, request, first_attempts=False, started_by=started_by)
-        except Conflict:
-            if request.idempotency_key is None:
-                raise
-            # A concurrent start with the same key won the insert; its run is visible now.
-            return self._start_once(
-                tenant_id, request, fingerprint, first_attempts=False, started_by=started_by
-            )
-
-    def _start_once(
-        self,
-        tenant_id: str,
-        request: StartRunRequest,
-        fingerprint: str,
-        *,
-        first_attempts: bool,
-        started_by: str | None = None,
-    ) -> tuple[Run, bool]:
-        with self._uow() as uow:
-            deployment = require_deployment(uow, tenant_id, request.deployment_ref)
-            if request.idempotency_key is not None:
-                existing = uow.runs.by_idempotency_key(
-                    tenant_id, deployment.deployment_ref, request.idempotency_key
-                )
-                if existing is not None:
-                    if existing.request_digest != fingerprint:
-                        raise Conflict("idempotency_key was used with a different request")
-                    return existing, False
-            graph = require_graph(uow, tenant_id, deployment.graph_version_ref)
-            now = self._clock.now()
-            run_id = self._ids.new_id()
-            run = Run(
-                run_id=run_id,
-                tenant_id=tenant_id,
-                deployment_ref=deployment.deployment_ref,
-                graph_version_ref=deployment.graph_version_ref,
-                thread_id=request.thread_id or run_id,
-                status=RunStatus.PENDING,
-                state=thaw(request.input),
-                next_node_id=graph.entry,
-                idempotency_key=request.idempotency_key,
-                request_digest=fingerprint,
-                started_by=started_by,
-                created_at=now,
-                updated_at=now,
-                paused_by=(PauseSource.DEPLOYMENT,) if deployment.paused else (),
-                priority=request.priority,
-            )
-            uow.runs.add(run)
-            if first_attempts and run.dispatchable:
-                run = self._first_attempts(uow, run)
-            uow.commit()
-        return run, True
-
     def _first_attempts(self, uow: RunsUnit, run: Run) -> Run:
         """Attempt a run just added, in its start's unit of work, while nothing leaves the run.
 
-        Any error but a lost database or a Conflict becomes :class:`_FirstAttemptsFailed`; a
+        Any error but a lost database or a Conflict becomes :class:`FirstAttemptsFailed`; a
         Conflict here is the run's own insert refused (a store may send it with a read the
-        attempts make), which :meth:`_start` answers like any other.
+        attempts make), which :class:`RunStarts` answers like any other.
         """
         try:
             # The lock of the run this transaction just added reads what its attempts need.
@@ -260,7 +171,7 @@ class RunService:
         except (DatabaseUnavailable, Conflict):
             raise
         except Exception as exc:
-            raise _FirstAttemptsFailed from exc
+            raise FirstAttemptsFailed from exc
         return run
 
     def advance(self, tenant_id: str, run_id: str) -> Run:
