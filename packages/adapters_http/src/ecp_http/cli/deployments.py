@@ -8,6 +8,7 @@ dispatches none; ``unpause`` posts ``/unpause`` and its runs go on, oldest first
 
 import argparse
 from collections.abc import Mapping
+from typing import Any
 
 from ecp_http.cli.api_client import Api, add_url_option, api_path
 from ecp_http.cli.output import add_format_option, emit, fields, json_text
@@ -22,27 +23,26 @@ FIELDS = (
 WHO = "an admin's or an operator's"
 
 
+def _shown(args: argparse.Namespace, deployment: Any) -> int:  # noqa: ANN401 - the API's JSON
+    """Print the deployment the API answered, in the asked format; exit status 0."""
+    if args.format == "json":
+        emit(json_text(deployment))
+    else:
+        emit(fields(deployment, FIELDS, markdown=args.format == "markdown"))
+    return 0
+
+
 def _pause(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     api = Api.from_args(args, environ, who=WHO)
     body = {} if args.reason is None else {"reason": args.reason}
     target = api_path("/v1/deployments/{}/" + args.action, args.deployment_ref)
-    deployment = api.json("POST", target, json=body)
-    if args.format == "json":
-        emit(json_text(deployment))
-        return 0
-    emit(fields(deployment, FIELDS, markdown=args.format == "markdown"))
-    return 0
+    return _shown(args, api.json("POST", target, json=body))
 
 
 def _limit(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     api = Api.from_args(args, environ, who=WHO)
     target = api_path("/v1/deployments/{}/limits", args.deployment_ref)
-    deployment = api.json("PUT", target, json={"max_concurrent_runs": args.max})
-    if args.format == "json":
-        emit(json_text(deployment))
-        return 0
-    emit(fields(deployment, FIELDS, markdown=args.format == "markdown"))
-    return 0
+    return _shown(args, api.json("PUT", target, json={"max_concurrent_runs": args.max}))
 
 
 def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
