@@ -98,7 +98,7 @@ def test_roles_without_the_permission_get_403(ecp_server, admin, tenant):
         (viewer, "PUT", "/v1/deployments/refunds/policy", {"deny_capabilities": []}),
         (viewer, "GET", "/admin/runs", None),
         (approver, "POST", "/runs", {"deployment_ref": "refunds"}),
-        (analyst, "GET", f"/runs/{run_id}", None),
+        (analyst, "POST", resolve_path, {"decision": "approve"}),
         (operator, "POST", resolve_path, {"decision": "approve"}),
         (operator, "GET", "/admin/runs", None),
     ]

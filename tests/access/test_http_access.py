@@ -180,7 +180,7 @@ def test_tokens_with_bad_claims_are_401(client, bad):
         ("operator", "POST", "/v1/api-keys", {"name": "ci", "role": "admin"}),
         ("analyst", "DELETE", "/v1/api-keys/aaaaaaaa", None),
         ("viewer", "POST", "/runs", {"deployment_ref": "refunds"}),
-        ("analyst", "GET", "/runs/r-1", None),
+        ("analyst", "POST", "/runs", {"deployment_ref": "refunds"}),
         ("approver", "GET", "/runs/r-1/timeline", None),
         ("operator", "GET", "/admin/runs", None),
         ("viewer", "POST", "/deployments/refunds/approvals/a-1/resolve", {"decision": "approve"}),

@@ -92,6 +92,7 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
             P.BACKTEST_REQUEST,
             P.REPORT_READ,
             P.GRAPH_READ,
+            P.RUN_READ,  # the runs behind the figures, read-only (ADR 0081)
         }
     ),
     ServiceRole.VIEWER: frozenset({P.RUN_READ, P.AUDIT_READ, P.GRAPH_READ, P.CERTIFICATION_READ}),
