@@ -6,7 +6,7 @@ sent to sign in. A core error becomes an HTML page with the API's status for it 
 ...), never a 5xx for what a browser sent. Permissions are the API's own (one table).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -15,6 +15,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from ecp_core.errors import EcpError, Forbidden, NotFound
 from ecp_core.identity import ActorIdentity
 from ecp_core.permissions import Permission, permissions_of
+from ecp_core.types import ServiceRole
 from ecp_http.server.console_sessions import (
     SIGN_IN_PATH,
     ConsoleSession,
@@ -41,6 +42,40 @@ CONSOLE_HEADERS = {
 """Sent with every console response."""
 STYLESHEET = "/console/static/console.css"
 INBOX_PATH = "/console/inbox"
+
+
+@attrs.frozen
+class Section:
+    """One place of the console's navigation, shown to those whose roles grant ``permission``."""
+
+    key: str
+    label: str
+    path: str
+    permission: Permission
+
+
+SECTIONS = (
+    Section("inbox", "Inbox", INBOX_PATH, Permission.APPROVAL_READ),
+    Section("runs", "Runs", "/console/runs", Permission.RUN_READ),
+    Section("deployments", "Deployments", "/console/deployments", Permission.GRAPH_READ),
+    Section("tasks", "Tasks", "/console/tasks", Permission.TASK_READ),
+    Section("webhooks", "Webhooks", "/console/webhooks", Permission.WEBHOOK_ADMIN),
+    Section("economics", "Economics", "/console/economics", Permission.DEBUGGER_READ),
+    Section("audit", "Audit", "/console/audit", Permission.AUDIT_READ),
+)
+"""The console's sections, in the navigation's order."""
+
+
+def sections_for(roles: Iterable[ServiceRole]) -> list[Section]:
+    """The sections ``roles`` may read (the API's permission table decides)."""
+    granted = permissions_of(frozenset(roles))
+    return [section for section in SECTIONS if section.permission in granted]
+
+
+def home_path(roles: Iterable[ServiceRole]) -> str:
+    """Where a person lands after signing in: their first section (the inbox for approvers)."""
+    sections = sections_for(roles)
+    return sections[0].path if sections else INBOX_PATH
 
 
 def console_page(template: str, *, status: int = 200, **context: Any) -> HTMLResponse:  # noqa: ANN401
@@ -100,6 +135,7 @@ class Visit:
             subject=self.session.subject,
             roles=", ".join(role.value for role in self.session.roles),
             sign_out_token=self.csrf("sign-out"),
+            sections=sections_for(self.session.roles),
             expires_at=self.session.expires_at.strftime("%Y-%m-%d %H:%M UTC"),
             **context,
         )
@@ -162,11 +198,15 @@ __all__ = [
     "CONSOLE_CSP",
     "CONSOLE_HEADERS",
     "INBOX_PATH",
+    "SECTIONS",
     "STYLESHEET",
+    "Section",
     "Visit",
     "console_page",
     "console_sessions",
     "error_page",
+    "home_path",
     "redirect",
+    "sections_for",
     "signed_in",
 ]

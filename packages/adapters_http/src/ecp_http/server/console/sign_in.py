@@ -16,10 +16,10 @@ from ecp_core.identity import ActorIdentity
 from ecp_http.server.auth import token_expiry
 from ecp_http.server.console.browser import (
     CONSOLE_CSP,
-    INBOX_PATH,
     Visit,
     console_page,
     console_sessions,
+    home_path,
     redirect,
     signed_in,
 )
@@ -83,7 +83,7 @@ def sign_in(call: Call, services: Services) -> Response:
         hosted = _hosted_actor(services, call)
         if hosted is None:
             return _form(services, call, status=401, error="Your login has ended: log in again.")
-        response = redirect(INBOX_PATH)
+        response = redirect(home_path(hosted.roles))
         sessions.start(response, hosted, key_id=None, until=None)
         return response
     credential = call.form.get("credential", "").strip()
@@ -95,7 +95,7 @@ def sign_in(call: Call, services: Services) -> Response:
         error = "That key or token is not valid (or revoked)."
         return _form(services, call, status=401, error=error)
     until = None if key_id is not None else token_expiry(credential)
-    response = redirect(INBOX_PATH)
+    response = redirect(home_path(actor.roles))
     sessions.start(response, actor, key_id=key_id, until=until)
     return response
 
@@ -111,9 +111,12 @@ def _sign_out(visit: Visit) -> Response:
 sign_out = signed_in(_sign_out)
 
 
-def home(_: Call, __: Services) -> Response:
-    """``/console`` is the inbox."""
-    return redirect(INBOX_PATH)
+def _home(visit: Visit) -> Response:
+    """``/console`` is the person's first section (the inbox for approvers)."""
+    return redirect(home_path(visit.session.roles))
+
+
+home = signed_in(_home)
 
 
 def console_stylesheet(_: Call, __: Services) -> Response:
