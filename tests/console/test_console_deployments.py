@@ -309,6 +309,8 @@ def test_the_list_sends_the_same_statements_for_a_few_deployments_as_for_a_full_
                 f"/v1/deployments/{ref}/policy", json=policy, headers=ADMIN
             ).is_success
         query = ConsoleDeploymentsQuery()
+        _counted(services, deployments.deployments, query)  # what a process reads once
+        _counted(services, deployments.deployment_page, ref="a1")
         few, status = _counted(services, deployments.deployments, query)
         assert status == 200
         page, status = _counted(services, deployments.deployment_page, ref="a0")

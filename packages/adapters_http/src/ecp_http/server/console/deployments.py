@@ -67,7 +67,7 @@ def version_row(version: GraphVersion, shown: int | None, deployed: int | None) 
     return {
         "version": version.version,
         "digest": version.digest,
-        "short_digest": version.digest[:12],
+        "short_digest": version.digest.removeprefix("sha256:")[:12],
         "created_at": when(version.created_at),
         "nodes": len(version.definition.nodes),
         "edges": len(version.definition.edges),

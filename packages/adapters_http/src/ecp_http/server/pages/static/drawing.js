@@ -58,6 +58,7 @@
     hint.textContent = "Drag to move; Ctrl + wheel or + and − zoom.";
     bar.appendChild(hint);
     region.parentNode.insertBefore(bar, region);
+    region.scrollLeft = (region.scrollWidth - region.clientWidth) / 2; // the middle first
     region.classList.add("pannable");
 
     region.addEventListener("wheel", function (event) {
