@@ -24,7 +24,7 @@ from tests.support.console import (
 )
 from tests.support.statements import statements
 
-from ecp_http.server.console import deployments
+from ecp_http.server.console import deployments, drawing
 from ecp_http.server.console.browser import CONSOLE_CSP
 from ecp_http.server.routing import Call
 from ecp_http.startup.app import create_app
@@ -324,3 +324,24 @@ def test_the_list_sends_the_same_statements_for_a_few_deployments_as_for_a_full_
         assert many == few <= 3  # the session's key check aside: the page, its policies
         again, _ = _counted(services, deployments.deployment_page, ref="b00")
         assert again == page
+
+
+@pytest.mark.spec(RULE, "C15 console-drawing")
+def test_a_graph_too_large_to_draw_is_shown_as_its_node_list(client):
+    count = drawing.MAX_DRAWN_NODES + 1
+    ids = [f"step-{i:03d}" for i in range(count)]
+    graph = {
+        "graph_id": "long",
+        "entry": ids[0],
+        "nodes": [{"id": i, "kind": "mapping", "operations": [SET]} for i in ids[:-1]]
+        + [{"id": ids[-1], "kind": "end"}],
+        "edges": [{"source": a, "target": b} for a, b in itertools.pairwise(ids)],
+    }
+    assert client.post("/v1/graphs", json=graph, headers=ADMIN).status_code == 201
+    body = {"deployment_ref": "long", "graph_id": "long"}
+    assert client.post("/v1/deployments", json=body, headers=ADMIN).status_code == 201
+    for path in ("/console/deployments/long", "/console/graphs/long"):
+        html = person(client, "viewer").get(path).text
+        assert "<svg" not in html
+        assert f"This graph has {count} nodes: too many to draw here" in html
+        assert html.count('class="node node-plain"') == count

@@ -18,7 +18,7 @@ from ecp_core.permissions import Permission
 from ecp_core.policies.model import DeploymentPolicy
 from ecp_core.runs.run.model import PauseRequest
 from ecp_http.server.console.browser import Visit, redirect, signed_in
-from ecp_http.server.console.drawing import PLAIN, draw_graph
+from ecp_http.server.console.drawing import PLAIN, Drawing, draw_graph, drawable
 from ecp_http.server.console.views import graph_rows, when
 from ecp_http.wire.models import ConsoleDeploymentsQuery, ConsoleGraphQuery
 
@@ -74,6 +74,11 @@ def version_row(version: GraphVersion, shown: int | None, deployed: int | None) 
         "shown": version.version == shown,
         "deployed": version.version == deployed,
     }
+
+
+def drawn(graph: GraphDefinition, key: str) -> Drawing | None:
+    """``graph`` drawn with no run, unless it is too large to draw."""
+    return draw_graph(graph, key=key) if drawable(graph) else None
 
 
 def plain_rows(graph: GraphDefinition) -> list[dict[str, Any]]:
@@ -137,7 +142,7 @@ def _deployment(visit: Visit) -> Response:
         section="deployments",
         deployment=deployment_row(deployment, policy),
         shown=version_row(version, deployment.graph_version, deployment.graph_version),
-        drawn=draw_graph(version.definition, key="deployed-graph"),
+        drawn=drawn(version.definition, "deployed-graph"),
         nodes=plain_rows(version.definition),
         denied_nodes=denied_nodes(version.definition, policy),
         versions=versions,
@@ -160,7 +165,7 @@ def _graph(visit: Visit) -> Response:
         section="deployments",
         shown=version_row(version, version.version, None),
         graph_id=graph_id,
-        drawn=draw_graph(version.definition, key="graph-version"),
+        drawn=drawn(version.definition, "graph-version"),
         nodes=plain_rows(version.definition),
         max_steps=version.definition.max_steps,
         entry=version.definition.entry,
@@ -219,6 +224,7 @@ __all__ = [
     "deployment_page",
     "deployment_row",
     "deployments",
+    "drawn",
     "graph_page",
     "limit_text",
     "pause",

@@ -37,6 +37,10 @@ LABEL_CHARS = 18
 """The longest condition an edge shows whole."""
 LABEL_CHAR_WIDTH = 6.4
 LABEL_HEIGHT = 16.0
+MAX_DRAWN_NODES = 200
+MAX_DRAWN_EDGES = 400
+"""The largest graph the console draws; a larger one is shown as its node list alone (its
+layout would take seconds and its drawing be too large to read)."""
 PLAIN = "plain"
 """The state of every node of a graph drawn without a run."""
 STATE_WORDS = {
@@ -220,6 +224,11 @@ def _states(graph: GraphDefinition, rows: Sequence[dict[str, Any]] | None) -> di
     return {node.id: known.get(node.id, PLAIN) for node in graph.nodes}
 
 
+def drawable(graph: GraphDefinition) -> bool:
+    """Whether ``graph`` is small enough to draw (:data:`MAX_DRAWN_NODES`, :data:`MAX_DRAWN_EDGES`)."""
+    return len(graph.nodes) <= MAX_DRAWN_NODES and len(graph.edges) <= MAX_DRAWN_EDGES
+
+
 def draw_graph(
     graph: GraphDefinition,
     rows: Sequence[dict[str, Any]] | None = None,
@@ -319,4 +328,15 @@ def _framed(
     )
 
 
-__all__ = ["PLAIN", "STATE_WORDS", "Drawing", "DrawnEdge", "DrawnNode", "draw_graph", "shorten"]
+__all__ = [
+    "MAX_DRAWN_EDGES",
+    "MAX_DRAWN_NODES",
+    "PLAIN",
+    "STATE_WORDS",
+    "Drawing",
+    "DrawnEdge",
+    "DrawnNode",
+    "draw_graph",
+    "drawable",
+    "shorten",
+]
