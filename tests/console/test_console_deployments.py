@@ -21,6 +21,7 @@ from tests.support.console import (
     field,
     sealed_session,
     signed_in,
+    waiting_run,
 )
 from tests.support.statements import statements
 
@@ -345,3 +346,39 @@ def test_a_graph_too_large_to_draw_is_shown_as_its_node_list(client):
         assert "<svg" not in html
         assert f"This graph has {count} nodes: too many to draw here" in html
         assert html.count('class="node node-plain"') == count
+
+
+@pytest.mark.spec("C15 console-drawing", "C15 console-approval")
+def test_the_approval_page_draws_the_path_taken_and_where_the_run_waits(client):
+    graph = {
+        "graph_id": "expenses",
+        "entry": "classify",
+        "nodes": [
+            {"id": "classify", "kind": "mapping", "operations": [SET]},
+            {"id": "review", "kind": "approval", "summary": "Approve", "rationale": "Big"},
+            {"id": "auto", "kind": "mapping", "operations": [SET]},
+            {"id": "done", "kind": "end"},
+        ],
+        "edges": [
+            {"source": "classify", "target": "review", "condition": {"expression": "state.ok"}},
+            {"source": "classify", "target": "auto", "condition": {"expression": "!state.ok"}},
+            {"source": "review", "target": "done"},
+            {"source": "auto", "target": "done"},
+        ],
+    }
+    assert client.post("/v1/graphs", json=graph, headers=ADMIN).status_code == 201
+    body = {"deployment_ref": "expenses", "graph_id": "expenses"}
+    assert client.post("/v1/deployments", json=body, headers=ADMIN).status_code == 201
+    _, approval_id = waiting_run(client, ADMIN, "expenses")
+    html = person(client, "approver").get(f"/console/approvals/{approval_id}").text
+    svg = html[html.index("<svg") : html.index("</svg>")]
+    drawn = re.findall(r'class="node state-([a-z]+)" data-node="([^"]+)"', svg)
+    assert {node: state for state, node in drawn} == {
+        "classify": "done",
+        "review": "here",
+        "auto": "ahead",
+        "done": "ahead",
+    }
+    taken = re.findall(r'class="edge taken[^"]*" data-source="([^"]+)" data-target="([^"]+)"', svg)
+    assert taken == [("classify", "review")]
+    assert "Nodes as a list" in html and 'class="node node-here"' in html
