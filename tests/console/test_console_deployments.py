@@ -188,6 +188,9 @@ def test_a_deployment_page_draws_its_version_with_policy_versions_and_stopped_no
     assert 'href="/console/graphs/pay?version=2"' in html
     assert "deployed" in html
     assert "Nodes the policy stops" in html and "uses network_write" in html
+    assert 'class="node state-denied" data-node="pay"' in svg  # drawn so
+    assert "policy stops it" in svg and "stopped by the policy" in html
+    assert 'class="node state-plain" data-node="check"' in svg
     assert "Pause the deployment" not in html  # a viewer may not control runs
 
 

@@ -27,7 +27,7 @@ _templates = jinja2.Environment(
     autoescape=True,
     undefined=jinja2.StrictUndefined,
 )
-STATES = ("here", "done", "failed", "waiting", "ahead", None)
+STATES = ("here", "done", "failed", "waiting", "ahead", "denied", None)
 
 
 def svg_of(drawing: Drawing) -> ET.Element:

@@ -7,6 +7,7 @@ deployment's page draws the graph version it runs (:mod:`.drawing`) and lists th
 versions, each of which ``/console/graphs/{graph_id}?version=N`` draws.
 """
 
+from collections.abc import Collection
 from typing import Any
 
 from starlette.responses import Response
@@ -18,7 +19,7 @@ from ecp_core.permissions import Permission
 from ecp_core.policies.model import DeploymentPolicy
 from ecp_core.runs.run.model import PauseRequest
 from ecp_http.server.console.browser import Visit, redirect, signed_in
-from ecp_http.server.console.drawing import PLAIN, Drawing, draw_graph, drawable
+from ecp_http.server.console.drawing import DENIED, PLAIN, Drawing, draw_graph, drawable
 from ecp_http.server.console.views import graph_rows, when
 from ecp_http.wire.models import ConsoleDeploymentsQuery, ConsoleGraphQuery
 
@@ -76,14 +77,17 @@ def version_row(version: GraphVersion, shown: int | None, deployed: int | None) 
     }
 
 
-def drawn(graph: GraphDefinition, key: str) -> Drawing | None:
-    """``graph`` drawn with no run, unless it is too large to draw."""
-    return draw_graph(graph, key=key) if drawable(graph) else None
+def drawn(graph: GraphDefinition, rows: list[dict[str, Any]], key: str) -> Drawing | None:
+    """``graph`` drawn with no run (``rows``: :func:`plain_rows`), unless it is too large."""
+    return draw_graph(graph, rows, key=key) if drawable(graph) else None
 
 
-def plain_rows(graph: GraphDefinition) -> list[dict[str, Any]]:
-    """The graph's nodes from its entry, with no run: each in the plain state."""
-    return [{**row, "state": PLAIN} for row in graph_rows(graph, (), None)]
+def plain_rows(graph: GraphDefinition, stopped: Collection[str] = ()) -> list[dict[str, Any]]:
+    """The graph's nodes from its entry, with no run: plain, or denied when the policy stops it."""
+    return [
+        {**row, "state": DENIED if row["node_id"] in stopped else PLAIN}
+        for row in graph_rows(graph, (), None)
+    ]
 
 
 def denied_nodes(graph: GraphDefinition, policy: DeploymentPolicy | None) -> list[dict[str, Any]]:
@@ -137,14 +141,16 @@ def _deployment(visit: Visit) -> Response:
         visit, deployment.graph_id, None, deployment.graph_version, deployment.graph_version
     )
     ref = deployment.deployment_ref
+    stopped = denied_nodes(version.definition, policy)
+    nodes = plain_rows(version.definition, {node["node_id"] for node in stopped})
     return visit.page(
         "console_deployment.html",
         section="deployments",
         deployment=deployment_row(deployment, policy),
         shown=version_row(version, deployment.graph_version, deployment.graph_version),
-        drawn=drawn(version.definition, "deployed-graph"),
-        nodes=plain_rows(version.definition),
-        denied_nodes=denied_nodes(version.definition, policy),
+        drawn=drawn(version.definition, nodes, "deployed-graph"),
+        nodes=nodes,
+        denied_nodes=stopped,
         versions=versions,
         more_versions=more is not None,
         may_control=visit.may(Permission.RUN_CONTROL),
@@ -160,13 +166,14 @@ def _graph(visit: Visit) -> Response:
     graph_id = visit.call.path["graph_id"]
     version = visit.services.ecp.graphs.version(actor.tenant_id, graph_id, query.version)
     versions, more = _versions(visit, graph_id, query.cursor or None, version.version, None)
+    nodes = plain_rows(version.definition)
     return visit.page(
         "console_graph.html",
         section="deployments",
         shown=version_row(version, version.version, None),
         graph_id=graph_id,
-        drawn=drawn(version.definition, "graph-version"),
-        nodes=plain_rows(version.definition),
+        drawn=drawn(version.definition, nodes, "graph-version"),
+        nodes=nodes,
         max_steps=version.definition.max_steps,
         entry=version.definition.entry,
         versions=versions,

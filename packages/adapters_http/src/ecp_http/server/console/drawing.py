@@ -43,12 +43,15 @@ MAX_DRAWN_EDGES = 400
 layout would take seconds and its drawing be too large to read)."""
 PLAIN = "plain"
 """The state of every node of a graph drawn without a run."""
+DENIED = "denied"
+"""The state of a node of a deployment's graph that the deployment's policy stops."""
 STATE_WORDS = {
     "here": "waits here",
     "done": "passed",
     "failed": "failed",
     "waiting": "waited",
     "ahead": "not reached",
+    "denied": "stopped by the policy",
     PLAIN: "",
 }
 """What each state says in a node's title (as the node list says it)."""
@@ -379,6 +382,7 @@ def _framed(
 
 
 __all__ = [
+    "DENIED",
     "MAX_DRAWN_EDGES",
     "MAX_DRAWN_NODES",
     "PLAIN",
