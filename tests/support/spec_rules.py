@@ -379,6 +379,8 @@ RULES: dict[str, str] = {
     "C15 console-inbox": "/console/inbox lists the pending approvals the person may resolve by their approval rules, the soonest SLA first (none last), filtered by deployment, in keyset pages whose statements do not grow with the rows",
     "C15 console-approval": "/console/approvals/{id} shows the summary, rationale, payload, who acted, the SLA and escalation, and the run's timeline; approve, reject and edit-then-approve (a diff to confirm first) carry the action_digest shown, and a stale form resolves nothing and says so",
     "C15 console-browser": "in Chromium an approver signs in, finds the approval, edits the payload, confirms the diff and approves, and the run completes; every page reads at 390 and 1280 px without sideways scroll and axe-core finds no serious or critical violation",
+    "C15 console-drawing": "the console draws a workflow graph as inline SVG laid out top to bottom (igraph's Sugiyama layout): every node and edge exactly once, no two node boxes overlapping, everything inside the viewBox; nodes coloured by where the run stands, taken edges marked, conditions dashed and labelled, long ids shortened but whole in the title, and the node list beside it as the text alternative",
+    "C15 console-deployments": "/console/deployments lists the tenant's deployments (graph_read) with graph version, pause, limit, policy and a link to their runs, in keyset pages whose statements do not grow with the rows; /console/deployments/{ref} draws the version it runs with its policy, the nodes the policy stops and the graph's versions; /console/graphs/{id} draws a chosen version; Pause/Unpause (run_control, CSRF) call the API's service; another tenant's deployment is 404",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -623,5 +625,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C15 console-inbox": ("ecp_core.runs.approvals.service", "ecp_http.server.console.approvals"),
     "C15 console-approval": ("ecp_http.server.console.approvals",),
     "C15 console-browser": ("ecp_http.server.console.approvals",),
+    "C15 console-drawing": ("ecp_http.server.console.drawing",),
+    "C15 console-deployments": ("ecp_http.server.console.deployments", "ecp_core.registry.service"),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""
