@@ -1,0 +1,239 @@
+"""The console's charts: figures in, safe inline SVG out (pygal, ADR 0081 and 0085).
+
+pygal draws the chart on the server with no scripts (``js=[]``). Its SVG is then parsed and
+cleaned: the embedded ``<style>``, any ``<script>``, every ``style=`` and ``on*=`` attribute,
+comments and the random element id are removed, so the page's Content-Security-Policy holds with
+no exception and ``console.css`` colours pygal's classes (``.color-N``, ``.axis``, ``.guide``)
+for the light and the dark scheme. A chart is a picture of a table the page prints beside it:
+it carries ``role="img"`` and a label, never the only reading of a figure.
+
+Money is :class:`~decimal.Decimal` everywhere else; only here, to place a bar, does a figure
+become a float, and a figure no float can hold (or an unknown one) draws no bar.
+"""
+
+import re
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+
+import attrs
+import pygal  # type: ignore[import-untyped]  # pygal ships no type information
+from markupsafe import Markup
+
+# pygal appends a legacy import hook for its map plugins to sys.meta_path (it has no find_spec,
+# so every import no other finder answers warns). The console draws no maps: take it out.
+sys.meta_path[:] = [finder for finder in sys.meta_path if type(finder).__module__ != pygal.__name__]
+
+SVG = "http://www.w3.org/2000/svg"
+XLINK = "http://www.w3.org/1999/xlink"
+ET.register_namespace("", SVG)
+ET.register_namespace("xlink", XLINK)
+_DROPPED = frozenset({f"{{{SVG}}}style", f"{{{SVG}}}script", "style", "script"})
+SMALLEST, LARGEST = Decimal("1E-6"), Decimal("1E12")
+"""Figures whose largest lies outside this range are scaled (pygal's axes overflow beyond it)."""
+WIDTH = 800
+UPRIGHT_LABELS = 8
+"""Time windows a column chart labels upright; with more it labels every n-th, slanted."""
+ROW_HEIGHT = 34
+"""Height each bar or interval row adds to a chart (px of its viewBox)."""
+
+Figure = Decimal | float | int | None
+"""A value to draw; None (unknown) draws nothing."""
+
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def text(value: str) -> str:
+    """``value`` without the characters XML cannot hold (control characters, lone surrogates)."""
+    return _NOT_XML.sub("\ufffd", value)
+
+
+def _finite(value: Figure) -> Decimal | None:
+    """``value`` as a finite Decimal, or None when unknown or not a number."""
+    if value is None:
+        return None
+    number = value if isinstance(value, Decimal) else Decimal(value)
+    return number if number.is_finite() else None
+
+
+def scale(values: Iterable[Figure]) -> int:
+    """The power of ten a chart's figures are divided by so that pygal can lay them out.
+
+    Zero for every ordinary figure; for a huge (or tiny) largest figure, the power that brings it
+    to about a thousand (the chart's title then names the factor).
+    """
+    known = [abs(number) for value in values if (number := _finite(value))]
+    largest = max(known, default=Decimal(0))
+    if not largest or SMALLEST <= largest <= LARGEST:
+        return 0
+    return largest.adjusted() - 3
+
+
+def plotted(value: Figure, power: int = 0) -> float | None:
+    """``value`` divided by ``10**power`` as a float to place on a chart; None when unknown."""
+    number = _finite(value)
+    return None if number is None else float(number.scaleb(-power))
+
+
+def _titled(title: str, power: int) -> str:
+    return title if power == 0 else f"{title} (in units of 1E{power:+d})"
+
+
+def _config(rows: int, **options: object) -> dict[str, object]:
+    """Settings for a console chart: no script, no style of its own, sized to its rows."""
+    return {
+        "js": [],
+        "css": [],
+        "disable_xml_declaration": True,
+        "title": None,
+        "width": WIDTH,
+        "height": max(220, 90 + ROW_HEIGHT * rows),
+        "margin": 12,
+        "show_legend": False,
+        "legend_at_bottom": True,
+        "truncate_label": 40,
+        "truncate_legend": 30,
+        "no_data_text": "No figures",
+        "print_values": False,
+        "tooltip_border_radius": 0,
+        "pretty_print": False,
+        **options,
+    }
+
+
+def clean(svg: str, title: str, kind: str) -> Markup:
+    """The chart ``svg`` without style, script, event handlers or comments, labelled ``title``."""
+    root = ET.fromstring(svg)  # noqa: S314 - pygal's own output
+    for parent in root.iter():
+        for child in list(parent):
+            if child.tag in _DROPPED:
+                parent.remove(child)
+        for name in list(parent.attrib):
+            local = name.rsplit("}", 1)[-1].lower()
+            if local == "style" or local.startswith("on") or local == "id":
+                del parent.attrib[name]
+    for defs in root.findall(f"{{{SVG}}}defs"):
+        if len(defs) == 0:
+            root.remove(defs)
+    heading = root.find(f"{{{SVG}}}title")
+    if heading is None:
+        heading = ET.Element(f"{{{SVG}}}title")
+        root.insert(0, heading)
+    heading.text = text(title)
+    root.set("class", f"chart chart-{kind}")
+    root.set("role", "img")
+    root.set("aria-label", text(title))
+    root.set("focusable", "false")
+    return Markup(ET.tostring(root, encoding="unicode"))  # noqa: S704 - escaped by ElementTree
+
+
+def _render(chart: pygal.graph.graph.Graph, title: str, kind: str) -> Markup:
+    return clean(chart.render(is_unicode=True), title, kind)
+
+
+def _make(kind: type, rows: int, **options: object) -> pygal.graph.graph.Graph:
+    return kind(**_config(rows, **options))
+
+
+def bars(title: str, labels: Sequence[str], series: Mapping[str, Sequence[Figure]]) -> Markup:
+    """Horizontal bars, one row per label, the series stacked (measured and estimated cost)."""
+    power = scale(value for values in series.values() for value in values)
+    named = {
+        text(name): [plotted(value, power) for value in values] for name, values in series.items()
+    }
+    title = _titled(title, power)
+    chart = _make(
+        pygal.HorizontalStackedBar,
+        len(labels),
+        show_legend=len(named) > 1,
+        x_labels=[text(label) for label in labels],
+        allow_interruptions=True,
+    )
+    for name, values in named.items():
+        chart.add(name, values)
+    return _render(chart, title, "bars")
+
+
+def columns(title: str, labels: Sequence[str], series: Mapping[str, Sequence[Figure]]) -> Markup:
+    """Columns over time windows (``labels``), one stacked series a version."""
+    power = scale(value for values in series.values() for value in values)
+    named = {
+        text(name): [plotted(value, power) for value in values] for name, values in series.items()
+    }
+    title = _titled(title, power)
+    chart = _make(
+        pygal.StackedBar,
+        6,
+        show_legend=len(named) > 1,
+        x_labels=[text(label) for label in labels],
+        x_label_rotation=0 if len(labels) <= UPRIGHT_LABELS else 30,
+        x_labels_major_every=max(1, len(labels) // UPRIGHT_LABELS),
+        show_minor_x_labels=len(labels) <= UPRIGHT_LABELS,
+    )
+    for name, values in named.items():
+        chart.add(name, values)
+    return _render(chart, title, "columns")
+
+
+@attrs.frozen
+class Interval:
+    """One row of an interval chart: a point estimate and its two-sided interval."""
+
+    label: str
+    estimate: Figure
+    low: Figure
+    high: Figure
+
+
+def intervals(title: str, rows: Sequence[Interval], limit: Figure) -> Markup:
+    """A forest plot: each row's interval as a line, its estimate as a dot.
+
+    The limit is a dashed vertical line (``serie-0``). A row without an interval draws nothing on
+    its line (its table row says why).
+    """
+    count = len(rows)
+    power = scale([limit, *(v for row in rows for v in (row.estimate, row.low, row.high))])
+    title = _titled(title, power)
+    chart = _make(
+        pygal.XY,
+        count,
+        stroke=True,
+        show_dots=False,
+        dots_size=5,
+        range=(0, count + 1),
+        y_labels=[
+            {"label": text(row.label), "value": count - index} for index, row in enumerate(rows)
+        ],
+        show_y_guides=True,
+        show_x_guides=False,
+    )
+    boundary = plotted(limit, power)
+    chart.add("limit", [] if boundary is None else [(boundary, 0.4), (boundary, count + 0.6)])
+    estimates = []
+    for index, row in enumerate(rows):
+        low, high = plotted(row.low, power), plotted(row.high, power)
+        estimate = plotted(row.estimate, power)
+        height = count - index
+        chart.add(
+            text(row.label),
+            [] if low is None or high is None else [(low, height), (high, height)],
+        )
+        if estimate is not None:
+            estimates.append((estimate, height))
+    chart.add("estimate", estimates, stroke=False, show_dots=True)
+    return _render(chart, title, "intervals")
+
+
+__all__ = [
+    "Figure",
+    "Interval",
+    "bars",
+    "clean",
+    "columns",
+    "intervals",
+    "plotted",
+    "scale",
+    "text",
+]
