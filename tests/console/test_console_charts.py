@@ -74,12 +74,11 @@ def test_columns_over_time_render_clean_svg(title, windows, versions):
 @settings(max_examples=60, deadline=None)
 @given(
     title=label,
-    rows=st.lists(st.tuples(label, number, number, number), max_size=10),
-    limit=number,
+    rows=st.lists(st.tuples(label, number, number, number, number), max_size=10),
 )
-def test_intervals_crossing_zero_or_missing_render_clean_svg(title, rows, limit):
-    shown = [charts.Interval(name, estimate, low, high) for name, estimate, low, high in rows]
-    assert_clean(str(charts.intervals(title, shown, limit)), title)
+def test_intervals_crossing_zero_or_missing_render_clean_svg(title, rows):
+    shown = [charts.Interval(*row) for row in rows]
+    assert_clean(str(charts.intervals(title, shown)), title)
 
 
 @pytest.mark.spec(CHARTS)
@@ -100,6 +99,6 @@ def test_markup_in_labels_is_text_and_huge_figures_are_scaled_not_dropped():
 
 @pytest.mark.spec(CHARTS)
 def test_no_figures_say_so():
-    for svg in (charts.bars("Empty", [], {}), charts.intervals("Empty", [], None)):
+    for svg in (charts.bars("Empty", [], {}), charts.intervals("Empty", [])):
         assert_clean(str(svg), "Empty")
         assert "No figures" in str(svg)

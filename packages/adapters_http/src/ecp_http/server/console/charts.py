@@ -179,22 +179,23 @@ def columns(title: str, labels: Sequence[str], series: Mapping[str, Sequence[Fig
 
 @attrs.frozen
 class Interval:
-    """One row of an interval chart: a point estimate and its two-sided interval."""
+    """One row of an interval chart: a point estimate, its two-sided interval and its limit."""
 
     label: str
     estimate: Figure
     low: Figure
     high: Figure
+    limit: Figure = None
 
 
-def intervals(title: str, rows: Sequence[Interval], limit: Figure) -> Markup:
-    """A forest plot: each row's interval as a line, its estimate as a dot.
+def intervals(title: str, rows: Sequence[Interval]) -> Markup:
+    """A forest plot: each row's interval as a line, its estimate as a dot, its limit a tick.
 
-    The limit is a dashed vertical line (``serie-0``). A row without an interval draws nothing on
-    its line (its table row says why).
+    The limits are ``serie-0`` (a dashed tick across each row), the estimates the last series.
+    A row without an interval draws nothing on its line (its table row says why).
     """
     count = len(rows)
-    power = scale([limit, *(v for row in rows for v in (row.estimate, row.low, row.high))])
+    power = scale([v for row in rows for v in (row.estimate, row.low, row.high, row.limit)])
     title = _titled(title, power)
     chart = _make(
         pygal.XY,
@@ -202,26 +203,34 @@ def intervals(title: str, rows: Sequence[Interval], limit: Figure) -> Markup:
         stroke=True,
         show_dots=False,
         dots_size=5,
+        allow_interruptions=True,
         range=(0, count + 1),
         y_labels=[
             {"label": text(row.label), "value": count - index} for index, row in enumerate(rows)
         ],
-        show_y_guides=True,
         show_x_guides=False,
     )
-    boundary = plotted(limit, power)
-    chart.add("limit", [] if boundary is None else [(boundary, 0.4), (boundary, count + 0.6)])
+    ticks: list[tuple[float, float] | None] = []
     estimates = []
+    lines = []
     for index, row in enumerate(rows):
+        height = count - index
+        limit = plotted(row.limit, power)
+        if limit is not None:
+            ticks += [(limit, height - 0.4), (limit, height + 0.4), None]
         low, high = plotted(row.low, power), plotted(row.high, power)
         estimate = plotted(row.estimate, power)
-        height = count - index
-        chart.add(
-            text(row.label),
-            [] if low is None or high is None else [(low, height), (high, height)],
+        lines.append(
+            (
+                text(row.label),
+                [] if low is None or high is None else [(low, height), (high, height)],
+            )
         )
         if estimate is not None:
             estimates.append((estimate, height))
+    chart.add("limit", ticks)
+    for name, points in lines:
+        chart.add(name, points)
     chart.add("estimate", estimates, stroke=False, show_dots=True)
     return _render(chart, title, "intervals")
 
