@@ -20,6 +20,7 @@ from decimal import Decimal
 import attrs
 import pygal  # type: ignore[import-untyped]  # pygal ships no type information
 from markupsafe import Markup
+from pygal.style import Style  # type: ignore[import-untyped]
 
 # pygal appends a legacy import hook for its map plugins to sys.meta_path (it has no find_spec,
 # so every import no other finder answers warns). The console draws no maps: take it out.
@@ -32,7 +33,7 @@ ET.register_namespace("xlink", XLINK)
 _DROPPED = frozenset({f"{{{SVG}}}style", f"{{{SVG}}}script", "style", "script"})
 SMALLEST, LARGEST = Decimal("1E-6"), Decimal("1E12")
 """Figures whose largest lies outside this range are scaled (pygal's axes overflow beyond it)."""
-WIDTH = 800
+WIDTH = 640
 UPRIGHT_LABELS = 8
 """Time windows a column chart labels upright; with more it labels every n-th, slanted."""
 ROW_HEIGHT = 34
@@ -81,19 +82,33 @@ def _titled(title: str, power: int) -> str:
     return title if power == 0 else f"{title} (in units of 1E{power:+d})"
 
 
-def _config(rows: int, **options: object) -> dict[str, object]:
+FONT = 14
+"""The size console.css gives chart text; pygal sizes its margins for it."""
+_SIZES = Style(
+    font_family="sans-serif",
+    label_font_size=FONT,
+    major_label_font_size=FONT,
+    legend_font_size=FONT,
+    title_font_size=FONT,
+    tooltip_font_size=FONT,
+    value_font_size=FONT,
+    no_data_font_size=22,
+)
+
+
+def _config(rows: int, floor: int = 200, **options: object) -> dict[str, object]:
     """Settings for a console chart: no script, no style of its own, sized to its rows."""
     return {
         "js": [],
+        "style": _SIZES,
         "css": [],
         "disable_xml_declaration": True,
-        "title": None,
         "width": WIDTH,
-        "height": max(220, 90 + ROW_HEIGHT * rows),
+        "height": max(floor, 80 + ROW_HEIGHT * rows),
         "margin": 12,
         "show_legend": False,
         "legend_at_bottom": True,
-        "truncate_label": 40,
+        "truncate_label": 28,
         "truncate_legend": 30,
         "no_data_text": "No figures",
         "print_values": False,
@@ -133,8 +148,9 @@ def _render(chart: pygal.graph.graph.Graph, title: str, kind: str) -> Markup:
     return clean(chart.render(is_unicode=True), title, kind)
 
 
-def _make(kind: type, rows: int, **options: object) -> pygal.graph.graph.Graph:
-    return kind(**_config(rows, **options))
+def _make(kind: type, title: str, rows: int, **options: object) -> pygal.graph.graph.Graph:
+    """A pygal chart of ``kind`` that shows ``title`` above the plot."""
+    return kind(title=text(title), **_config(rows, **options))
 
 
 def bars(title: str, labels: Sequence[str], series: Mapping[str, Sequence[Figure]]) -> Markup:
@@ -146,6 +162,7 @@ def bars(title: str, labels: Sequence[str], series: Mapping[str, Sequence[Figure
     title = _titled(title, power)
     chart = _make(
         pygal.HorizontalStackedBar,
+        title,
         len(labels),
         show_legend=len(named) > 1,
         x_labels=[text(label) for label in labels],
@@ -165,7 +182,9 @@ def columns(title: str, labels: Sequence[str], series: Mapping[str, Sequence[Fig
     title = _titled(title, power)
     chart = _make(
         pygal.StackedBar,
-        6,
+        title,
+        4,
+        show_x_guides=False,
         show_legend=len(named) > 1,
         x_labels=[text(label) for label in labels],
         x_label_rotation=0 if len(labels) <= UPRIGHT_LABELS else 30,
@@ -199,7 +218,9 @@ def intervals(title: str, rows: Sequence[Interval]) -> Markup:
     title = _titled(title, power)
     chart = _make(
         pygal.XY,
+        title,
         count,
+        floor=130,
         stroke=True,
         show_dots=False,
         dots_size=5,

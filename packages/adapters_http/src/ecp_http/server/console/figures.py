@@ -265,7 +265,7 @@ def decision_charts(artifacts: Sequence[DecisionArtifact]) -> list[Markup]:
             for found in _named(a.constraints, name)
         ]
         title = CONSTRAINTS.get(name, name.replace("_", " "))
-        drawn.append(charts.intervals(f"{title}: estimate, interval and limit", rows))
+        drawn.append(charts.intervals(title, rows))
     return drawn
 
 
