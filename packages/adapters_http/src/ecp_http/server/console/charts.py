@@ -96,7 +96,7 @@ _SIZES = Style(
 )
 
 
-def _config(rows: int, floor: int = 200, **options: object) -> dict[str, object]:
+def _config(rows: int, floor: int, options: Mapping[str, object]) -> dict[str, object]:
     """Settings for a console chart: no script, no style of its own, sized to its rows."""
     return {
         "js": [],
@@ -148,9 +148,11 @@ def _render(chart: pygal.graph.graph.Graph, title: str, kind: str) -> Markup:
     return clean(chart.render(is_unicode=True), title, kind)
 
 
-def _make(kind: type, title: str, rows: int, **options: object) -> pygal.graph.graph.Graph:
-    """A pygal chart of ``kind`` that shows ``title`` above the plot."""
-    return kind(title=text(title), **_config(rows, **options))
+def _make(
+    kind: type, title: str, rows: int, floor: int = 200, **options: object
+) -> pygal.graph.graph.Graph:
+    """A pygal chart of ``kind`` that shows ``title`` above the plot, ``rows`` high."""
+    return kind(title=text(title), **_config(rows, floor, options))
 
 
 def bars(title: str, labels: Sequence[str], series: Mapping[str, Sequence[Figure]]) -> Markup:
