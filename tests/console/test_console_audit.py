@@ -20,6 +20,7 @@ from tests.support.console import (
 )
 
 from ecp_core.memory import MemoryStore
+from ecp_http.server.console.browser import CONSOLE_CSP
 from ecp_http.startup.app import create_app
 
 pytestmark = pytest.mark.integration
@@ -146,3 +147,15 @@ def test_deployments_page_by_keyset(served):
     assert first.count("Verify d") == 25
     second = person.get("/console/audit", cursor=first.split("cursor=")[1].split('"')[0]).text
     assert second.count("Verify d") == 2 and "First page" in second
+
+
+@pytest.mark.spec(AUDIT, "C15 console-csp")
+def test_the_pages_carry_the_console_policy_and_a_bad_cursor_is_a_4xx_page(served):
+    person = viewer(served.client)
+    page = person.get("/console/audit")
+    assert page.headers["content-security-policy"] == CONSOLE_CSP
+    assert page.headers["cache-control"] == "no-store"
+    for cursor in ("nope", "%00", "x" * 5000):
+        answer = person.get("/console/audit", cursor=cursor)
+        assert 400 <= answer.status_code < 500, (cursor, answer.status_code)
+        assert answer.headers["content-security-policy"] == CONSOLE_CSP

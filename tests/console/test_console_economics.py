@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 from tests.support.console import api_key, bearer, console_client, signed_in
 from tests.support.economics import seed
 
+from ecp_http.server.console.browser import CONSOLE_CSP
 from ecp_http.server.console.figures import DASH, MINUS
 
 pytestmark = pytest.mark.integration
@@ -160,3 +161,12 @@ def test_another_tenants_figures_and_decisions_never_appear(client, seeded):
     assert "$50.00" not in html and "No execution events" in html
     assert "No decisions retained" in html
     assert "No decisions retained" in other.get("/console/economics").text
+
+
+@pytest.mark.spec(ECONOMICS, "C15 console-csp")
+def test_the_page_carries_the_console_policy_even_when_the_filter_is_bad(client, seeded):
+    person = analyst(client)
+    for query in ({"workflow": "claims"}, {"workflow": "claims", "end": "%00"}, {"decisions": "x"}):
+        answer = person.get("/console/economics", **query)
+        assert answer.status_code < 500
+        assert answer.headers["content-security-policy"] == CONSOLE_CSP
