@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ecp_http.server.console import charts
+from ecp_http.server.console import charts, figures
 
 pytestmark = pytest.mark.unit
 
@@ -102,3 +102,20 @@ def test_no_figures_say_so():
     for svg in (charts.bars("Empty", [], {}), charts.intervals("Empty", [])):
         assert_clean(str(svg), "Empty")
         assert "No figures" in str(svg)
+
+
+@pytest.mark.spec("C15 console-economics")
+@settings(max_examples=200, deadline=None)
+@given(amount=st.decimals(allow_nan=False, allow_infinity=False, places=None))
+def test_money_is_printed_exactly(amount):
+    shown = figures.money(amount)
+    assert "E" not in shown and "e" not in shown
+    number = Decimal(shown.replace(figures.MINUS, "-").replace("$", "").replace(",", ""))
+    assert number == amount  # nothing rounded, nothing lost
+
+
+def test_money_reads_as_people_write_it():
+    assert figures.money(Decimal("1E-8")) == "$0.00000001"
+    assert figures.money(Decimal("1234.5")) == "$1,234.50"
+    assert figures.money(Decimal(-3)) == f"{figures.MINUS}$3.00"
+    assert figures.money(None) == "unknown"

@@ -7,14 +7,20 @@ charts as clean inline SVG beside their tables, and nothing of another tenant.
 
 import re
 from collections.abc import Iterator
+from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from tests.support.console import api_key, bearer, console_client, signed_in
 from tests.support.economics import seed
 
+from ecp_core.errors import ValidationFailed
 from ecp_http.server.console.browser import CONSOLE_CSP
+from ecp_http.server.console.economics import DEFAULT_DAYS, debugger_query, window
 from ecp_http.server.console.figures import DASH, MINUS
+from ecp_http.wire.models import ConsoleEconomicsQuery
 
 pytestmark = pytest.mark.integration
 
@@ -170,3 +176,24 @@ def test_the_page_carries_the_console_policy_even_when_the_filter_is_bad(client,
         answer = person.get("/console/economics", **query)
         assert answer.status_code < 500
         assert answer.headers["content-security-policy"] == CONSOLE_CSP
+
+
+@pytest.mark.spec(ECONOMICS)
+@settings(max_examples=80, deadline=None)
+@given(
+    first=st.dates(min_value=date(2000, 1, 1), max_value=date(2200, 1, 1)),
+    days=st.integers(min_value=-3, max_value=800),
+)
+def test_the_window_is_every_whole_utc_day_from_first_to_last(first, days):
+    last = first + timedelta(days=days)
+    query = ConsoleEconomicsQuery(workflow="w", start=first.isoformat(), end=last.isoformat())
+    if days < 0:
+        with pytest.raises(ValidationFailed):
+            window(query, date(2026, 1, 1))
+        return
+    assert window(query, date(2026, 1, 1)) == (first, last)
+    asked = debugger_query(query, first, last)
+    assert asked.start == datetime.combine(first, time(), UTC)
+    assert asked.end - asked.start == timedelta(days=days + 1)  # the last day is included
+    only_end = ConsoleEconomicsQuery(end=last.isoformat())
+    assert window(only_end, date(2026, 1, 1)) == (last - timedelta(days=DEFAULT_DAYS - 1), last)

@@ -34,6 +34,10 @@ _DROPPED = frozenset({f"{{{SVG}}}style", f"{{{SVG}}}script", "style", "script"})
 SMALLEST, LARGEST = Decimal("1E-6"), Decimal("1E12")
 """Figures whose largest lies outside this range are scaled (pygal's axes overflow beyond it)."""
 WIDTH = 640
+INTERVAL_WIDTH = 480
+"""An interval chart's width: narrower, so its text reads at half the page's width."""
+PADDING = 0.08
+"""The share of an interval chart's span left free on either side."""
 UPRIGHT_LABELS = 8
 """Time windows a column chart labels upright; with more it labels every n-th, slanted."""
 ROW_HEIGHT = 34
@@ -198,6 +202,15 @@ def columns(title: str, labels: Sequence[str], series: Mapping[str, Sequence[Fig
     return _render(chart, title, "columns")
 
 
+def _padded(seen: Sequence[float]) -> tuple[float, float] | None:
+    """An x range around ``seen`` with a margin, so no limit or bound sits on the axis."""
+    if not seen:
+        return None
+    low, high = min(seen), max(seen)
+    margin = (high - low) * PADDING or abs(high) * PADDING or 1.0
+    return (low - margin, high + margin)
+
+
 @attrs.frozen
 class Interval:
     """One row of an interval chart: a point estimate, its two-sided interval and its limit."""
@@ -218,24 +231,8 @@ def intervals(title: str, rows: Sequence[Interval]) -> Markup:
     count = len(rows)
     power = scale([v for row in rows for v in (row.estimate, row.low, row.high, row.limit)])
     title = _titled(title, power)
-    chart = _make(
-        pygal.XY,
-        title,
-        count,
-        floor=130,
-        stroke=True,
-        show_dots=False,
-        dots_size=5,
-        allow_interruptions=True,
-        range=(0, count + 1),
-        y_labels=[
-            {"label": text(row.label), "value": count - index} for index, row in enumerate(rows)
-        ],
-        show_x_guides=False,
-    )
     ticks: list[tuple[float, float] | None] = []
-    estimates = []
-    lines = []
+    estimates, lines, seen = [], [], []
     for index, row in enumerate(rows):
         height = count - index
         limit = plotted(row.limit, power)
@@ -243,14 +240,28 @@ def intervals(title: str, rows: Sequence[Interval]) -> Markup:
             ticks += [(limit, height - 0.4), (limit, height + 0.4), None]
         low, high = plotted(row.low, power), plotted(row.high, power)
         estimate = plotted(row.estimate, power)
-        lines.append(
-            (
-                text(row.label),
-                [] if low is None or high is None else [(low, height), (high, height)],
-            )
-        )
+        drawn = [] if low is None or high is None else [(low, height), (high, height)]
+        lines.append((text(row.label), drawn))
         if estimate is not None:
             estimates.append((estimate, height))
+        seen += [x for x in (limit, low, high, estimate) if x is not None]
+    chart = _make(
+        pygal.XY,
+        title,
+        count,
+        floor=130,
+        width=INTERVAL_WIDTH,
+        stroke=True,
+        show_dots=False,
+        dots_size=5,
+        allow_interruptions=True,
+        range=(0, count + 1),
+        xrange=_padded(seen),
+        y_labels=[
+            {"label": text(row.label), "value": count - index} for index, row in enumerate(rows)
+        ],
+        show_x_guides=False,
+    )
     chart.add("limit", ticks)
     for name, points in lines:
         chart.add(name, points)

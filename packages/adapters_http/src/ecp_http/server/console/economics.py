@@ -68,12 +68,12 @@ def debugger_query(query: ConsoleEconomicsQuery, first: date, last: date) -> Deb
     return structure(fields, DebuggerQuery, what="the filter")
 
 
-def _figures(visit: Visit, query: ConsoleEconomicsQuery) -> tuple[dict[str, Any], int]:
+def _figures(visit: Visit, query: ConsoleEconomicsQuery, today: date) -> tuple[dict[str, Any], int]:
     """The debugger's part of the page (or why there is none) and the page's status."""
     if not query.workflow:
         return {"report": None, "problem": None}, 200
     try:
-        first, last = window(query, datetime.now(UTC).date())
+        first, last = window(query, today)
         report: DebuggerReport = visit.services.ecp.debugger.report(
             visit.session.tenant_id, debugger_query(query, first, last)
         )
@@ -103,16 +103,21 @@ def _decisions(visit: Visit, query: ConsoleEconomicsQuery) -> dict[str, Any]:
     }
 
 
+def _shown_days(query: ConsoleEconomicsQuery, today: date) -> dict[str, str]:
+    """The window's days as the form shows them: as typed, or the defaults they stand for."""
+    try:
+        first, last = window(query, today)
+    except ValidationFailed:
+        return {"start": query.start or "", "end": query.end or ""}
+    return {"start": first.isoformat(), "end": last.isoformat()}
+
+
 def _economics(visit: Visit) -> Response:
     """Cost and outcomes of a workflow over a window, and the version decisions."""
     visit.actor(Permission.DEBUGGER_READ)
     query: ConsoleEconomicsQuery = visit.call.params or ConsoleEconomicsQuery()
     today = datetime.now(UTC).date()
-    try:
-        first, last = window(query, today)
-    except ValidationFailed:
-        first, last = today - timedelta(days=DEFAULT_DAYS - 1), today
-    figures, status = _figures(visit, query)
+    figures, status = _figures(visit, query, today)
     shown = {
         "workflow": query.workflow,
         "version": query.version,
@@ -127,8 +132,7 @@ def _economics(visit: Visit) -> Response:
         section="economics",
         workflow=query.workflow or "",
         version=query.version or "",
-        start=query.start or first.isoformat(),
-        end=query.end or last.isoformat(),
+        **_shown_days(query, today),
         granularity=query.granularity or "day",
         cohort=query.cohort or "subject_id",
         filter_query={name: value for name, value in shown.items() if value},

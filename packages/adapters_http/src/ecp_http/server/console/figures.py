@@ -46,7 +46,7 @@ def money(amount: Decimal | None) -> str:
             else amount
         )
     sign = MINUS if shown < 0 else ""
-    return f"{sign}${abs(shown):,f}"
+    return f"{sign}${shown.copy_abs():,f}"
 
 
 def share(value: Decimal | None) -> str:
