@@ -251,11 +251,12 @@ def decision_charts(artifacts: Sequence[DecisionArtifact]) -> list[Markup]:
     names: list[str] = []
     for artifact in artifacts:
         names += [c.name for c in artifact.constraints if c.name not in names]
+    several = len({artifact.workflow_id for artifact in artifacts}) > 1
     drawn = []
     for name in names:
         rows = [
             charts.Interval(
-                label=f"{a.baseline_version} → {a.candidate_version} · rev {a.revision}",
+                label=_decision_label(a, with_workflow=several),
                 estimate=found.estimate,
                 low=None if found.interval is None else found.interval[0],
                 high=None if found.interval is None else found.interval[1],
@@ -267,6 +268,13 @@ def decision_charts(artifacts: Sequence[DecisionArtifact]) -> list[Markup]:
         title = CONSTRAINTS.get(name, name.replace("_", " "))
         drawn.append(charts.intervals(title, rows))
     return drawn
+
+
+def _decision_label(artifact: DecisionArtifact, *, with_workflow: bool) -> str:
+    """A decision's row label: the versions compared and its revision (and its workflow)."""
+    versions = f"{artifact.baseline_version} → {artifact.candidate_version}"
+    label = f"{versions} · rev {artifact.revision}"
+    return f"{artifact.workflow_id}: {label}" if with_workflow else label
 
 
 def _named(found: Iterable[ConstraintResult], name: str) -> list[ConstraintResult]:
