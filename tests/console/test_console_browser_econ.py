@@ -46,6 +46,11 @@ def test_an_analyst_reads_where_the_money_goes_and_the_decisions(console, browse
     whole(browser, "economics-dark")
     _dark(browser, on=False)
 
+    browser.get(console.base_url + "/console/economics?workflow=claims&granularity=hour")
+    until(browser, lambda: "Known cost by hour" in browser.page_source)
+    browser.execute_script("document.getElementById('timeline-head').scrollIntoView();")
+    shot(browser, "economics-hourly")
+
 
 @pytest.mark.spec(BROWSER, "C15 console-audit")
 def test_a_viewer_verifies_a_whole_chain_and_finds_the_altered_record(console, browser):

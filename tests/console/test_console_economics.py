@@ -75,6 +75,13 @@ def test_the_figures_are_the_debuggers_money_exact_and_incomplete_said(client, s
     assert "Known cost by workflow version" in html and "v1 (incomplete)" in html
     by_plan = person.get("/console/economics", workflow="claims", cohort="dimension:plan").text
     assert "<code>pro</code>" in by_plan and "<code>free</code>" in by_plan
+    hourly = person.get("/console/economics", workflow="claims", granularity="hour")
+    assert hourly.status_code == 200 and "Known cost by hour" in hourly.text
+    assert (
+        len(re.findall(r'data-label="Window \(UTC\)"', hourly.text)) == 2 * 40
+    )  # a run an hour, each version
+    only_v2 = person.get("/console/economics", workflow="claims", version="v2").text
+    assert "$50.00" in only_v2 and "at least $41.00000001" not in only_v2
 
 
 @pytest.mark.spec(ECONOMICS)

@@ -38,8 +38,8 @@ INTERVAL_WIDTH = 480
 """An interval chart's width: narrower, so its text reads at half the page's width."""
 PADDING = 0.08
 """The share of an interval chart's span left free on either side."""
-UPRIGHT_LABELS = 8
-"""Time windows a column chart labels upright; with more it labels every n-th, slanted."""
+UPRIGHT_LABELS = 6
+"""Time windows a column chart labels; with more it labels about this many, evenly spaced."""
 ROW_HEIGHT = 34
 """Height each bar or interval row adds to a chart (px of its viewBox)."""
 
@@ -189,12 +189,13 @@ def columns(title: str, labels: Sequence[str], series: Mapping[str, Sequence[Fig
     chart = _make(
         pygal.StackedBar,
         title,
-        4,
+        0,
+        floor=300,
         show_x_guides=False,
         show_legend=len(named) > 1,
+        max_scale=6,
         x_labels=[text(label) for label in labels],
-        x_label_rotation=0 if len(labels) <= UPRIGHT_LABELS else 30,
-        x_labels_major_every=max(1, len(labels) // UPRIGHT_LABELS),
+        x_labels_major_every=max(1, -(-len(labels) // UPRIGHT_LABELS)),
         show_minor_x_labels=len(labels) <= UPRIGHT_LABELS,
     )
     for name, values in named.items():

@@ -13,7 +13,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ecp_core.debugger.model import Accounting, DebuggerReport, Incompleteness
+from ecp_core.debugger.model import Accounting, DebuggerReport, Incompleteness, TimelineRow
 from ecp_core.debugger.tally import Granularity
 from ecp_core.decisions.model import ConstraintResult, DecisionArtifact
 from ecp_http.server.console import charts
@@ -108,6 +108,14 @@ def _label(name: str, figures: Accounting) -> str:
     return name if figures.incomplete.complete else f"{name} (incomplete)"
 
 
+def _series(version: str, rows: Iterable[TimelineRow]) -> str:
+    """A version's series name, marked when any of its windows lacks evidence."""
+    gaps = any(
+        not row.accounting.incomplete.complete for row in rows if row.workflow_version == version
+    )
+    return f"{version} (incomplete)" if gaps else version
+
+
 def _window(start: datetime, granularity: Granularity) -> str:
     """A timeline window's start as its label (UTC): the day, or the day and hour."""
     return start.strftime("%m-%d %H:00" if granularity is Granularity.HOUR else "%Y-%m-%d")
@@ -139,7 +147,7 @@ def debugger_view(report: DebuggerReport) -> dict[str, Any]:
         f"Known cost by {report.granularity.value}, USD, one colour a version",
         [_window(start, report.granularity) for start in windows],
         {
-            name: [
+            _series(name, report.timeline): [
                 found.accounting.known_cost_usd if (found := cell.get((start, name))) else None
                 for start in windows
             ]
