@@ -204,3 +204,12 @@ def test_the_window_is_every_whole_utc_day_from_first_to_last(first, days):
     assert asked.end - asked.start == timedelta(days=days + 1)  # the last day is included
     only_end = ConsoleEconomicsQuery(end=last.isoformat())
     assert window(only_end, date(2026, 1, 1)) == (last - timedelta(days=DEFAULT_DAYS - 1), last)
+
+
+@pytest.mark.spec(ECONOMICS)
+def test_a_window_too_large_to_total_says_so_and_keeps_the_form(client, seeded, monkeypatch):
+    monkeypatch.setattr("ecp_core.debugger.service.MAX_WINDOW_EVENTS", 5)
+    answer = analyst(client).get("/console/economics", workflow="claims")
+    assert answer.status_code == 422
+    assert "narrow it" in answer.text and 'id="workflow"' in answer.text
+    assert "$50.00" not in answer.text  # no partial total
