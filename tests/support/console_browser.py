@@ -38,6 +38,8 @@ class Console:
     base_url: str
     client: httpx.Client
     secret: str
+    database: str = ""
+    """The server's database URL (a test may alter rows there, as an attacker with SQL would)."""
 
     def headers(self, tenant: str = TENANT, role: str = "admin") -> dict[str, str]:
         token = mint_token(self.secret, tenant=tenant, roles=[role], subject="admin@example.com")
@@ -65,7 +67,7 @@ def console_server(postgres_url: str, template: str) -> Iterator[Console]:
     )
     try:
         with serving(lambda _: settings) as (base_url, client, _):
-            yield Console(base_url=base_url, client=client, secret=secret)
+            yield Console(base_url=base_url, client=client, secret=secret, database=database)
     finally:
         drop_database(postgres_url, name)
 
