@@ -379,6 +379,10 @@ RULES: dict[str, str] = {
     "C15 console-inbox": "/console/inbox lists the pending approvals the person may resolve by their approval rules, the soonest SLA first (none last), filtered by deployment, in keyset pages whose statements do not grow with the rows",
     "C15 console-approval": "/console/approvals/{id} shows the summary, rationale, payload, who acted, the SLA and escalation, and the run's timeline; approve, reject and edit-then-approve (a diff to confirm first) carry the action_digest shown, and a stale form resolves nothing and says so",
     "C15 console-browser": "in Chromium an approver signs in, finds the approval, edits the payload, confirms the diff and approves, and the run completes; every page reads at 390 and 1280 px without sideways scroll and axe-core finds no serious or critical violation",
+    "C15 console-tasks": "/console/tasks (task_read, as GET /v1/tasks) lists the tenant's topics with open tasks, each with its waiting, locked and lock-expired counts and the oldest waiting age, and /console/tasks?topic= a topic's tasks with state, run, node, attempts and the worker holding the lock until when, in keyset pages whose statements do not grow with the rows; never a task's arguments, state, output or lock token",
+    "C15 console-webhooks": "/console/webhooks (webhook_admin, as the API's webhook routes) shows the subscriptions with their last 24 hours of deliveries by status and last answer, the dead letters and the deliveries filtered by status in keyset pages, never a signing secret; Replay of a dead letter is a CSRF form calling the API's replay service, another tenant's dead letter is 404",
+    "C15 console-live": "GET /console/events streams text/event-stream events approval and run (data: the id) for the session's tenant and what its roles may read, with ids a reconnecting client resumes from by Last-Event-ID (a reload event when it is too old), heartbeats, a bound on streams per session and process, and an end when the session expires or is revoked",
+    "C15 console-ops-browser": "in Chromium the tasks overview, a topic's page, the webhooks page with a dead letter and after Replay read at 390 and 1280 px without sideways scroll and with no serious or critical axe-core violation, and the inbox shows a new approval without a reload",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -623,5 +627,9 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C15 console-inbox": ("ecp_core.runs.approvals.service", "ecp_http.server.console.approvals"),
     "C15 console-approval": ("ecp_http.server.console.approvals",),
     "C15 console-browser": ("ecp_http.server.console.approvals",),
+    "C15 console-tasks": ("ecp_core.runs.tasks.service", "ecp_http.server.console.tasks"),
+    "C15 console-webhooks": ("ecp_core.webhooks.service", "ecp_http.server.console.webhooks"),
+    "C15 console-live": ("ecp_http.server.live_feed", "ecp_http.server.console.live"),
+    "C15 console-ops-browser": ("ecp_http.server.console.tasks", "ecp_http.server.console.webhooks"),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

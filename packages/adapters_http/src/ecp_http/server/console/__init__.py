@@ -12,12 +12,12 @@ from collections.abc import Callable
 
 from starlette.responses import Response
 
-from ecp_http.server.console import approvals, sign_in
+from ecp_http.server.console import approvals, sign_in, tasks, webhooks
 from ecp_http.server.console.browser import STYLESHEET
 from ecp_http.server.console_sessions import CONSOLE_PATH, SIGN_IN_PATH
 from ecp_http.server.routing import Call, Operation
 from ecp_http.server.services import Services
-from ecp_http.wire.models import ConsoleInboxQuery
+from ecp_http.wire.models import ConsoleInboxQuery, ConsoleTasksQuery, ConsoleWebhooksQuery
 
 TAG = "console"
 
@@ -104,6 +104,30 @@ OPERATIONS = [
         "console_approval_resolve",
         "Approve, reject or edit-then-approve from the browser (the form's action_digest "
         "must still match)",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/tasks",
+        tasks.tasks,
+        "console_tasks",
+        "Task queues by topic (waiting, locked, lock expired, oldest waiting), or one topic's "
+        "tasks with ?topic= (HTML)",
+        query=ConsoleTasksQuery,
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/webhooks",
+        webhooks.webhooks,
+        "console_webhooks",
+        "Webhook endpoints with their recent health, dead letters and deliveries (HTML)",
+        query=ConsoleWebhooksQuery,
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/webhooks/dead-letters/{delivery_id}/replay",
+        webhooks.replay,
+        "console_webhooks_replay",
+        "Replay a dead letter from the browser (as the API's replay)",
     ),
     _page(
         "GET",
