@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from starlette.responses import Response
 
-from ecp_http.server.console import approvals, sign_in, tasks, webhooks
+from ecp_http.server.console import approvals, live, sign_in, tasks, webhooks
 from ecp_http.server.console.browser import STYLESHEET
 from ecp_http.server.console_sessions import CONSOLE_PATH, SIGN_IN_PATH
 from ecp_http.server.routing import Call, Operation
@@ -128,6 +128,25 @@ OPERATIONS = [
         webhooks.replay,
         "console_webhooks_replay",
         "Replay a dead letter from the browser (as the API's replay)",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/events",
+        live.events,
+        "console_events",
+        "Live updates for the signed-in session: text/event-stream events approval and run "
+        "(data: the id), resumable by Last-Event-ID",
+        statuses=(303, 403, 429),
+        media_type="text/event-stream",
+    ),
+    _page(
+        "GET",
+        live.SCRIPT,
+        live.live_script,
+        "console_live_script",
+        "The console's live-update script (an enhancement: pages work without it)",
+        statuses=(),
+        media_type="text/javascript",
     ),
     _page(
         "GET",

@@ -159,7 +159,7 @@ def error_page(error: EcpError, visit: Visit | None = None) -> HTMLResponse:
     return visit.page("console_error.html", status=status, signed_in=True, **context)
 
 
-def _live_session(services: Services, sessions: ConsoleSessions, call: Call) -> ConsoleSession:
+def live_session(services: Services, sessions: ConsoleSessions, call: Call) -> ConsoleSession:
     """The request's session; SessionEnded unless it opens, lasts, and its key is still active."""
     session = sessions.session(call.headers)
     if session.key_id is not None:
@@ -178,7 +178,7 @@ def signed_in(handler: Callable[[Visit], Response]) -> Callable[[Call, Services]
     def serve(call: Call, services: Services) -> Response:
         sessions = console_sessions(services)
         try:
-            session = _live_session(services, sessions, call)
+            session = live_session(services, sessions, call)
         except SessionEnded:
             away = redirect(SIGN_IN_PATH)
             sessions.end(away)
@@ -206,6 +206,7 @@ __all__ = [
     "console_sessions",
     "error_page",
     "home_path",
+    "live_session",
     "redirect",
     "sections_for",
     "signed_in",

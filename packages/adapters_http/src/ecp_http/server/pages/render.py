@@ -55,11 +55,23 @@ def stylesheet(name: str = "ecp.css") -> Response:
     return Response(css, media_type="text/css; charset=utf-8", headers=headers)
 
 
+def script(name: str) -> Response:
+    """A script the wheel ships in ``static/`` (cacheable: it holds nothing of any account)."""
+    code = (
+        importlib.resources.files("ecp_http.server.pages")
+        .joinpath(f"static/{name}")
+        .read_text("utf-8")
+    )
+    headers = {"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"}
+    return Response(code, media_type="text/javascript; charset=utf-8", headers=headers)
+
+
 __all__ = [
     "CONTENT_SECURITY_POLICY",
     "PAGE_HEADERS",
     "STYLESHEET_PATH",
     "page",
     "render",
+    "script",
     "stylesheet",
 ]
