@@ -261,3 +261,15 @@ def test_deliveries_come_in_keyset_pages_each_once(client, hook):
             break
         page = admin.get(more[0].replace("&amp;", "&")).text
     assert len(seen) == DELIVERIES_PAGE + 2 == len(set(seen))
+
+
+@pytest.mark.spec("C15 console-csp", "C15 console-live")
+def test_the_live_script_is_a_file_the_wheel_ships_under_the_consoles_policy(client):
+    script = client.get("/console/static/live.js")
+    assert script.status_code == 200
+    assert script.headers["content-type"].startswith("text/javascript")
+    assert script.headers["content-security-policy"].startswith("default-src 'none'")
+    assert "EventSource" in script.text and "/console/events" in script.text
+    page = person(client, "approver").get("/console/inbox").text
+    assert '<script src="/console/static/live.js" defer></script>' in page
+    assert "<script" not in person(client, "approver").get("/console/sign-in").text

@@ -11,6 +11,7 @@ import os
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import attrs
 import httpx
@@ -50,8 +51,11 @@ class Console:
 
 
 @contextmanager
-def console_server(postgres_url: str, template: str) -> Iterator[Console]:
-    """A server on its own database whose console cookies travel over loopback HTTP."""
+def console_server(postgres_url: str, template: str, **changes: Any) -> Iterator[Console]:
+    """A server on its own database whose console cookies travel over loopback HTTP.
+
+    ``changes`` are further settings (a test's webhook retries, say).
+    """
     name = f"ecp_console_{os.getpid()}_{next(_names)}"
     database = create_database(postgres_url, name, template=template)
     secret = secrets.token_urlsafe(32)
@@ -61,6 +65,7 @@ def console_server(postgres_url: str, template: str) -> Iterator[Console]:
         audit_signing_key=base64.b64encode(secrets.token_bytes(32)).decode("ascii"),
         dispatch_poll_seconds=0.05,
         insecure_cookies=True,
+        **changes,
     )
     try:
         with serving(lambda _: settings) as (base_url, client, _):

@@ -630,6 +630,9 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C15 console-tasks": ("ecp_core.runs.tasks.service", "ecp_http.server.console.tasks"),
     "C15 console-webhooks": ("ecp_core.webhooks.service", "ecp_http.server.console.webhooks"),
     "C15 console-live": ("ecp_http.server.live_feed", "ecp_http.server.console.live"),
-    "C15 console-ops-browser": ("ecp_http.server.console.tasks", "ecp_http.server.console.webhooks"),
+    "C15 console-ops-browser": (
+        "ecp_http.server.console.tasks",
+        "ecp_http.server.console.webhooks",
+    ),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

@@ -73,7 +73,8 @@ def _state(task: Task, now: datetime) -> tuple[str, str]:
 def task_row(task: Task, now: datetime) -> dict[str, Any]:
     """What a topic's page shows of one task (never its arguments, state, output or token)."""
     state, kind = _state(task, now)
-    locked = task.status is TaskStatus.LOCKED and task.locked_until is not None
+    until = task.locked_until if task.status is TaskStatus.LOCKED else None
+    left = "" if until is None else duration(until - now)
     error = task.error or ""
     return {
         "task_id": task.task_id,
@@ -82,8 +83,13 @@ def task_row(task: Task, now: datetime) -> dict[str, Any]:
         "run_id": task.run_id,
         "node_id": task.node_id,
         "attempts": f"{task.attempt} of {task.max_attempts}",
-        "worker": task.worker_id if locked else "",
-        "until": when(task.locked_until) if locked and task.locked_until else "",
+        "worker": task.worker_id if until else "",
+        "until": when(until) if until else "",
+        "until_left": ""
+        if until is None
+        else f"in {left}"
+        if until > now
+        else f"ran out {left} ago",
         "retry_at": when(task.not_before) if state == "retry later" and task.not_before else "",
         "error": error if len(error) <= ERROR_SHOWN else error[:ERROR_SHOWN] + "…",
         "created_at": when(task.created_at),

@@ -47,12 +47,26 @@ def delivery_status(text: str | None) -> DeliveryStatus | None:
         ) from exc
 
 
+def _health(health: EndpointHealth) -> tuple[str, str]:
+    """An endpoint's state in a word, and its badge: by its last answer, then its losses.
+
+    ``idle`` (nothing in the window), ``failing`` (the last attempt got no 2xx), ``recovered``
+    (it answers 2xx again, but deliveries died in the window), ``healthy``.
+    """
+    code = health.last_status_code
+    if not (health.pending or health.delivered or health.dead):
+        return "idle", "muted"
+    if health.last_attempt_at is not None and not (code is not None and 200 <= code < 300):  # noqa: PLR2004
+        return "failing", "bad"
+    if health.dead:
+        return "recovered", "warn"
+    return "healthy", "ok"
+
+
 def endpoint_row(subscription: SubscriptionView, health: EndpointHealth | None) -> dict[str, Any]:
     """One subscription as the page lists it: where it posts, what, and how that went lately."""
     health = health or EndpointHealth(subscription_id=subscription.subscription_id)
-    state = "failing" if health.dead else "retrying" if health.pending else "healthy"
-    if not (health.dead or health.pending or health.delivered):
-        state = "idle"
+    state, kind = _health(health)
     return {
         "subscription_id": subscription.subscription_id,
         "target_url": subscription.target_url,
@@ -62,7 +76,7 @@ def endpoint_row(subscription: SubscriptionView, health: EndpointHealth | None) 
         "pending": health.pending,
         "dead": health.dead,
         "state": state,
-        "kind": {"failing": "bad", "retrying": "warn", "healthy": "ok"}.get(state, "muted"),
+        "kind": kind,
         "last_status": health.last_status_code,
         "last_at": when(health.last_attempt_at) if health.last_attempt_at else "",
     }
