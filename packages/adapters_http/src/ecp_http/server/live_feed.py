@@ -15,6 +15,7 @@ per tenant and per process, so no tenant can take every stream of a process.
 
 import collections
 import contextlib
+import itertools
 import logging
 import secrets
 import threading
@@ -148,12 +149,9 @@ class LiveFeed:
 
     def after(self, seq: int, tenant_id: str, kinds: frozenset[str]) -> tuple[list[LiveEvent], int]:
         """The tenant's events of ``kinds`` numbered after ``seq``, and the number read up to."""
-        with self._lock:
-            found = [
-                event
-                for event in self._events
-                if event.seq > seq and event.tenant_id == tenant_id and event.kind in kinds
-            ]
+        with self._lock:  # numbers are consecutive: the events after seq are the last ones
+            newer = list(itertools.islice(reversed(self._events), max(self._seq - seq, 0)))
+            found = [e for e in reversed(newer) if e.tenant_id == tenant_id and e.kind in kinds]
             return found, self._seq
 
     # -- streams -------------------------------------------------------------------------------

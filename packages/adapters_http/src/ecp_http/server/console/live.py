@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
-from ecp_core.errors import Forbidden
+from ecp_core.errors import EcpError, Forbidden
 from ecp_core.permissions import Permission
 from ecp_http.server.console.browser import (
     CONSOLE_CSP,
@@ -104,6 +104,8 @@ async def _stream(visit: Visit, kinds: frozenset[str], start: int | None) -> Asy
                 log.info("console stream closed", extra=facts)
     except SessionEnded:
         yield "event: end\ndata: signed out\n\n"
+    except EcpError:  # the session could not be checked (the database away): the browser retries
+        log.warning("console stream ended: its session could not be checked", extra=facts)
     except TooManyStreams as exc:  # another stream took the last place meanwhile
         yield f"event: end\ndata: {exc}\n\n"
 
