@@ -20,6 +20,7 @@ from tests.support.console import reviewed
 from tests.support.console_browser import Console, console_server
 
 from ecp_http.server import live_feed
+from ecp_http.server.auth import mint_token
 from ecp_http.server.console import live
 
 pytestmark = pytest.mark.integration
@@ -235,3 +236,12 @@ def test_streams_are_bounded_per_session_and_counted(server, monkeypatch):
         other = signed_in(server, server.key("approver", TENANT))
         with stream(other) as three:  # another session still may
             three.next()
+
+
+@pytest.mark.spec(LIVE)
+def test_a_stream_ends_when_its_session_expires(server):
+    token = mint_token(server.secret, tenant=TENANT, roles=["approver"], ttl_seconds=3)
+    approver = signed_in(server, token)  # the session lasts as long as the token
+    with stream(approver) as opened:
+        opened.next()
+        assert opened.next("end", seconds=15).data == "expired"
