@@ -385,6 +385,10 @@ RULES: dict[str, str] = {
     "C15 console-economics": "/console/economics (debugger_read) shows the debugger report of a workflow over a window (by version, time window, step and cohort; filters version, days, granularity, cohort) with money printed exactly and incomplete evidence said, never as zero, and the retained version decisions (report_read) with each interval as its low and high bound, newest first in pages; a bad filter is a 422 page with the form; another tenant's figures never appear",
     "C15 console-audit": "/console/audit (audit_read) verifies a deployment's or a run's audit chains as the API's verify routes do (verified, signatures, signing key, record count, first failing record) from a CSRF-protected form, lists the deployments to verify in keyset pages, says the transparency log is not yet available; another tenant's deployment or run is 404",
     "C15 console-browser-econ": "in Chromium the economics page with real evidence and decisions, and the audit page with a verified and a tampered chain, read at 390 and 1280 px without sideways scroll and axe-core finds no serious or critical violation",
+    "C15 console-tasks": "/console/tasks (task_read, as GET /v1/tasks) lists the tenant's topics with open tasks, each with its waiting, locked and lock-expired counts and the oldest waiting age, and /console/tasks?topic= a topic's tasks with state, run, node, attempts and the worker holding the lock until when, in keyset pages whose statements do not grow with the rows; never a task's arguments, state, output or lock token",
+    "C15 console-webhooks": "/console/webhooks (webhook_admin, as the API's webhook routes) shows the subscriptions with their last 24 hours of deliveries by status and last answer, the dead letters and the deliveries filtered by status in keyset pages, never a signing secret; Replay of a dead letter is a CSRF form calling the API's replay service, another tenant's dead letter is 404",
+    "C15 console-live": "GET /console/events streams text/event-stream events approval and run (data: the id) for the session's tenant and what its roles may read, with ids a reconnecting client resumes from by Last-Event-ID (a reload event when it is too old), heartbeats, a bound on streams per session and process, and an end when the session expires or is revoked",
+    "C15 console-ops-browser": "in Chromium the tasks overview, a topic's page, the webhooks page with a dead letter and after Replay read at 390 and 1280 px without sideways scroll and with no serious or critical axe-core violation, and the inbox shows a new approval without a reload",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -640,6 +644,13 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C15 console-browser-econ": (
         "ecp_http.server.console.economics",
         "ecp_http.server.console.audit",
+    ),
+    "C15 console-tasks": ("ecp_core.runs.tasks.service", "ecp_http.server.console.tasks"),
+    "C15 console-webhooks": ("ecp_core.webhooks.service", "ecp_http.server.console.webhooks"),
+    "C15 console-live": ("ecp_http.server.live_feed", "ecp_http.server.console.live"),
+    "C15 console-ops-browser": (
+        "ecp_http.server.console.tasks",
+        "ecp_http.server.console.webhooks",
     ),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

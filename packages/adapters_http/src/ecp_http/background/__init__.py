@@ -23,6 +23,7 @@ from ecp_http.background.timers import timer_thread
 from ecp_http.background.wakeups import DELIVERY_SWEEP
 from ecp_http.config.settings import Settings
 from ecp_http.outbound.webhook_sender import HttpxSender
+from ecp_http.server.live_feed import LiveFeed
 from ecp_http.server.long_poll import Bell
 from ecp_http.server.task_offers import TaskOffers
 
@@ -109,13 +110,14 @@ def background_work(
     offers: TaskOffers,
     runs_moved: Bell,
     metrics: "Metrics | None" = None,
+    live: LiveFeed | None = None,
 ) -> tuple[Dispatcher, Dispatcher, Dispatcher | None]:
     """The run dispatcher (with the sweeps), the timer thread, and the decision scheduler.
 
     The scheduler is None when disabled.
 
     ``offers`` hears of the tasks made claimable here, ``runs_moved`` is rung when a run waits or
-    ends; ``metrics`` counts what the sweeps settle.
+    ends; ``metrics`` counts what the sweeps settle; ``live`` hears those runs for the console.
     """
 
     def advanced(run: Run) -> None:
@@ -123,6 +125,8 @@ def background_work(
             offers.offered(run.tenant_id)  # the run holds no topic: every claim of the tenant
         if run.status in TERMINAL or run.status in WAITING:
             runs_moved.ring(run.run_id, run)  # the news its Prefer: wait answers from
+            if live is not None:
+                live.run_moved(run.tenant_id, run.run_id, run.status, run.pending_approval_ids)
 
     outage = Outage()  # one outage, logged once, whichever thread finds it
     dispatcher = Dispatcher(

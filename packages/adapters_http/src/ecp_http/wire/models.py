@@ -157,6 +157,34 @@ class ConsoleInboxQuery:
     cursor: str | None = None
 
 
+@described(
+    topic="the topic whose tasks are listed (empty: every topic, with its counts)",
+    status="only tasks of this status (empty: every status)",
+    cursor="where the page starts: the `Next page` link's",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleTasksQuery:
+    """The console's task queues: a topic to list, a status filter and a page."""
+
+    topic: Annotated[str, Text(0, 512)] | None = None
+    status: Annotated[str, Text(0, 32)] | None = None
+    cursor: str | None = None
+
+
+@described(
+    status="only deliveries of this status (empty: every status)",
+    cursor="where the page of deliveries starts: the `Next page` link's",
+    replayed="the dead letter just replayed (the page says so)",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleWebhooksQuery:
+    """The console's webhooks page: a status filter on the deliveries and their page."""
+
+    status: Annotated[str, Text(0, 32)] | None = None
+    cursor: str | None = None
+    replayed: Annotated[str, Text(0, 600)] | None = None
+
+
 @described(cursor="where the page starts: the `Next page` link's")
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class ConsoleDeploymentsQuery:

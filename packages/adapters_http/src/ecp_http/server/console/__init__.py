@@ -12,7 +12,16 @@ from collections.abc import Callable
 
 from starlette.responses import Response
 
-from ecp_http.server.console import approvals, audit, deployments, economics, sign_in
+from ecp_http.server.console import (
+    approvals,
+    audit,
+    deployments,
+    economics,
+    live,
+    sign_in,
+    tasks,
+    webhooks,
+)
 from ecp_http.server.console.browser import DRAWING_SCRIPT, STYLESHEET
 from ecp_http.server.console_sessions import CONSOLE_PATH, SIGN_IN_PATH
 from ecp_http.server.routing import Call, Operation
@@ -23,6 +32,8 @@ from ecp_http.wire.models import (
     ConsoleEconomicsQuery,
     ConsoleGraphQuery,
     ConsoleInboxQuery,
+    ConsoleTasksQuery,
+    ConsoleWebhooksQuery,
 )
 
 TAG = "console"
@@ -155,6 +166,49 @@ OPERATIONS = [
         sign_in.drawing_script,
         "console_drawing_script",
         "The console's drawings' script: pan and zoom (an enhancement only)",
+        statuses=(),
+        media_type="text/javascript",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/tasks",
+        tasks.tasks,
+        "console_tasks",
+        "Task queues by topic (waiting, locked, lock expired, oldest waiting), or one topic's "
+        "tasks with ?topic= (HTML)",
+        query=ConsoleTasksQuery,
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/webhooks",
+        webhooks.webhooks,
+        "console_webhooks",
+        "Webhook endpoints with their recent health, dead letters and deliveries (HTML)",
+        query=ConsoleWebhooksQuery,
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/webhooks/dead-letters/{delivery_id}/replay",
+        webhooks.replay,
+        "console_webhooks_replay",
+        "Replay a dead letter from the browser (as the API's replay)",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/events",
+        live.events,
+        "console_events",
+        "Live updates for the signed-in session: text/event-stream events approval and run "
+        "(data: the id), resumable by Last-Event-ID",
+        statuses=(204, 403, 429),
+        media_type="text/event-stream",
+    ),
+    _page(
+        "GET",
+        live.SCRIPT,
+        live.live_script,
+        "console_live_script",
+        "The console's live-update script (an enhancement: pages work without it)",
         statuses=(),
         media_type="text/javascript",
     ),

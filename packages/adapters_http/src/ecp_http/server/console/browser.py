@@ -161,7 +161,7 @@ def error_page(error: EcpError, visit: Visit | None = None) -> HTMLResponse:
     return visit.page("console_error.html", status=status, signed_in=True, **context)
 
 
-def _live_session(services: Services, sessions: ConsoleSessions, call: Call) -> ConsoleSession:
+def live_session(services: Services, sessions: ConsoleSessions, call: Call) -> ConsoleSession:
     """The request's session; SessionEnded unless it opens, lasts, and its key is still active."""
     session = sessions.session(call.headers)
     if session.key_id is not None:
@@ -174,15 +174,20 @@ def _live_session(services: Services, sessions: ConsoleSessions, call: Call) -> 
     return session
 
 
-def signed_in(handler: Callable[[Visit], Response]) -> Callable[[Call, Services], Response]:
-    """A console page handler that needs a live session; otherwise the browser signs in."""
+def signed_in(
+    handler: Callable[[Visit], Response], *, ended: Callable[[], Response] | None = None
+) -> Callable[[Call, Services], Response]:
+    """A console page handler that needs a live session; otherwise the browser signs in.
+
+    ``ended`` answers instead of the redirect to sign in (the live stream's 204).
+    """
 
     def serve(call: Call, services: Services) -> Response:
         sessions = console_sessions(services)
         try:
-            session = _live_session(services, sessions, call)
+            session = live_session(services, sessions, call)
         except SessionEnded:
-            away = redirect(SIGN_IN_PATH)
+            away = redirect(SIGN_IN_PATH) if ended is None else ended()
             sessions.end(away)
             return away
         visit = Visit(call=call, services=services, sessions=sessions, session=session)
@@ -209,6 +214,7 @@ __all__ = [
     "console_sessions",
     "error_page",
     "home_path",
+    "live_session",
     "redirect",
     "sections_for",
     "signed_in",

@@ -60,12 +60,18 @@ def stylesheet(name: str = "ecp.css") -> Response:
     return static_file(name, "text/css")
 
 
+def script(name: str) -> Response:
+    """A script the wheel ships in ``static/`` (cacheable: it holds nothing of any account)."""
+    return static_file(name, "text/javascript")
+
+
 __all__ = [
     "CONTENT_SECURITY_POLICY",
     "PAGE_HEADERS",
     "STYLESHEET_PATH",
     "page",
     "render",
+    "script",
     "static_file",
     "stylesheet",
 ]
