@@ -379,6 +379,11 @@ RULES: dict[str, str] = {
     "C15 console-inbox": "/console/inbox lists the pending approvals the person may resolve by their approval rules, the soonest SLA first (none last), filtered by deployment, in keyset pages whose statements do not grow with the rows",
     "C15 console-approval": "/console/approvals/{id} shows the summary, rationale, payload, who acted, the SLA and escalation, and the run's timeline; approve, reject and edit-then-approve (a diff to confirm first) carry the action_digest shown, and a stale form resolves nothing and says so",
     "C15 console-browser": "in Chromium an approver signs in, finds the approval, edits the payload, confirms the diff and approves, and the run completes; every page reads at 390 and 1280 px without sideways scroll and axe-core finds no serious or critical violation",
+    "C15 console-runs": "/console/runs lists the tenant's runs newest first to whoever has run_read, filtered by deployment, public status, start time (UTC) and a run id or idempotency key, in keyset pages that keep the filters and whose statements do not grow with the rows",
+    "C15 console-run": "/console/runs/{id} shows the run's status, deployment, version, times, priority, pause, timer and failure, its graph with the path taken, its timeline, its output as the run read shows it (erased marked), its pending approvals and child runs, each part only to a role that may read it; another tenant's run is a 404 page",
+    "C15 console-run-control": "the run page offers Cancel (a reason and a confirmation), Pause and Resume to run_control through the API's core calls, each form with its CSRF token; a role without run_control sees no form and a forged post is 403 and changes nothing",
+    "C15 console-verify": "an audit_read role verifies a run's audit chain from its page and sees verified, signature verified, the key id, the record count and the first failing record, as the API's verify route answers",
+    "C15 console-runs-browser": "in Chromium an approver approves and then sees the completed run with its timeline and graph and a verified chain; an analyst sees the run without approval forms, a forged approve from that session is 403, and another tenant's session gets 404",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -623,5 +628,10 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C15 console-inbox": ("ecp_core.runs.approvals.service", "ecp_http.server.console.approvals"),
     "C15 console-approval": ("ecp_http.server.console.approvals",),
     "C15 console-browser": ("ecp_http.server.console.approvals",),
+    "C15 console-runs": ("ecp_core.runs.run.search", "ecp_http.server.console.runs"),
+    "C15 console-run": ("ecp_http.server.console.runs",),
+    "C15 console-run-control": ("ecp_http.server.console.run_control",),
+    "C15 console-verify": ("ecp_http.server.console.run_control",),
+    "C15 console-runs-browser": ("ecp_http.server.console.runs",),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

@@ -157,6 +157,26 @@ class ConsoleInboxQuery:
     cursor: str | None = None
 
 
+@described(
+    deployment="only runs of this deployment (empty: every deployment)",
+    status="only runs with this public status (empty: every status)",
+    started_from="only runs started at or after this UTC date or minute (`YYYY-MM-DD[THH:MM]`)",
+    started_to="only runs started up to this UTC date or minute, inclusive",
+    find="a run id, or the idempotency key a run was started with",
+    cursor="where the page starts: the `Next page` link's",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleRunsQuery:
+    """The console run list's filters and page (a form sends empty fields: no filter)."""
+
+    deployment: str | None = None
+    status: str | None = None
+    started_from: str | None = None
+    started_to: str | None = None
+    find: str | None = None
+    cursor: str | None = None
+
+
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalPageResponse:
     """A page of approvals in approval id order (oldest first); ``next_cursor`` when more remain."""
