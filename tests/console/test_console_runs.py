@@ -1,0 +1,301 @@
+"""The console's run list and run page over HTTP on the memory store: roles, tenants, filters,
+pages, what is and is not shown, the control forms and Verify.
+
+The statements a page sends on PostgreSQL are counted in ``test_console_runs_statements.py``;
+the pages in a real browser are ``test_console_browser_runs.py``.
+"""
+
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from starlette.testclient import TestClient
+from tests.support.console import (
+    WAIT,
+    Person,
+    api_key,
+    bearer,
+    console_client,
+    deployed,
+    field,
+    signed_in,
+    waiting_run,
+)
+
+from ecp_http.server.console.run_views import RUNS_PAGE
+
+pytestmark = pytest.mark.integration
+
+TENANT = "console-runs"
+ADMIN = bearer(TENANT, "admin")
+RUNS = "C15 console-runs"
+RUN = "C15 console-run"
+CONTROL = "C15 console-run-control"
+VERIFY = "C15 console-verify"
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:
+    yield from console_client()
+
+
+def person(client: TestClient, role: str) -> Person:
+    return signed_in(client, api_key(client, ADMIN, role)[0])
+
+
+def listed(html: str) -> list[str]:
+    """The run ids a page's run table links to, in order."""
+    return re.findall(r'<a class="strong mono" href="/console/runs/([^"]+)"', html)
+
+
+def approve(client: TestClient, ref: str, approval_id: str) -> None:
+    answer = client.post(
+        f"/deployments/{ref}/approvals/{approval_id}/resolve",
+        json={"decision": "approve"},
+        headers={**ADMIN, **WAIT},
+    )
+    assert answer.status_code == 200, answer.text
+
+
+def run_status(client: TestClient, run_id: str) -> dict:
+    return client.get(f"/runs/{run_id}", headers=ADMIN).json()
+
+
+@pytest.mark.spec(RUNS, "C15 console-roles")
+def test_who_reads_runs_sees_the_list_and_who_may_not_is_refused(client):
+    deployed(client, ADMIN, "pay")
+    run_id, _ = waiting_run(client, ADMIN, "pay")
+    for role in ("admin", "operator", "approver", "analyst", "viewer"):
+        page = person(client, role).get("/console/runs")
+        assert page.status_code == 200, role
+        assert listed(page.text) == [run_id], role
+        assert "waiting approval" in page.text and "approval" in page.text
+    refused = person(client, "worker").get("/console/runs")
+    assert refused.status_code == 403 and "Not allowed" in refused.text
+
+
+@pytest.mark.spec(RUNS, RUN, "§5 tenant-isolation")
+def test_another_tenants_runs_are_neither_listed_nor_shown(client):
+    deployed(client, ADMIN, "pay")
+    run_id, _ = waiting_run(client, ADMIN, "pay")
+    other_admin = bearer("elsewhere", "admin")
+    other = signed_in(client, api_key(client, other_admin, "admin")[0])
+    assert listed(other.get("/console/runs").text) == []
+    assert "No runs yet" in other.get("/console/runs").text
+    for path in (f"/console/runs/{run_id}", f"/console/runs/{run_id}/verify"):
+        page = other.get(path)
+        assert page.status_code == 404 and "Not found" in page.text, path
+    assert other.get("/console/runs", find=run_id).status_code == 200
+    assert listed(other.get("/console/runs", find=run_id).text) == []
+
+
+@pytest.mark.spec(RUNS)
+def test_the_filters_find_by_deployment_status_time_and_id_or_key(client):
+    deployed(client, ADMIN, "pay")
+    deployed(client, ADMIN, "ship")
+    paid, approval_id = waiting_run(client, ADMIN, "pay")
+    approve(client, "pay", approval_id)
+    shipping, _ = waiting_run(client, ADMIN, "ship")
+    keyed = client.post(
+        "/runs",
+        json={"deployment_ref": "ship", "input": {}, "idempotency_key": "order-42"},
+        headers={**ADMIN, **WAIT},
+    ).json()["run_id"]
+    reader = person(client, "viewer")
+
+    def found(**query: str) -> list[str]:
+        page = reader.get("/console/runs", **query)
+        assert page.status_code == 200, page.text
+        return listed(page.text)
+
+    assert found() == [keyed, shipping, paid]
+    assert found(deployment="ship") == [keyed, shipping]
+    assert found(status="completed") == [paid]
+    assert found(status="waiting_approval") == [keyed, shipping]
+    assert found(status="canceled") == []
+    assert found(find=paid) == [paid]
+    assert found(find=" order-42 ") == [keyed]
+    assert found(deployment="pay", status="waiting_approval") == []
+    today = datetime.now(UTC)
+    assert found(started_from=today.strftime("%Y-%m-%d")) == [keyed, shipping, paid]
+    assert found(started_to=(today - timedelta(days=1)).strftime("%Y-%m-%d")) == []
+    assert found(started_from=(today + timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M")) == []
+    assert found(started_to=today.strftime("%Y-%m-%dT%H:%M")) == [keyed, shipping, paid]
+    assert "No run matches these filters" in reader.get("/console/runs", status="failed").text
+    page = reader.get("/console/runs", status="completed").text
+    assert '<option value="completed" selected>' in page
+
+
+@pytest.mark.spec(RUNS, "C15 console-csp")
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"status": "bogus"},
+        {"started_from": "yesterday"},
+        {"started_to": "2026-13-40"},
+        {"started_from": "2026-01-01T10:00+02:00"},
+        {"cursor": "not-a-cursor"},
+        {"cursor": "WyJpbmJveCIsIngiXQ"},  # another list's cursor
+    ],
+)
+def test_a_bad_filter_is_a_4xx_page_never_a_5xx(client, query):
+    page = person(client, "viewer").get("/console/runs", **query)
+    assert page.status_code == 422, page.text
+    assert "That did not work" in page.text
+
+
+@pytest.mark.spec(RUNS, "C1 list-paging")
+def test_the_list_pages_by_keyset_newest_first_and_keeps_the_filters(client):
+    deployed(client, ADMIN, "bulk")
+    deployed(client, ADMIN, "other")
+    made = [waiting_run(client, ADMIN, "bulk")[0] for _ in range(RUNS_PAGE + 2)]
+    waiting_run(client, ADMIN, "other")
+    reader = person(client, "analyst")
+
+    def pages(**query: str) -> list[list[str]]:
+        found, page = [], reader.get("/console/runs", **query).text
+        while True:
+            found.append(listed(page))
+            links = re.findall(r'href="(/console/runs\?[^"]*cursor=[^"]+)"', page)
+            if not links:
+                return found
+            for name, value in query.items():
+                assert f"{name}={value}" in links[0]
+            page = reader.get(links[0].replace("&amp;", "&")).text
+            assert "First page" in page
+
+    newest = made[::-1]
+    assert pages(deployment="bulk") == [newest[:RUNS_PAGE], newest[RUNS_PAGE:]]
+    assert pages(deployment="bulk", status="waiting_approval")[1] == newest[RUNS_PAGE:]
+    every = pages()
+    assert [len(page) for page in every] == [RUNS_PAGE, 3]
+
+
+@pytest.mark.spec(RUN)
+def test_the_run_page_shows_the_run_its_graph_timeline_and_approval(client):
+    deployed(client, ADMIN, "pay")
+    run_id, approval_id = waiting_run(client, ADMIN, "pay", {"supplier": "ACME", "amount": 7})
+    page = person(client, "approver").get(f"/console/runs/{run_id}")
+    assert page.status_code == 200
+    html = page.text
+    assert run_id in html and "waiting approval" in html and "<code>pay</code>" in html
+    assert f'href="/console/approvals/{approval_id}"' in html and "Pay the supplier" in html
+    assert "waits here" in html and "not reached" in html  # the graph, where it waits
+    assert "waiting approval" in html.split('id="timeline"')[1]  # the timeline's records
+    assert "Payload under review" in html and "ACME" in html
+    assert "None yet" in html  # no output before it completes
+    assert "Verify the chain" not in html  # approvers do not read audit records
+    assert "/cancel" not in html and "/pause" not in html  # nor control runs
+
+
+@pytest.mark.spec(RUN, "C15 console-roles")
+def test_an_analyst_sees_the_run_but_no_approval_link_form_or_control(client):
+    deployed(client, ADMIN, "pay")
+    run_id, approval_id = waiting_run(client, ADMIN, "pay")
+    html = person(client, "analyst").get(f"/console/runs/{run_id}").text
+    assert run_id in html and "waits here" in html
+    assert f"/console/approvals/{approval_id}" not in html
+    assert '<form method="post" action="/console/runs' not in html
+    assert "Verify the chain" not in html
+
+
+@pytest.mark.spec(RUN)
+def test_a_completed_run_shows_its_output_and_an_erased_one_marks_it_erased(client):
+    deployed(client, ADMIN, "pay")
+    run_id, approval_id = waiting_run(client, ADMIN, "pay", {"supplier": "Secretive Ltd"})
+    approve(client, "pay", approval_id)
+    reader = person(client, "viewer")
+    html = reader.get(f"/console/runs/{run_id}").text
+    assert "completed" in html and "Secretive Ltd" in html.split('id="payloads"')[1]
+    assert "Payload under review" not in html
+    erased = client.post(
+        "/v1/retention/erasure-requests", json={"run_id": run_id, "reason": "gdpr"}, headers=ADMIN
+    )
+    assert erased.status_code in (200, 201, 202), erased.text
+    assert run_status(client, run_id)["output"] is None  # as the API's run read shows it
+    html = reader.get(f"/console/runs/{run_id}").text
+    assert "Secretive Ltd" not in html
+    assert ">erased</span>" in html and "its output is gone" in html
+
+
+def _control_form(page: str, run_id: str, action: str) -> dict[str, str]:
+    return {"csrf_token": field(page, "csrf_token", f"/console/runs/{run_id}/{action}")}
+
+
+@pytest.mark.spec(CONTROL)
+def test_pause_resume_and_cancel_with_a_reason_once_confirmed(client):
+    deployed(client, ADMIN, "pay")
+    run_id, approval_id = waiting_run(client, ADMIN, "pay")
+    operator = person(client, "operator")
+    page = operator.get(f"/console/runs/{run_id}").text
+    answer = operator.post(f"/console/runs/{run_id}/pause", _control_form(page, run_id, "pause"))
+    assert (answer.status_code, answer.headers["location"]) == (303, f"/console/runs/{run_id}")
+    page = operator.get(f"/console/runs/{run_id}").text
+    assert "paused by its run" in page and ">Resume</button>" in page
+    assert run_status(client, run_id)["status"] == "waiting_approval"  # it keeps waiting
+    answer = operator.post(
+        f"/console/runs/{run_id}/unpause", _control_form(page, run_id, "unpause")
+    )
+    assert answer.status_code == 303
+    page = operator.get(f"/console/runs/{run_id}").text
+    assert ">Pause</button>" in page
+    form = _control_form(page, run_id, "cancel")
+    unconfirmed = operator.post(f"/console/runs/{run_id}/cancel", {**form, "reason": "dup"})
+    assert unconfirmed.status_code == 422 and "confirm" in unconfirmed.text
+    no_reason = operator.post(f"/console/runs/{run_id}/cancel", {**form, "confirm": "yes"})
+    assert no_reason.status_code == 422
+    assert run_status(client, run_id)["status"] == "waiting_approval"
+    done = operator.post(
+        f"/console/runs/{run_id}/cancel", {**form, "reason": "a duplicate", "confirm": "yes"}
+    )
+    assert done.status_code == 303
+    assert run_status(client, run_id)["status"] == "canceled"
+    page = operator.get(f"/console/runs/{run_id}").text
+    assert "canceled" in page and "/cancel" not in page  # an ended run has no controls
+    again = operator.post(
+        f"/console/runs/{run_id}/pause", {**form, "reason": "late"}
+    )  # a control of an ended run: the API's own answer
+    assert again.status_code == 409
+    assert client.get(f"/v1/approvals/{approval_id}", headers=ADMIN).json()["status"] == "withdrawn"
+
+
+@pytest.mark.spec(CONTROL, "C15 console-csrf")
+def test_a_control_post_without_its_token_or_from_a_reader_is_403_and_changes_nothing(client):
+    deployed(client, ADMIN, "pay")
+    run_id, _ = waiting_run(client, ADMIN, "pay")
+    operator, other_operator = person(client, "operator"), person(client, "operator")
+    viewer = person(client, "viewer")
+    form = _control_form(operator.get(f"/console/runs/{run_id}").text, run_id, "cancel")
+    cancel = {**form, "reason": "forged", "confirm": "yes"}
+    for who, fields in (
+        (operator, {"reason": "no token", "confirm": "yes"}),
+        (other_operator, cancel),  # another session's token
+        (viewer, cancel),
+    ):
+        for action in ("cancel", "pause", "unpause"):
+            answer = who.post(f"/console/runs/{run_id}/{action}", fields)
+            assert answer.status_code == 403, (action, answer.text)
+    viewer_page = viewer.get(f"/console/runs/{run_id}").text
+    assert "csrf_token" not in viewer_page.split("</header>")[1]  # no form besides sign-out
+    assert run_status(client, run_id)["status"] == "waiting_approval"
+    assert run_status(client, run_id)["status"] != "paused"
+
+
+@pytest.mark.spec(VERIFY)
+def test_verify_shows_the_chain_verified_with_its_key_and_count(client):
+    deployed(client, ADMIN, "pay")
+    run_id, approval_id = waiting_run(client, ADMIN, "pay")
+    approve(client, "pay", approval_id)
+    viewer = person(client, "viewer")
+    assert f'action="/console/runs/{run_id}/verify"' in viewer.get(f"/console/runs/{run_id}").text
+    page = viewer.get(f"/console/runs/{run_id}/verify")
+    assert page.status_code == 200
+    expected = client.get(f"/runs/{run_id}/audit/verify", headers=ADMIN).json()
+    assert expected["verified"] and expected["signature_verified"]
+    assert ">Verified</h2>" in page.text
+    assert expected["signing_key_id"] in page.text
+    assert f"<dd>{expected['record_count']}" in page.text
+    refused = person(client, "analyst").get(f"/console/runs/{run_id}/verify")
+    assert refused.status_code == 403
+    assert person(client, "viewer").get("/console/runs/nope/verify").status_code == 404
