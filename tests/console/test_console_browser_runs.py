@@ -95,9 +95,12 @@ def test_a_run_is_followed_approved_and_verified_in_the_browser(console, browser
     shot(browser, "runs")
     browser.find_element(By.LINK_TEXT, run_id).click()
     until(browser, lambda: browser.find_elements(By.ID, "pending"))
-    here = browser.find_element(By.CSS_SELECTOR, "ol.graph li.node-here").text
-    assert "review" in here and "waits here" in here
-    assert "check" in browser.find_element(By.CSS_SELECTOR, "ol.graph li.node-done").text
+    drawn = "svg.graph-drawing g.node.state-{}"
+    here = browser.find_element(By.CSS_SELECTOR, drawn.format("here"))
+    assert here.get_attribute("data-node") == "review" and "waits here" in here.text
+    assert browser.find_element(By.CSS_SELECTOR, drawn.format("done")).text.startswith("check")
+    taken = browser.find_elements(By.CSS_SELECTOR, "svg.graph-drawing g.edge.taken")
+    assert [edge.get_attribute("data-target") for edge in taken] == ["review"]
     shot(browser, "run-waiting")
     whole(browser, "run-waiting")
 
@@ -119,9 +122,10 @@ def test_a_run_is_followed_approved_and_verified_in_the_browser(console, browser
     _open(browser, run_url, "completed")
     timeline = browser.find_element(By.CSS_SELECTOR, "ol.timeline").text
     assert "waiting approval" in timeline and "approved" in timeline
-    passed = [node.text for node in browser.find_elements(By.CSS_SELECTOR, "li.node-done")]
-    assert any("review" in text for text in passed) and any("done" in text for text in passed)
-    assert not browser.find_elements(By.CSS_SELECTOR, "li.node-ahead")  # the whole path taken
+    passed = browser.find_elements(By.CSS_SELECTOR, "svg.graph-drawing g.node.state-done")
+    assert {node.get_attribute("data-node") for node in passed} == {"check", "review", "done"}
+    taken = browser.find_elements(By.CSS_SELECTOR, "svg.graph-drawing g.edge.taken")
+    assert len(taken) == 2  # the whole path taken, highlighted
     assert "4500" in browser.find_element(By.ID, "payloads").find_element(By.XPATH, "..").text
     shot(browser, "run-done")
     whole(browser, "run-done")

@@ -384,6 +384,8 @@ RULES: dict[str, str] = {
     "C15 console-run-control": "the run page offers Cancel (a reason and a confirmation), Pause and Resume to run_control through the API's core calls, each form with its CSRF token; a role without run_control sees no form and a forged post is 403 and changes nothing",
     "C15 console-verify": "an audit_read role verifies a run's audit chain from its page and sees verified, signature verified, the key id, the record count and the first failing record, as the API's verify route answers",
     "C15 console-runs-browser": "in Chromium an approver approves and then sees the completed run with its timeline and graph and a verified chain; an analyst sees the run without approval forms, a forged approve from that session is 403, and another tenant's session gets 404",
+    "C15 console-drawing": "the console draws a workflow graph as inline SVG laid out top to bottom (igraph's Sugiyama layout): every node and edge exactly once, no two node boxes overlapping, everything inside the viewBox; nodes coloured by where the run stands, taken edges marked, conditions dashed and labelled, long ids shortened but whole in the title, and the node list beside it as the text alternative",
+    "C15 console-deployments": "/console/deployments lists the tenant's deployments (graph_read) with graph version, pause, limit, policy and a link to their runs, in keyset pages whose statements do not grow with the rows; /console/deployments/{ref} draws the version it runs with its policy, the nodes the policy stops and the graph's versions; /console/graphs/{id} draws a chosen version; Pause/Unpause (run_control, CSRF) call the API's service; another tenant's deployment is 404",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -633,5 +635,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C15 console-run-control": ("ecp_http.server.console.run_control",),
     "C15 console-verify": ("ecp_http.server.console.run_control",),
     "C15 console-runs-browser": ("ecp_http.server.console.runs",),
+    "C15 console-drawing": ("ecp_http.server.console.drawing",),
+    "C15 console-deployments": ("ecp_http.server.console.deployments", "ecp_core.registry.service"),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

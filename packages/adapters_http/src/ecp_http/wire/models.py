@@ -177,6 +177,26 @@ class ConsoleRunsQuery:
     cursor: str | None = None
 
 
+@described(cursor="where the page starts: the `Next page` link's")
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleDeploymentsQuery:
+    """A page of the console's deployments list."""
+
+    cursor: str | None = None
+
+
+@described(
+    version="the version to draw (empty: the latest)",
+    cursor="where the page of versions starts: the `Next page` link's",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleGraphQuery:
+    """Which version of a graph the console draws, and the page of its versions listed."""
+
+    version: Annotated[int, Range(1, 2**31 - 1)] | None = None
+    cursor: str | None = None
+
+
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalPageResponse:
     """A page of approvals in approval id order (oldest first); ``next_cursor`` when more remain."""

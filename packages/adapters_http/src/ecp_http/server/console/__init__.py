@@ -13,12 +13,17 @@ from collections.abc import Callable
 
 from starlette.responses import Response
 
-from ecp_http.server.console import approvals, run_control, runs, sign_in
-from ecp_http.server.console.browser import STYLESHEET
+from ecp_http.server.console import approvals, deployments, run_control, runs, sign_in
+from ecp_http.server.console.browser import DRAWING_SCRIPT, STYLESHEET
 from ecp_http.server.console_sessions import CONSOLE_PATH, SIGN_IN_PATH
 from ecp_http.server.routing import Call, Operation
 from ecp_http.server.services import Services
-from ecp_http.wire.models import ConsoleInboxQuery, ConsoleRunsQuery
+from ecp_http.wire.models import (
+    ConsoleDeploymentsQuery,
+    ConsoleGraphQuery,
+    ConsoleInboxQuery,
+    ConsoleRunsQuery,
+)
 
 TAG = "console"
 
@@ -149,6 +154,53 @@ OPERATIONS = [
         run_control.unpause,
         "console_run_unpause",
         "Resume a run paused on its own",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/deployments",
+        deployments.deployments,
+        "console_deployments",
+        "The tenant's deployments: graph version, pause, limit, policy (HTML)",
+        query=ConsoleDeploymentsQuery,
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/deployments/{ref}",
+        deployments.deployment_page,
+        "console_deployment",
+        "One deployment: its graph version drawn, policy, pause, limit, the graph's versions "
+        "(HTML)",
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/deployments/{ref}/pause",
+        deployments.pause,
+        "console_deployment_pause",
+        "Pause a deployment from the browser (as POST /v1/deployments/{ref}/pause)",
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/deployments/{ref}/unpause",
+        deployments.unpause,
+        "console_deployment_unpause",
+        "Unpause a deployment from the browser (as POST /v1/deployments/{ref}/unpause)",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/graphs/{graph_id}",
+        deployments.graph_page,
+        "console_graph",
+        "A graph's version drawn (the latest unless ?version=N) and its versions (HTML)",
+        query=ConsoleGraphQuery,
+    ),
+    _page(
+        "GET",
+        DRAWING_SCRIPT,
+        sign_in.drawing_script,
+        "console_drawing_script",
+        "The console's drawings' script: pan and zoom (an enhancement only)",
+        statuses=(),
+        media_type="text/javascript",
     ),
     _page(
         "GET",

@@ -41,6 +41,8 @@ CONSOLE_HEADERS = {
 }
 """Sent with every console response."""
 STYLESHEET = "/console/static/console.css"
+DRAWING_SCRIPT = "/console/static/drawing.js"
+"""The console's one script: pan and zoom of the drawings, an enhancement only."""
 INBOX_PATH = "/console/inbox"
 
 
@@ -80,7 +82,7 @@ def home_path(roles: Iterable[ServiceRole]) -> str:
 
 def console_page(template: str, *, status: int = 200, **context: Any) -> HTMLResponse:  # noqa: ANN401
     """``template`` rendered with ``context`` and the console's headers."""
-    html = render(template, stylesheet=STYLESHEET, **context)
+    html = render(template, stylesheet=STYLESHEET, drawing_script=DRAWING_SCRIPT, **context)
     return HTMLResponse(html, status_code=status, headers=CONSOLE_HEADERS)
 
 
@@ -197,6 +199,7 @@ def signed_in(handler: Callable[[Visit], Response]) -> Callable[[Call, Services]
 __all__ = [
     "CONSOLE_CSP",
     "CONSOLE_HEADERS",
+    "DRAWING_SCRIPT",
     "INBOX_PATH",
     "SECTIONS",
     "STYLESHEET",

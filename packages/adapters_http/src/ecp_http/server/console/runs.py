@@ -16,6 +16,7 @@ from ecp_core.permissions import Permission
 from ecp_core.runs.run.model import Run
 from ecp_core.types import ApprovalStatus, RunPublicStatus
 from ecp_http.server.console.browser import Visit, signed_in
+from ecp_http.server.console.drawing import draw_graph
 from ecp_http.server.console.run_views import (
     RUNS_PAGE,
     STATUSES,
@@ -77,6 +78,7 @@ def run_context(visit: Visit, run: Run) -> dict[str, Any]:
             for found in pending
         ]
     children, more_children = services.ecp.runs.children(tenant, run.run_id, limit=CHILDREN_SHOWN)
+    graph = graph_rows(definition, timeline, _waiting_at(run))
     row = run_row(run)
     control = visit.may(Permission.RUN_CONTROL) and not row["ended"]
     form = f"run-control:{run.run_id}"
@@ -84,7 +86,8 @@ def run_context(visit: Visit, run: Run) -> dict[str, Any]:
         "section": "runs",
         "run": row,
         "payloads": run_payloads(run),
-        "graph": graph_rows(definition, timeline, _waiting_at(run)),
+        "graph": graph,
+        "drawn": draw_graph(definition, graph, key="run-graph"),
         "timeline": timeline_rows(timeline),
         "approvals": approvals,
         "reads_approvals": visit.may(Permission.APPROVAL_READ),
