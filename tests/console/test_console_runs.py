@@ -299,3 +299,40 @@ def test_verify_shows_the_chain_verified_with_its_key_and_count(client):
     refused = person(client, "analyst").get(f"/console/runs/{run_id}/verify")
     assert refused.status_code == 403
     assert person(client, "viewer").get("/console/runs/nope/verify").status_code == 404
+
+
+@pytest.mark.spec(RUN)
+def test_the_run_page_lists_its_tasks_and_their_workers_to_who_reads_tasks(client):
+    graph = {
+        "graph_id": "charge",
+        "entry": "work",
+        "nodes": [
+            {
+                "id": "work",
+                "kind": "task",
+                "action": {
+                    "name": "charge",
+                    "fingerprint": "sha256:work",
+                    "arguments": {"card": "4111-secret"},
+                    "side_effect": "idempotent",
+                },
+            },
+            {"id": "done", "kind": "end"},
+        ],
+        "edges": [{"source": "work", "target": "done"}],
+    }
+    assert client.post("/v1/graphs", json=graph, headers=ADMIN).status_code == 201
+    body = {"deployment_ref": "charge", "graph_id": "charge"}
+    assert client.post("/v1/deployments", json=body, headers=ADMIN).status_code == 201
+    run_id = client.post(
+        "/runs", json={"deployment_ref": "charge", "input": {}}, headers={**ADMIN, **WAIT}
+    ).json()["run_id"]
+    claim = {"worker_id": "worker-7", "topics": ["charge"]}
+    claimed = client.post("/v1/tasks/claim", json=claim, headers=bearer(TENANT, "worker"))
+    assert claimed.status_code == 200 and claimed.json(), claimed.text
+    html = person(client, "operator").get(f"/console/runs/{run_id}").text
+    assert "a worker&#39;s task" in html or "a worker's task" in html
+    tasks = html.split('id="tasks"')[1]
+    assert "worker-7" in tasks and "locked" in tasks and "1 of" in tasks
+    assert "4111-secret" not in html  # a task's arguments are never shown
+    assert 'id="tasks"' not in person(client, "viewer").get(f"/console/runs/{run_id}").text

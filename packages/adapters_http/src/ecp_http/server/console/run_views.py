@@ -10,6 +10,7 @@ from typing import Any
 from ecp_core.errors import FieldError, ValidationFailed
 from ecp_core.runs.run.model import FAILURE_REASONS, Run
 from ecp_core.runs.run.search import RunFilter
+from ecp_core.runs.tasks.model import Task, TaskStatus
 from ecp_core.types import RunPublicStatus
 from ecp_http.server.console.views import pretty_json, when
 from ecp_http.wire.models import ConsoleRunsQuery
@@ -145,6 +146,21 @@ def run_row(run: Run) -> dict[str, Any]:
     }
 
 
+def task_row(task: Task) -> dict[str, Any]:
+    """What the run page shows of one of its tasks: never its arguments, state or output."""
+    return {
+        "task_id": task.task_id,
+        "node_id": task.node_id,
+        "topic": task.topic,
+        "status": task.status.value,
+        "attempts": f"{task.attempt} of {task.max_attempts}",
+        "worker_id": task.worker_id,
+        "locked_until": when(task.locked_until) if task.locked_until else None,
+        "updated": when(task.updated_at),
+        "error": task.error if task.status is TaskStatus.FAILED else None,
+    }
+
+
 def run_payloads(run: Run) -> dict[str, Any]:
     """The run's payloads as the run read shows them: the one under review, and the output.
 
@@ -168,5 +184,6 @@ __all__ = [
     "run_filter",
     "run_payloads",
     "run_row",
+    "task_row",
     "waits_for",
 ]

@@ -4,7 +4,7 @@ The list shows the tenant's runs newest first, filtered by deployment, public st
 and a run id or idempotency key, one keyset page per request read in one statement
 (``RunService.search``). The run page shows what the API's run read shows, the graph with the
 path taken, the timeline, and what else the person's role may read: pending approvals
-(``approval_read``), Verify (``audit_read``), and the control forms (``run_control``,
+(``approval_read``), its tasks and their workers (``task_read``), Verify (``audit_read``), and the control forms (``run_control``,
 :mod:`.run_control`). Reading a run needs ``run_read``, as ``GET /runs/{id}`` does.
 """
 
@@ -24,6 +24,7 @@ from ecp_http.server.console.run_views import (
     run_filter,
     run_payloads,
     run_row,
+    task_row,
 )
 from ecp_http.server.console.views import graph_rows, timeline_rows, when
 from ecp_http.wire.models import ConsoleRunsQuery
@@ -77,6 +78,9 @@ def run_context(visit: Visit, run: Run) -> dict[str, Any]:
             }
             for found in pending
         ]
+    tasks = []
+    if visit.may(Permission.TASK_READ):
+        tasks = [task_row(task) for task in services.ecp.tasks.for_run(tenant, run.run_id)]
     children, more_children = services.ecp.runs.children(tenant, run.run_id, limit=CHILDREN_SHOWN)
     graph = graph_rows(definition, timeline, _waiting_at(run))
     row = run_row(run)
@@ -91,6 +95,7 @@ def run_context(visit: Visit, run: Run) -> dict[str, Any]:
         "timeline": timeline_rows(timeline),
         "approvals": approvals,
         "reads_approvals": visit.may(Permission.APPROVAL_READ),
+        "tasks": tasks,
         "children": [run_row(child) for child in children],
         "more_children": more_children is not None,
         "may_verify": visit.may(Permission.AUDIT_READ),
