@@ -336,3 +336,91 @@ def test_the_run_page_lists_its_tasks_and_their_workers_to_who_reads_tasks(clien
     assert "worker-7" in tasks and "locked" in tasks and "1 of" in tasks
     assert "4111-secret" not in html  # a task's arguments are never shown
     assert 'id="tasks"' not in person(client, "viewer").get(f"/console/runs/{run_id}").text
+
+
+def _deploy(client: TestClient, graph: dict) -> None:
+    made = client.post("/v1/graphs", json=graph, headers=ADMIN)
+    assert made.status_code == 201, made.text
+    body = {"deployment_ref": graph["graph_id"], "graph_id": graph["graph_id"]}
+    assert client.post("/v1/deployments", json=body, headers=ADMIN).status_code == 201
+
+
+def _start(client: TestClient, ref: str) -> dict:
+    return client.post(
+        "/runs",
+        json={"deployment_ref": ref, "input": {"customer": "c-1"}},
+        headers={**ADMIN, **WAIT},
+    ).json()
+
+
+@pytest.mark.spec(RUN, RUNS)
+def test_a_failed_run_shows_why_and_a_timer_run_when_it_wakes(client):
+    broken = {
+        "graph_id": "broken",
+        "entry": "act",
+        "nodes": [
+            {
+                "id": "act",
+                "kind": "mapping",
+                "operations": [{"operation": "copy", "source_path": "nowhere", "target_path": "x"}],
+            },
+            {"id": "done", "kind": "end"},
+        ],
+        "edges": [{"source": "act", "target": "done"}],
+    }
+    nap = {
+        "graph_id": "nap",
+        "entry": "nap",
+        "nodes": [{"id": "nap", "kind": "wait", "seconds": 3600}, {"id": "done", "kind": "end"}],
+        "edges": [{"source": "nap", "target": "done"}],
+    }
+    _deploy(client, broken)
+    _deploy(client, nap)
+    failed = _start(client, "broken")
+    assert failed["status"] == "failed", failed
+    napping = _start(client, "nap")
+    assert napping["status"] == "waiting_timer", napping
+    reader = person(client, "viewer")
+    html = reader.get(f"/console/runs/{failed['run_id']}").text
+    assert "Failed: <code>mapping_error</code>" in html and "at node <code>act</code>" in html
+    assert "A mapping node found no value at its source path" in html  # what the reason means
+    html = reader.get(f"/console/runs/{napping['run_id']}").text
+    wakes = napping["wait_until"][:19].replace("T", " ")
+    assert "Wakes at" in html and wakes in html
+    listed_html = reader.get("/console/runs", status="waiting_timer").text
+    assert listed(listed_html) == [napping["run_id"]] and f"timer until {wakes}" in listed_html
+    assert listed(reader.get("/console/runs", status="failed").text) == [failed["run_id"]]
+
+
+@pytest.mark.spec(RUN)
+def test_a_parent_run_links_its_children_and_a_child_its_parent(client):
+    child = {
+        "graph_id": "child",
+        "entry": "review",
+        "nodes": [
+            {"id": "review", "kind": "approval", "summary": "Check", "rationale": "A person"},
+            {"id": "done", "kind": "end"},
+        ],
+        "edges": [{"source": "review", "target": "done"}],
+    }
+    parent = {
+        "graph_id": "parent",
+        "entry": "call",
+        "nodes": [
+            {"id": "call", "kind": "subgraph", "subgraph": {"deployment_ref": "child"}},
+            {"id": "done", "kind": "end"},
+        ],
+        "edges": [{"source": "call", "target": "done"}],
+    }
+    _deploy(client, child)
+    _deploy(client, parent)
+    started = _start(client, "parent")
+    assert started["status"] == "waiting_child", started
+    children = client.get(f"/runs/{started['run_id']}/children", headers=ADMIN).json()["children"]
+    (child_id,) = [c["run_id"] for c in children]
+    reader = person(client, "analyst")
+    html = reader.get(f"/console/runs/{started['run_id']}").text
+    assert "a child run" in html
+    assert f'href="/console/runs/{child_id}"' in html.split('id="children"')[1]
+    html = reader.get(f"/console/runs/{child_id}").text
+    assert f'<a href="/console/runs/{started["run_id"]}">' in html  # its parent
