@@ -70,6 +70,7 @@ def test_a_run_is_followed_approved_and_verified_in_the_browser(console, browser
     _open(browser, run_url, "waits here")
     assert f"/console/approvals/{approval_id}" not in browser.page_source
     assert not browser.find_elements(By.XPATH, "//button[normalize-space()='Approve']")
+    assert "your role may read runs but not approvals" in browser.page_source
     shot(browser, "run-analyst")
     digest = api.get(f"/v1/approvals/{approval_id}", headers=admin).json()["action_digest"]
     forged = {"decision": "approve", "action_digest": digest, "csrf_token": "forged"}
@@ -129,6 +130,12 @@ def test_a_run_is_followed_approved_and_verified_in_the_browser(console, browser
     assert "4500" in browser.find_element(By.ID, "payloads").find_element(By.XPATH, "..").text
     shot(browser, "run-done")
     whole(browser, "run-done")
+    browser.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+    )
+    shot(browser, "run-done-dark")
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
     # An operator verifies the run's audit chain.
     sign_in(browser, console, console.key("operator"))
