@@ -633,7 +633,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C15 console-runs": ("ecp_core.runs.run.search", "ecp_http.server.console.runs"),
     "C15 console-run": ("ecp_http.server.console.runs",),
     "C15 console-run-control": ("ecp_http.server.console.run_control",),
-    "C15 console-verify": ("ecp_http.server.console.run_control",),
+    "C15 console-verify": ("ecp_http.server.console.runs", "ecp_core.audit.verify"),
     "C15 console-runs-browser": ("ecp_http.server.console.runs",),
     "C15 console-drawing": ("ecp_http.server.console.drawing",),
     "C15 console-deployments": ("ecp_http.server.console.deployments", "ecp_core.registry.service"),
