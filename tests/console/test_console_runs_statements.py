@@ -86,3 +86,20 @@ def test_a_page_sends_the_same_statements_for_a_few_runs_as_for_a_full_page(data
         assert many == few == few_filtered <= 2  # the page's read, nothing per row
         again, _ = _counted(services, runs.run_page, run_id=ids[-1])
         assert again == page <= 10
+
+
+@pytest.mark.spec("C15 console-runs", "C15 console-csp")
+def test_no_filter_is_a_5xx_on_postgresql(database):
+    app = create_app(console_settings(database_url=database))
+    with TestClient(app) as client:
+        services = app.state.runtime.services
+        for query in (
+            ConsoleRunsQuery(find="x" * 512),
+            ConsoleRunsQuery(status="failed", deployment="é" * 300),
+        ):
+            _, status = _counted(services, runs.runs_page, query)
+            assert status == 200, query
+        cookie = _session_cookie(services.settings.jwt_secret)
+        for params in ({"find": "a\x00b"}, {"deployment": "\x00"}, {"find": "x" * 513}):
+            answer = client.get("/console/runs", params=params, headers={"cookie": cookie})
+            assert answer.status_code == 422, params

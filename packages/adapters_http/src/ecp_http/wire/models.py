@@ -157,6 +157,10 @@ class ConsoleInboxQuery:
     cursor: str | None = None
 
 
+FormText = Annotated[str, Text(0, 512)]
+"""A field of a console filter form: empty (no filter) or up to 512 characters."""
+
+
 @described(
     deployment="only runs of this deployment (empty: every deployment)",
     status="only runs with this public status (empty: every status)",
@@ -169,12 +173,12 @@ class ConsoleInboxQuery:
 class ConsoleRunsQuery:
     """The console run list's filters and page (a form sends empty fields: no filter)."""
 
-    deployment: str | None = None
-    status: str | None = None
-    started_from: str | None = None
-    started_to: str | None = None
-    find: str | None = None
-    cursor: str | None = None
+    deployment: FormText | None = None
+    status: FormText | None = None
+    started_from: FormText | None = None
+    started_to: FormText | None = None
+    find: FormText | None = None
+    cursor: FormText | None = None
 
 
 @described(cursor="where the page starts: the `Next page` link's")

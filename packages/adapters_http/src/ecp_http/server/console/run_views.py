@@ -53,6 +53,10 @@ def _moment(text: str, name: str, *, end: bool) -> datetime:
 
 def run_filter(query: ConsoleRunsQuery) -> RunFilter:
     """The filters a run list's form gives (empty fields filter nothing); ValidationFailed else."""
+    for name, value in filter_fields(query).items():
+        if "\x00" in value:  # no store keeps one in a text, so no run could match
+            msg = "must not contain a NUL character"
+            raise ValidationFailed(f"{name} is not text", errors=[FieldError(loc=(name,), msg=msg)])
     status = None
     if query.status:
         if query.status not in STATUSES:
