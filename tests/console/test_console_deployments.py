@@ -21,10 +21,11 @@ from tests.support.console import (
     field,
     sealed_session,
     signed_in,
+    waiting_run,
 )
 from tests.support.statements import statements
 
-from ecp_http.server.console import deployments
+from ecp_http.server.console import deployments, drawing
 from ecp_http.server.console.browser import CONSOLE_CSP
 from ecp_http.server.routing import Call
 from ecp_http.startup.app import create_app
@@ -187,6 +188,9 @@ def test_a_deployment_page_draws_its_version_with_policy_versions_and_stopped_no
     assert 'href="/console/graphs/pay?version=2"' in html
     assert "deployed" in html
     assert "Nodes the policy stops" in html and "uses network_write" in html
+    assert 'class="node state-denied" data-node="pay"' in svg  # drawn so
+    assert "policy stops it" in svg and "stopped by the policy" in html
+    assert 'class="node state-plain" data-node="check"' in svg
     assert "Pause the deployment" not in html  # a viewer may not control runs
 
 
@@ -309,6 +313,8 @@ def test_the_list_sends_the_same_statements_for_a_few_deployments_as_for_a_full_
                 f"/v1/deployments/{ref}/policy", json=policy, headers=ADMIN
             ).is_success
         query = ConsoleDeploymentsQuery()
+        _counted(services, deployments.deployments, query)  # what a process reads once
+        _counted(services, deployments.deployment_page, ref="a1")
         few, status = _counted(services, deployments.deployments, query)
         assert status == 200
         page, status = _counted(services, deployments.deployment_page, ref="a0")
@@ -322,3 +328,60 @@ def test_the_list_sends_the_same_statements_for_a_few_deployments_as_for_a_full_
         assert many == few <= 3  # the session's key check aside: the page, its policies
         again, _ = _counted(services, deployments.deployment_page, ref="b00")
         assert again == page
+
+
+@pytest.mark.spec(RULE, "C15 console-drawing")
+def test_a_graph_too_large_to_draw_is_shown_as_its_node_list(client):
+    count = drawing.MAX_DRAWN_NODES + 1
+    ids = [f"step-{i:03d}" for i in range(count)]
+    graph = {
+        "graph_id": "long",
+        "entry": ids[0],
+        "nodes": [{"id": i, "kind": "mapping", "operations": [SET]} for i in ids[:-1]]
+        + [{"id": ids[-1], "kind": "end"}],
+        "edges": [{"source": a, "target": b} for a, b in itertools.pairwise(ids)],
+    }
+    assert client.post("/v1/graphs", json=graph, headers=ADMIN).status_code == 201
+    body = {"deployment_ref": "long", "graph_id": "long"}
+    assert client.post("/v1/deployments", json=body, headers=ADMIN).status_code == 201
+    for path in ("/console/deployments/long", "/console/graphs/long"):
+        html = person(client, "viewer").get(path).text
+        assert "<svg" not in html
+        assert f"This graph has {count} nodes: too many to draw here" in html
+        assert html.count('class="node node-plain"') == count
+
+
+@pytest.mark.spec("C15 console-drawing", "C15 console-approval")
+def test_the_approval_page_draws_the_path_taken_and_where_the_run_waits(client):
+    graph = {
+        "graph_id": "expenses",
+        "entry": "classify",
+        "nodes": [
+            {"id": "classify", "kind": "mapping", "operations": [SET]},
+            {"id": "review", "kind": "approval", "summary": "Approve", "rationale": "Big"},
+            {"id": "auto", "kind": "mapping", "operations": [SET]},
+            {"id": "done", "kind": "end"},
+        ],
+        "edges": [
+            {"source": "classify", "target": "review", "condition": {"expression": "state.ok"}},
+            {"source": "classify", "target": "auto", "condition": {"expression": "!state.ok"}},
+            {"source": "review", "target": "done"},
+            {"source": "auto", "target": "done"},
+        ],
+    }
+    assert client.post("/v1/graphs", json=graph, headers=ADMIN).status_code == 201
+    body = {"deployment_ref": "expenses", "graph_id": "expenses"}
+    assert client.post("/v1/deployments", json=body, headers=ADMIN).status_code == 201
+    _, approval_id = waiting_run(client, ADMIN, "expenses")
+    html = person(client, "approver").get(f"/console/approvals/{approval_id}").text
+    svg = html[html.index("<svg") : html.index("</svg>")]
+    drawn = re.findall(r'class="node state-([a-z]+)" data-node="([^"]+)"', svg)
+    assert {node: state for state, node in drawn} == {
+        "classify": "done",
+        "review": "here",
+        "auto": "ahead",
+        "done": "ahead",
+    }
+    taken = re.findall(r'class="edge taken[^"]*" data-source="([^"]+)" data-target="([^"]+)"', svg)
+    assert taken == [("classify", "review")]
+    assert "Nodes as a list" in html and 'class="node node-here"' in html

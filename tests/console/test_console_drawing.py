@@ -5,6 +5,7 @@ run stands at each node); the ``drawing`` macro turns it into one inline SVG. Hy
 graphs with branches, loops, self-loops, parallel edges, long ids and unreachable nodes.
 """
 
+import itertools
 import xml.etree.ElementTree as ET
 from collections import Counter
 from typing import Any
@@ -26,7 +27,7 @@ _templates = jinja2.Environment(
     autoescape=True,
     undefined=jinja2.StrictUndefined,
 )
-STATES = ("here", "done", "failed", "waiting", "ahead", None)
+STATES = ("here", "done", "failed", "waiting", "ahead", "denied", None)
 
 
 def svg_of(drawing: Drawing) -> ET.Element:
@@ -89,6 +90,15 @@ def test_every_node_and_edge_once_apart_and_inside(case) -> None:
             half = edge.label_width / 2
             assert _inside(drawing, edge.label_at[0] - half, edge.label_at[1] - 8)
             assert _inside(drawing, edge.label_at[0] + half, edge.label_at[1] + 8)
+    reached, queue = {graph.entry}, [graph.entry]
+    while queue:
+        here = queue.pop()
+        for edge in graph.edges:
+            if edge.source == here and edge.target not in reached:
+                reached.add(edge.target)
+                queue.append(edge.target)
+    y = {node.node_id: node.y for node in boxes}
+    assert all(y[graph.entry] <= y[node] for node in reached)  # the entry on top
     region = svg_of(drawing)
     svg = region.find(f"{SVG}svg")
     assert svg is not None
@@ -156,3 +166,26 @@ def test_plain_graph_without_a_run() -> None:
     assert drawing.edges == ()
     assert drawing.width > 0
     assert drawing.height > 0
+
+
+def test_the_entry_is_on_top_and_only_the_edges_closing_a_loop_lead_back_up() -> None:
+    def node(node_id: str) -> NodeDefinition:
+        return NodeDefinition(id=node_id, kind=NodeKind.MAPPING)
+
+    chain = ["start", "fetch", "validate", "enrich", "score", "decide", "retry"]
+    edges = [EdgeDefinition(source=a, target=b) for a, b in itertools.pairwise(chain)]
+    edges += [
+        EdgeDefinition(source="retry", target="fetch"),  # the loop, over five layers
+        EdgeDefinition(source="score", target="score"),  # a self-loop
+        EdgeDefinition(source="start", target="decide"),  # a skip, down
+        EdgeDefinition(source="validate", target="decide"),
+    ]
+    graph = GraphDefinition(
+        graph_id="loop", entry="start", nodes=tuple(map(node, chain)), edges=tuple(edges)
+    )
+    drawing = draw_graph(graph)
+    y = {n.node_id: n.y for n in drawing.nodes}
+    assert [y[n] for n in chain] == sorted(y[n] for n in chain)  # one layer after another
+    assert len(set(y.values())) == len(chain)
+    back = [(e.source, e.target) for e in drawing.edges if e.back]
+    assert back == [("retry", "fetch"), ("score", "score")]

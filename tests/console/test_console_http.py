@@ -217,6 +217,10 @@ def test_every_console_response_sends_the_policy_and_no_inline_script_or_style(c
         person.get(f"/console/approvals/{approval[1]}"),
         person.get("/console/approvals/no-such-approval"),
         person.get("/console/static/console.css"),
+        person.get("/console/static/drawing.js"),
+        person.get("/console/deployments"),
+        person.get("/console/deployments/pay"),
+        person.get("/console/graphs/pay"),
         person.post(f"/console/approvals/{approval[1]}/resolve", {}),
     ]
     for answer in answers:
@@ -224,11 +228,15 @@ def test_every_console_response_sends_the_policy_and_no_inline_script_or_style(c
         assert answer.headers["x-content-type-options"] == "nosniff"
         if answer.headers.get("content-type", "").startswith("text/html"):
             assert answer.headers["cache-control"] == "no-store"
-            scripts = re.findall(r"<script[^>]*>", answer.text.lower())
-            assert all(re.search(r'src="/console/static/[^"]+"', tag) for tag in scripts)
-            assert "</script>" not in answer.text.lower().replace("></script>", ">")
+            scripts = re.findall(r"<script[^>]*>[^<]*</script>", answer.text.lower())
+            assert answer.text.lower().count("<script") == len(scripts)
+            assert all(
+                re.fullmatch(r'<script src="/console/static/[a-z]+\.js" defer></script>', s)
+                for s in scripts
+            )
             assert " style=" not in answer.text and "<style" not in answer.text
     assert answers[7].headers["content-type"].startswith("text/css")
+    assert answers[8].headers["content-type"].startswith("text/javascript")
 
 
 @pytest.mark.spec("C15 console-roles")

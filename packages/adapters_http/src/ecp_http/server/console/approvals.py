@@ -26,7 +26,7 @@ from ecp_core.runs.approvals.model import ApprovalRecord, ApprovalResolutionRequ
 from ecp_core.types import ApprovalDecision, ApprovalStatus
 from ecp_core.wire import structure
 from ecp_http.server.console.browser import Visit, redirect, signed_in
-from ecp_http.server.console.drawing import draw_graph
+from ecp_http.server.console.drawing import draw_graph, drawable
 from ecp_http.server.console.views import (
     INBOX_PAGE,
     actions_rows,
@@ -85,7 +85,7 @@ def _approval_context(visit: Visit, approval: ApprovalRecord) -> dict[str, Any]:
         timeline = services.ecp.audit.timeline(tenant, approval.run_id).entries
         definition = services.ecp.graphs.definition(tenant, approval.graph_version_ref)
         graph = graph_rows(definition, timeline, waiting_at)
-        drawn = draw_graph(definition, graph, key="run-graph")
+        drawn = draw_graph(definition, graph, key="run-graph") if drawable(definition) else None
     except NotFound:  # the run was purged (retention): the approval is shown on its own
         timeline, graph, drawn = (), [], None
     edited = _edit_of(approval)

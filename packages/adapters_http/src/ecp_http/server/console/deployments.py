@@ -7,6 +7,7 @@ deployment's page draws the graph version it runs (:mod:`.drawing`) and lists th
 versions, each of which ``/console/graphs/{graph_id}?version=N`` draws.
 """
 
+from collections.abc import Collection
 from typing import Any
 
 from starlette.responses import Response
@@ -18,7 +19,7 @@ from ecp_core.permissions import Permission
 from ecp_core.policies.model import DeploymentPolicy
 from ecp_core.runs.run.model import PauseRequest
 from ecp_http.server.console.browser import Visit, redirect, signed_in
-from ecp_http.server.console.drawing import PLAIN, draw_graph
+from ecp_http.server.console.drawing import DENIED, PLAIN, Drawing, draw_graph, drawable
 from ecp_http.server.console.views import graph_rows, when
 from ecp_http.wire.models import ConsoleDeploymentsQuery, ConsoleGraphQuery
 
@@ -67,7 +68,7 @@ def version_row(version: GraphVersion, shown: int | None, deployed: int | None) 
     return {
         "version": version.version,
         "digest": version.digest,
-        "short_digest": version.digest[:12],
+        "short_digest": version.digest.removeprefix("sha256:")[:12],
         "created_at": when(version.created_at),
         "nodes": len(version.definition.nodes),
         "edges": len(version.definition.edges),
@@ -76,9 +77,17 @@ def version_row(version: GraphVersion, shown: int | None, deployed: int | None) 
     }
 
 
-def plain_rows(graph: GraphDefinition) -> list[dict[str, Any]]:
-    """The graph's nodes from its entry, with no run: each in the plain state."""
-    return [{**row, "state": PLAIN} for row in graph_rows(graph, (), None)]
+def drawn(graph: GraphDefinition, rows: list[dict[str, Any]], key: str) -> Drawing | None:
+    """``graph`` drawn with no run (``rows``: :func:`plain_rows`), unless it is too large."""
+    return draw_graph(graph, rows, key=key) if drawable(graph) else None
+
+
+def plain_rows(graph: GraphDefinition, stopped: Collection[str] = ()) -> list[dict[str, Any]]:
+    """The graph's nodes from its entry, with no run: plain, or denied when the policy stops it."""
+    return [
+        {**row, "state": DENIED if row["node_id"] in stopped else PLAIN}
+        for row in graph_rows(graph, (), None)
+    ]
 
 
 def denied_nodes(graph: GraphDefinition, policy: DeploymentPolicy | None) -> list[dict[str, Any]]:
@@ -132,14 +141,16 @@ def _deployment(visit: Visit) -> Response:
         visit, deployment.graph_id, None, deployment.graph_version, deployment.graph_version
     )
     ref = deployment.deployment_ref
+    stopped = denied_nodes(version.definition, policy)
+    nodes = plain_rows(version.definition, {node["node_id"] for node in stopped})
     return visit.page(
         "console_deployment.html",
         section="deployments",
         deployment=deployment_row(deployment, policy),
         shown=version_row(version, deployment.graph_version, deployment.graph_version),
-        drawn=draw_graph(version.definition, key="deployed-graph"),
-        nodes=plain_rows(version.definition),
-        denied_nodes=denied_nodes(version.definition, policy),
+        drawn=drawn(version.definition, nodes, "deployed-graph"),
+        nodes=nodes,
+        denied_nodes=stopped,
         versions=versions,
         more_versions=more is not None,
         may_control=visit.may(Permission.RUN_CONTROL),
@@ -155,13 +166,14 @@ def _graph(visit: Visit) -> Response:
     graph_id = visit.call.path["graph_id"]
     version = visit.services.ecp.graphs.version(actor.tenant_id, graph_id, query.version)
     versions, more = _versions(visit, graph_id, query.cursor or None, version.version, None)
+    nodes = plain_rows(version.definition)
     return visit.page(
         "console_graph.html",
         section="deployments",
         shown=version_row(version, version.version, None),
         graph_id=graph_id,
-        drawn=draw_graph(version.definition, key="graph-version"),
-        nodes=plain_rows(version.definition),
+        drawn=drawn(version.definition, nodes, "graph-version"),
+        nodes=nodes,
         max_steps=version.definition.max_steps,
         entry=version.definition.entry,
         versions=versions,
@@ -219,6 +231,7 @@ __all__ = [
     "deployment_page",
     "deployment_row",
     "deployments",
+    "drawn",
     "graph_page",
     "limit_text",
     "pause",

@@ -37,14 +37,21 @@ LABEL_CHARS = 18
 """The longest condition an edge shows whole."""
 LABEL_CHAR_WIDTH = 6.4
 LABEL_HEIGHT = 16.0
+MAX_DRAWN_NODES = 200
+MAX_DRAWN_EDGES = 400
+"""The largest graph the console draws; a larger one is shown as its node list alone (its
+layout would take seconds and its drawing be too large to read)."""
 PLAIN = "plain"
 """The state of every node of a graph drawn without a run."""
+DENIED = "denied"
+"""The state of a node of a deployment's graph that the deployment's policy stops."""
 STATE_WORDS = {
     "here": "waits here",
     "done": "passed",
     "failed": "failed",
     "waiting": "waited",
     "ahead": "not reached",
+    "denied": "stopped by the policy",
     PLAIN: "",
 }
 """What each state says in a node's title (as the node list says it)."""
@@ -195,12 +202,15 @@ def _route(
         for a, b in itertools.pairwise(stops):
             points += _segment(a, b)
         return points, False
-    if bends:  # a long loop: up from the source's top, into the target's bottom
-        stops = [(sx, sy - half_h), *bends, (tx, ty + half_h)]
-        points = [stops[0]]
-        for a, b in itertools.pairwise(stops):
+    if bends:  # a long loop: out of a side, up beside the layers, into the target's side
+        first, last = bends[0], bends[-1]
+        out_side = half_w if first[0] >= sx else -half_w
+        in_side = half_w if last[0] >= tx else -half_w
+        start, end = (sx + out_side - shift, sy), (tx + in_side - shift, ty)
+        points = [start, (first[0], sy), (first[0], sy), first]
+        for a, b in itertools.pairwise(bends):
             points += _segment(a, b)
-        return points, True
+        return [*points, (last[0], ty), (last[0], ty), end], True
     # A loop between neighbouring layers: out of the right side, bowing right, back in.
     start, end = (sx + half_w - shift, sy), (tx + half_w - shift, ty)
     out = max(start[0], end[0]) + LOOP + shift
@@ -215,9 +225,61 @@ def _label_at(points: list[Point], *, back: bool) -> Point:
     return _bezier(points[0], points[1], points[2], points[3], 0.5 if back else 0.62)
 
 
+def _walk(out: list[list[int]], entry: int) -> tuple[list[int], set[tuple[int, int]]]:
+    """The nodes in the order a depth-first walk finishes them, and the loops.
+
+    The walk starts at the entry, then at each node not reached yet; a loop is an edge that
+    leads back to a node still on the walk's path.
+    """
+    count = len(out)
+    on_path, done = [False] * count, [False] * count
+    finished: list[int] = []
+    back: set[tuple[int, int]] = set()
+    for root in [entry, *range(count)]:
+        if done[root]:
+            continue
+        on_path[root] = True
+        stack = [(root, iter(out[root]))]
+        while stack:
+            node, targets = stack[-1]
+            target = next(targets, None)
+            if target is None:
+                stack.pop()
+                on_path[node], done[node] = False, True
+                finished.append(node)
+            elif on_path[target]:
+                back.add((node, target))
+            elif not done[target]:
+                on_path[target] = True
+                stack.append((target, iter(out[target])))
+    return finished, back
+
+
+def _layers(count: int, entry: int, pairs: list[tuple[int, int]]) -> list[int]:
+    """Each node's layer: the entry's first, and every edge down but those closing a loop.
+
+    Each node sits one layer below the lowest node leading to it (longest path).
+    """
+    out: list[list[int]] = [[] for _ in range(count)]
+    for source, target in pairs:
+        out[source].append(target)
+    finished, back = _walk(out, entry)
+    layer = [0] * count
+    for node in reversed(finished):  # a topological order of the edges that lead down
+        for target in out[node]:
+            if (node, target) not in back:
+                layer[target] = max(layer[target], layer[node] + 1)
+    return layer
+
+
 def _states(graph: GraphDefinition, rows: Sequence[dict[str, Any]] | None) -> dict[str, str]:
     known = {str(row["node_id"]): row.get("state") or PLAIN for row in rows or ()}
     return {node.id: known.get(node.id, PLAIN) for node in graph.nodes}
+
+
+def drawable(graph: GraphDefinition) -> bool:
+    """Whether ``graph`` is small enough to draw (:data:`MAX_DRAWN_NODES`, :data:`MAX_DRAWN_EDGES`)."""
+    return len(graph.nodes) <= MAX_DRAWN_NODES and len(graph.edges) <= MAX_DRAWN_EDGES
 
 
 def draw_graph(
@@ -229,10 +291,10 @@ def draw_graph(
     """``graph`` laid out top to bottom, each node in the state ``rows`` give it (else plain)."""
     index = {node.id: i for i, node in enumerate(graph.nodes)}
     edges = [e for e in graph.edges if e.source in index and e.target in index]
-    layered = igraph.Graph(
-        n=len(graph.nodes), edges=[(index[e.source], index[e.target]) for e in edges], directed=True
-    )
-    centres, bends = _place(layered.layout_sugiyama(maxiter=50))
+    pairs = [(index[e.source], index[e.target]) for e in edges]
+    layered = igraph.Graph(n=len(graph.nodes), edges=pairs, directed=True)
+    layers = _layers(len(graph.nodes), index.get(graph.entry, 0), pairs)
+    centres, bends = _place(layered.layout_sugiyama(layers=layers, maxiter=50))
     states = _states(graph, rows)
     nodes = tuple(
         DrawnNode(
@@ -319,4 +381,16 @@ def _framed(
     )
 
 
-__all__ = ["PLAIN", "STATE_WORDS", "Drawing", "DrawnEdge", "DrawnNode", "draw_graph", "shorten"]
+__all__ = [
+    "DENIED",
+    "MAX_DRAWN_EDGES",
+    "MAX_DRAWN_NODES",
+    "PLAIN",
+    "STATE_WORDS",
+    "Drawing",
+    "DrawnEdge",
+    "DrawnNode",
+    "draw_graph",
+    "drawable",
+    "shorten",
+]

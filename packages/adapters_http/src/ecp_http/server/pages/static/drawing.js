@@ -17,6 +17,7 @@
     var scale = 1;
 
     function apply(next, anchorX, anchorY) {
+      moved = true;
       next = Math.min(MAX, Math.max(MIN, next));
       var ratio = next / scale;
       var x = anchorX === undefined ? region.clientWidth / 2 : anchorX;
@@ -58,6 +59,14 @@
     hint.textContent = "Drag to move; Ctrl + wheel or + and − zoom.";
     bar.appendChild(hint);
     region.parentNode.insertBefore(bar, region);
+    var moved = false; // until the reader moves or zooms, the middle of the drawing shows
+    function centre() {
+      if (!moved) {
+        region.scrollLeft = (region.scrollWidth - region.clientWidth) / 2;
+      }
+    }
+    centre();
+    window.addEventListener("resize", centre);
     region.classList.add("pannable");
 
     region.addEventListener("wheel", function (event) {
@@ -88,6 +97,7 @@
       if (event.button !== 0 || event.pointerType === "touch") {
         return; // a finger scrolls the region natively
       }
+      moved = true;
       drag = { x: event.clientX, y: event.clientY, left: region.scrollLeft, top: region.scrollTop };
       region.setPointerCapture(event.pointerId);
       region.classList.add("panning");
