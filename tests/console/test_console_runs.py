@@ -22,6 +22,7 @@ from tests.support.console import (
 )
 from tests.support.console_runs import ADMIN, TENANT, approve, listed, person, run_status
 
+from ecp_http.server.console.browser import CONSOLE_CSP
 from ecp_http.server.console.run_views import RUNS_PAGE
 
 pytestmark = pytest.mark.integration
@@ -315,3 +316,30 @@ def test_a_parent_run_links_its_children_and_a_child_its_parent(client):
     assert f'href="/console/runs/{child_id}"' in html.split('id="children"')[1]
     html = reader.get(f"/console/runs/{child_id}").text
     assert f'<a href="/console/runs/{started["run_id"]}">' in html  # its parent
+
+
+@pytest.mark.spec("C15 console-csp", RUNS, RUN)
+def test_every_run_page_sends_the_policy_and_no_inline_script_or_style(client):
+    deployed(client, ADMIN, "pay")
+    run_id, _ = waiting_run(client, ADMIN, "pay")
+    admin = person(client, "admin")
+    page = admin.get(f"/console/runs/{run_id}").text
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page.split("/pause")[1])
+    assert token is not None
+    answers = [
+        admin.get("/console/runs"),
+        admin.get("/console/runs", status="bogus"),
+        admin.get(f"/console/runs/{run_id}"),
+        admin.get(f"/console/runs/{run_id}/verify"),
+        admin.get("/console/runs/nope"),
+        admin.post(f"/console/runs/{run_id}/pause", {"csrf_token": token.group(1)}),
+        admin.post(f"/console/runs/{run_id}/cancel", {}),
+    ]
+    assert [a.status_code for a in answers] == [200, 422, 200, 200, 404, 303, 403]
+    for answer in answers:
+        assert answer.headers["content-security-policy"] == CONSOLE_CSP
+        assert answer.headers["cache-control"] == "no-store"
+        text = answer.text.lower()
+        scripts = re.findall(r"<script[^>]*>", text)
+        assert all('src="/console/static/' in tag for tag in scripts), scripts
+        assert " style=" not in text and "<style" not in text
