@@ -88,37 +88,43 @@ def filter_fields(query: ConsoleRunsQuery) -> dict[str, str]:
     return {name: value for name, value in given.items() if value}
 
 
-def waits_for(run: Run) -> str:
-    """What the run waits for, in a few words; empty when it waits for nothing."""
-    status = run.public_status
-    waiting = {
-        RunPublicStatus.WAITING_APPROVAL: "approval"
-        + (f" ({len(run.pending_approval_ids)})" if len(run.pending_approval_ids) > 1 else ""),
-        RunPublicStatus.WAITING_TASK: "a worker's task",
-        RunPublicStatus.WAITING_CHILD: "a child run",
-        RunPublicStatus.WAITING_INTERRUPT: "a resume value",
-        RunPublicStatus.PENDING: "its turn (a slot)",
+_ENDED = frozenset(
+    {
+        RunPublicStatus.COMPLETED,
+        RunPublicStatus.FAILED,
+        RunPublicStatus.TERMINATED_BY_POLICY,
+        RunPublicStatus.CANCELED,
     }
+)
+_WAITS = {
+    RunPublicStatus.WAITING_APPROVAL: "approval",
+    RunPublicStatus.WAITING_TASK: "a worker's task",
+    RunPublicStatus.WAITING_CHILD: "a child run",
+    RunPublicStatus.WAITING_INTERRUPT: "a resume value",
+    RunPublicStatus.PENDING: "its turn (a slot)",
+}
+
+
+def waits_for(run: Run) -> str:
+    """What the run waits for, in a few words; empty when it has ended."""
+    status = run.public_status
+    if status in _ENDED:
+        return ""
+    waiting = _WAITS.get(status, "")
+    if status is RunPublicStatus.WAITING_APPROVAL and len(run.pending_approval_ids) > 1:
+        waiting += f" ({len(run.pending_approval_ids)})"
     if status is RunPublicStatus.WAITING_TIMER:
-        return f"timer until {when(run.wait_until)}" if run.wait_until else "timer"
-    if status is RunPublicStatus.PAUSED or run.paused_by:
-        by = " and ".join(source.value for source in run.paused_by)
-        paused = f"paused by its {by}"
-        return (
-            paused if status is RunPublicStatus.PAUSED else f"{waiting.get(status, '')}, {paused}"
-        )
-    return waiting.get(status, "")
+        waiting = f"timer until {when(run.wait_until)}" if run.wait_until else "timer"
+    if not run.paused_by:
+        return waiting
+    paused = "paused by its " + " and ".join(source.value for source in run.paused_by)
+    return f"{waiting}, {paused}" if waiting else paused
 
 
 def run_row(run: Run) -> dict[str, Any]:
     """What the run list and the run page's header show of ``run``."""
     status = run.public_status
-    ended = status in (
-        RunPublicStatus.COMPLETED,
-        RunPublicStatus.FAILED,
-        RunPublicStatus.TERMINATED_BY_POLICY,
-        RunPublicStatus.CANCELED,
-    )
+    ended = status in _ENDED
     failure = run.failure_state
     return {
         "run_id": run.run_id,
