@@ -100,6 +100,14 @@ def test_no_filter_is_a_5xx_on_postgresql(database):
             _, status = _counted(services, runs.runs_page, query)
             assert status == 200, query
         cookie = _session_cookie(services.settings.jwt_secret)
-        for params in ({"find": "a\x00b"}, {"deployment": "\x00"}, {"find": "x" * 513}):
+        for params in (
+            {"find": "a\x00b"},
+            {"deployment": "\x00"},
+            {"find": "x" * 513},
+            {"unknown": "field"},
+        ):
             answer = client.get("/console/runs", params=params, headers={"cookie": cookie})
             assert answer.status_code == 422, params
+        for path in ("/console/runs/a%00b", "/console/runs/a%00b/verify"):
+            answer = client.get(path, headers={"cookie": cookie})
+            assert 400 <= answer.status_code < 500, path
