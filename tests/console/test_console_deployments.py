@@ -164,6 +164,9 @@ def test_who_may_not_read_graphs_is_refused_and_another_tenants_deployment_is_no
     assert viewer.get("/console/graphs/mine", version="x").status_code == 422
     assert viewer.get("/console/graphs/mine", version="0").status_code == 422
     assert viewer.get("/console/graphs/mine", cursor="garbage").status_code == 422
+    assert viewer.get("/console/deployments/mine%00").status_code == 404
+    assert viewer.get("/console/deployments", cursor="\x00").status_code == 422
+    assert viewer.get("/console/deployments", page="2").status_code == 422  # no such filter
 
 
 @pytest.mark.spec(RULE)

@@ -1,6 +1,6 @@
 """The console in Chromium: a served app on its own database, signing in, and page checks.
 
-Each browser test module gets its own server (``console`` fixture in ``tests/console/conftest.py``).
+Each browser test module gets its own server (the ``console`` fixture).
 :func:`shot` saves a page at 390 and 1280 px (``test-artifacts/screens/console-*.png``), checks
 that it never scrolls sideways and that axe-core finds no serious or critical violation.
 """
@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 import attrs
 import httpx
+import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -37,6 +38,8 @@ class Console:
     base_url: str
     client: httpx.Client
     secret: str
+    database: str = ""
+    """The server's database URL (a test may alter rows there, as an attacker with SQL would)."""
 
     def headers(self, tenant: str = TENANT, role: str = "admin") -> dict[str, str]:
         token = mint_token(self.secret, tenant=tenant, roles=[role], subject="admin@example.com")
@@ -64,9 +67,16 @@ def console_server(postgres_url: str, template: str) -> Iterator[Console]:
     )
     try:
         with serving(lambda _: settings) as (base_url, client, _):
-            yield Console(base_url=base_url, client=client, secret=secret)
+            yield Console(base_url=base_url, client=client, secret=secret, database=database)
     finally:
         drop_database(postgres_url, name)
+
+
+@pytest.fixture(scope="module")
+def console(postgres_url: str, migrated_template: str) -> Iterator[Console]:
+    """One served console per browser test module (cookies over loopback HTTP)."""
+    with console_server(postgres_url, migrated_template) as served:
+        yield served
 
 
 def until(browser: WebDriver, condition: Callable[[], object]) -> None:

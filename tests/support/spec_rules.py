@@ -386,6 +386,10 @@ RULES: dict[str, str] = {
     "C15 console-runs-browser": "in Chromium an approver approves and then sees the completed run with its timeline and graph and a verified chain; an analyst sees the run without approval forms, a forged approve from that session is 403, and another tenant's session gets 404",
     "C15 console-drawing": "the console draws a workflow graph as inline SVG laid out top to bottom (igraph's Sugiyama layout): every node and edge exactly once, no two node boxes overlapping, everything inside the viewBox; nodes coloured by where the run stands, taken edges marked, conditions dashed and labelled, long ids shortened but whole in the title, and the node list beside it as the text alternative",
     "C15 console-deployments": "/console/deployments lists the tenant's deployments (graph_read) with graph version, pause, limit, policy and a link to their runs, in keyset pages whose statements do not grow with the rows; /console/deployments/{ref} draws the version it runs with its policy, the nodes the policy stops and the graph's versions; /console/graphs/{id} draws a chosen version; Pause/Unpause (run_control, CSRF) call the API's service; another tenant's deployment is 404",
+    "C15 console-charts": "console charts are pygal SVG inlined in the page with no <style>, <script>, style= or on* attribute (the CSP holds with no exception), for any figures: none, unknown ones, intervals crossing zero, huge or tiny Decimals; every chart sits beside the table of its figures",
+    "C15 console-economics": "/console/economics (debugger_read) shows the debugger report of a workflow over a window (by version, time window, step and cohort; filters version, days, granularity, cohort) with money printed exactly and incomplete evidence said, never as zero, and the retained version decisions (report_read) with each interval as its low and high bound, newest first in pages; a bad filter is a 422 page with the form; another tenant's figures never appear",
+    "C15 console-audit": "/console/audit (audit_read) verifies a deployment's or a run's audit chains as the API's verify routes do (verified, signatures, signing key, record count, first failing record) from a CSRF-protected form, lists the deployments to verify in keyset pages, says the transparency log is not yet available; another tenant's deployment or run is 404",
+    "C15 console-browser-econ": "in Chromium the economics page with real evidence and decisions, and the audit page with a verified and a tampered chain, read at 390 and 1280 px without sideways scroll and axe-core finds no serious or critical violation",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -637,5 +641,15 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C15 console-runs-browser": ("ecp_http.server.console.runs",),
     "C15 console-drawing": ("ecp_http.server.console.drawing",),
     "C15 console-deployments": ("ecp_http.server.console.deployments", "ecp_core.registry.service"),
+    "C15 console-charts": ("ecp_http.server.console.charts",),
+    "C15 console-economics": (
+        "ecp_http.server.console.economics",
+        "ecp_http.server.console.figures",
+    ),
+    "C15 console-audit": ("ecp_http.server.console.audit",),
+    "C15 console-browser-econ": (
+        "ecp_http.server.console.economics",
+        "ecp_http.server.console.audit",
+    ),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

@@ -201,6 +201,36 @@ class ConsoleGraphQuery:
     cursor: str | None = None
 
 
+@described(
+    workflow="the workflow_id the evidence carries (empty: only the decisions are shown)",
+    version="only this workflow version",
+    start="the window's first day (YYYY-MM-DD, UTC; default 29 days before its last)",
+    end="the window's last day, included (YYYY-MM-DD, UTC; default today)",
+    granularity="the timeline's windows: `day` or `hour`",
+    cohort="`subject_id` or `dimension:<key>`",
+    decisions="where the decisions' page starts: the `Older decisions` link's",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleEconomicsQuery:
+    """The console economics page's filter (a form may send a field empty: its default)."""
+
+    workflow: str | None = None
+    version: str | None = None
+    start: str | None = None
+    end: str | None = None
+    granularity: str | None = None
+    cohort: str | None = None
+    decisions: str | None = None
+
+
+@described(cursor="where the deployments' page starts: the `Next page` link's")
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleAuditQuery:
+    """The console audit page's page of deployments."""
+
+    cursor: str | None = None
+
+
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalPageResponse:
     """A page of approvals in approval id order (oldest first); ``next_cursor`` when more remain."""

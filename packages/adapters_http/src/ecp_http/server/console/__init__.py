@@ -13,13 +13,23 @@ from collections.abc import Callable
 
 from starlette.responses import Response
 
-from ecp_http.server.console import approvals, deployments, run_control, runs, sign_in
+from ecp_http.server.console import (
+    approvals,
+    audit,
+    deployments,
+    economics,
+    run_control,
+    runs,
+    sign_in,
+)
 from ecp_http.server.console.browser import DRAWING_SCRIPT, STYLESHEET
 from ecp_http.server.console_sessions import CONSOLE_PATH, SIGN_IN_PATH
 from ecp_http.server.routing import Call, Operation
 from ecp_http.server.services import Services
 from ecp_http.wire.models import (
+    ConsoleAuditQuery,
     ConsoleDeploymentsQuery,
+    ConsoleEconomicsQuery,
     ConsoleGraphQuery,
     ConsoleInboxQuery,
     ConsoleRunsQuery,
@@ -201,6 +211,30 @@ OPERATIONS = [
         "The console's drawings' script: pan and zoom (an enhancement only)",
         statuses=(),
         media_type="text/javascript",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/economics",
+        economics.economics,
+        "console_economics",
+        "A workflow's cost and outcomes by version, time, step and cohort, and the version "
+        "decisions with their intervals, as charts beside their tables (HTML)",
+        query=ConsoleEconomicsQuery,
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/audit",
+        audit.audit_page,
+        "console_audit",
+        "Audit chain verification per deployment or run, and the transparency log's state (HTML)",
+        query=ConsoleAuditQuery,
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/audit/verify",
+        audit.verify,
+        "console_audit_verify",
+        "Verify a deployment's or a run's audit chains and signatures from the browser (HTML)",
     ),
     _page(
         "GET",
