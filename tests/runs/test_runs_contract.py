@@ -7,6 +7,7 @@ from ecp_core.testing.conformance.approvals import (
     ApprovalInboxProperties,
     ApprovalRepositoryConformance,
 )
+from ecp_core.testing.conformance.run_search import RunSearchProperties
 from ecp_core.testing.conformance.runs import RunRepositoryConformance
 
 pytestmark = pytest.mark.contract
@@ -21,4 +22,8 @@ class TestApprovalRepository(OnEveryStore, ApprovalRepositoryConformance):
 
 
 class TestApprovalInboxProperties(OnEveryStoreEachExample, ApprovalInboxProperties):
+    pass
+
+
+class TestRunSearchProperties(OnEveryStoreEachExample, RunSearchProperties):
     pass

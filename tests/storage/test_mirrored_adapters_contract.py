@@ -38,6 +38,7 @@ POSTGRES_PLUMBING = {
     "evidence_batches",  # the evidence store's batch writes (COPY, staging merge; ADR 0060)
     "session",  # the unit of work's connection: batched writes, remembered reads (ADR 0059)
     "notifications",  # the LISTEN/NOTIFY listener (ADR 0063)
+    "run_search",  # the run list's filter as SQL, for runs.py's search (ADR 0082)
     "audit_chains",  # chains and heads read in one snapshot for verification (ADR 0061)
     "run_context",  # what a run's attempts read besides the run, joined to other reads (ADR 0067)
 }

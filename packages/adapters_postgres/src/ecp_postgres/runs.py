@@ -8,6 +8,7 @@ from ecp_core.errors import exists, missing
 from ecp_core.runs.approvals.model import ApprovalRecord
 from ecp_core.runs.engine.dispatch import CLAIM_CANDIDATE_BUDGET
 from ecp_core.runs.run.model import Run, RunClaim
+from ecp_core.runs.run.search import RunFilter
 from ecp_core.types import RunStatus
 from ecp_postgres.approvals import APPROVALS, PostgresApprovals
 from ecp_postgres.audit import head_key
@@ -21,6 +22,7 @@ from ecp_postgres.run_context import (
     prefixed,
     remember,
 )
+from ecp_postgres.run_search import search_clauses
 from ecp_postgres.session import PendingWrite, session_of
 from ecp_postgres.webhooks import PostgresWebhooks
 
@@ -259,6 +261,24 @@ class PostgresRuns(Repository):
             RUNS,
             "WHERE tenant_id = %s AND run_id < %s ORDER BY run_id DESC LIMIT %s",
             (tenant_id, before, limit),
+        )
+
+    def search(
+        self, tenant_id: str, where: RunFilter, *, limit: int, before: str | None = None
+    ) -> list[Run]:
+        """The runs ``where`` admits, newest first, older than ``before`` (one statement).
+
+        Only the filters given enter the statement; the order is the one of ``ecp_runs_by_tenant``.
+        """
+        clauses, values = search_clauses(where)
+        if before is not None:
+            clauses.append("run_id < %s")
+            values.append(before)
+        condition = " AND ".join(["tenant_id = %s", *clauses])
+        return self._all(
+            RUNS,
+            f"WHERE {condition} ORDER BY run_id DESC LIMIT %s",
+            (tenant_id, *values, limit),
         )
 
     def children(

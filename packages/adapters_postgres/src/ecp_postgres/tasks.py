@@ -118,6 +118,15 @@ class PostgresTasks(Repository, RuleApplyingTasks):
             (tenant_id, run_id),
         ).rowcount
 
+    def for_run(self, tenant_id: str, run_id: str, *, limit: int) -> list[Task]:
+        """The run's tasks, the oldest first (index ``ecp_tasks_by_run``)."""
+        rows = self._conn.execute(
+            f"{TASKS.select_sql()} WHERE tenant_id = %s AND run_id = %s"
+            " ORDER BY created_at, task_id LIMIT %s",
+            (tenant_id, run_id, limit),
+        ).fetchall()
+        return [TASKS.load(row) for row in rows]
+
     def page(
         self,
         tenant_id: str,

@@ -185,6 +185,30 @@ class ConsoleWebhooksQuery:
     replayed: Annotated[str, Text(0, 600)] | None = None
 
 
+FormText = Annotated[str, Text(0, 512)]
+"""A field of a console filter form: empty (no filter) or up to 512 characters."""
+
+
+@described(
+    deployment="only runs of this deployment (empty: every deployment)",
+    status="only runs with this public status (empty: every status)",
+    started_from="only runs started at or after this UTC date or minute (`YYYY-MM-DD[THH:MM]`)",
+    started_to="only runs started up to this UTC date or minute, inclusive",
+    find="a run id, or the idempotency key a run was started with",
+    cursor="where the page starts: the `Next page` link's",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleRunsQuery:
+    """The console run list's filters and page (a form sends empty fields: no filter)."""
+
+    deployment: FormText | None = None
+    status: FormText | None = None
+    started_from: FormText | None = None
+    started_to: FormText | None = None
+    find: FormText | None = None
+    cursor: FormText | None = None
+
+
 @described(cursor="where the page starts: the `Next page` link's")
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class ConsoleDeploymentsQuery:

@@ -25,4 +25,6 @@ class MemoryPolicies(Repository):
     ) -> dict[str, DeploymentPolicy]:
         """The current policies of ``deployment_refs`` that have one, by ref."""
         table = self._t.table("policies")
-        return {ref: table[(tenant_id, ref)] for ref in deployment_refs if (tenant_id, ref) in table}
+        return {
+            ref: table[(tenant_id, ref)] for ref in deployment_refs if (tenant_id, ref) in table
+        }

@@ -14,6 +14,7 @@ from ecp_core.runs.approvals.model import ApprovalRecord
 from ecp_core.runs.engine.dispatch import candidates_per_tenant
 from ecp_core.runs.engine.slots import Slots
 from ecp_core.runs.run.model import PauseSource, Run, RunClaim, with_pause
+from ecp_core.runs.run.search import RunFilter
 from ecp_core.runs.run.state_machine import TERMINAL
 from ecp_core.types import RunStatus
 
@@ -97,6 +98,18 @@ class MemoryRuns(Repository):
         if before is not None:
             runs = [run for run in runs if run.run_id < before]
         return runs[:limit]
+
+    @detached
+    def search(
+        self, tenant_id: str, where: RunFilter, *, limit: int, before: str | None = None
+    ) -> list[Run]:
+        """The runs ``where`` admits, newest first, older than ``before``."""
+        found = [
+            run
+            for run in self._of(tenant_id)
+            if where.admits(run) and (before is None or run.run_id < before)
+        ]
+        return sorted(found, key=lambda run: run.run_id, reverse=True)[:limit]
 
     def count(self, tenant_id: str) -> int:
         """How many runs the tenant has."""

@@ -84,6 +84,19 @@ class MemoryTasks(Repository, RuleApplyingTasks):
         self._t.put("tasks", task.task_id, task)
 
     @detached
+    def for_run(self, tenant_id: str, run_id: str, *, limit: int) -> list[Task]:
+        """The run's tasks, the oldest first."""
+        found = sorted(
+            (
+                t
+                for t in self._t.table("tasks").values()
+                if t.tenant_id == tenant_id and t.run_id == run_id
+            ),
+            key=lambda t: (t.created_at, t.task_id),
+        )
+        return found[:limit]
+
+    @detached
     def page(
         self,
         tenant_id: str,

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from ecp_core.runs.approvals.model import ApprovalRecord
     from ecp_core.runs.run.model import Run, RunClaim
+    from ecp_core.runs.run.search import RunFilter
 
 
 class RunRepository(Protocol):
@@ -64,6 +65,16 @@ class RunRepository(Protocol):
 
     def page(self, tenant_id: str, *, limit: int, before: str | None = None) -> list[Run]:
         """Up to ``limit`` runs, newest first, older than run id ``before`` when given."""
+        ...
+
+    def search(
+        self, tenant_id: str, where: RunFilter, *, limit: int, before: str | None = None
+    ) -> list[Run]:
+        """Up to ``limit`` runs matching every filter of ``where``, newest first.
+
+        Newest first is run id order (code point), descending; older than run id ``before`` when
+        given (the console's run list).
+        """
         ...
 
     def count(self, tenant_id: str) -> int:

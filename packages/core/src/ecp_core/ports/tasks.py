@@ -107,6 +107,10 @@ class TaskRepository(Protocol):
         """
         ...
 
+    def for_run(self, tenant_id: str, run_id: str, *, limit: int) -> list[Task]:
+        """Up to ``limit`` of the run's tasks, the oldest first (then by task id)."""
+        ...
+
     def page(
         self,
         tenant_id: str,

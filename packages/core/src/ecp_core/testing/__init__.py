@@ -49,6 +49,7 @@ from ecp_core.testing.conformance.reconciliation import (
     StatementRepositoryConformance,
 )
 from ecp_core.testing.conformance.retention import RetentionRepositoryConformance
+from ecp_core.testing.conformance.run_search import RunSearchProperties
 from ecp_core.testing.conformance.runs import RunRepositoryConformance
 from ecp_core.testing.conformance.tasks import (
     TaskExpiryConformance,
@@ -97,6 +98,7 @@ EXAMPLE_SUITES = (
     ReconciliationMatchesReference,
     DecisionsMatchReference,
     TaskQueueProperties,
+    RunSearchProperties,
 )
 """Every property suite that asks for ``open_store``."""
 
@@ -127,6 +129,7 @@ __all__ = [
     "ReservationConformance",
     "RetentionRepositoryConformance",
     "RunRepositoryConformance",
+    "RunSearchProperties",
     "StatementRepositoryConformance",
     "StoreOpener",
     "StoreSuite",

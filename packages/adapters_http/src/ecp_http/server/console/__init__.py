@@ -5,7 +5,8 @@ Content-Security-Policy (:data:`~ecp_http.server.console.browser.CONSOLE_CSP`). 
 once with an API key or a JWT (:mod:`.sign_in`); the sealed session
 (:mod:`ecp_http.server.console_sessions`) acts with
 exactly that credential's tenant and roles, checked against the API's one permission table on
-every request (:mod:`.browser`). The inbox and the approval page are :mod:`.approvals`.
+every request (:mod:`.browser`). The inbox and the approval page are :mod:`.approvals`; the run
+list and the run page :mod:`.runs`, their controls :mod:`.run_control`.
 """
 
 from collections.abc import Callable
@@ -18,6 +19,8 @@ from ecp_http.server.console import (
     deployments,
     economics,
     live,
+    run_control,
+    runs,
     sign_in,
     tasks,
     webhooks,
@@ -32,6 +35,7 @@ from ecp_http.wire.models import (
     ConsoleEconomicsQuery,
     ConsoleGraphQuery,
     ConsoleInboxQuery,
+    ConsoleRunsQuery,
     ConsoleTasksQuery,
     ConsoleWebhooksQuery,
 )
@@ -121,6 +125,50 @@ OPERATIONS = [
         "console_approval_resolve",
         "Approve, reject or edit-then-approve from the browser (the form's action_digest "
         "must still match)",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/runs",
+        runs.runs_page,
+        "console_runs",
+        "The tenant's runs, newest first, filtered by deployment, status, time and id (HTML)",
+        query=ConsoleRunsQuery,
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/runs/{run_id}",
+        runs.run_page,
+        "console_run",
+        "One run: status, graph with the path taken, timeline, output, approvals, children, "
+        "controls (HTML)",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/runs/{run_id}/verify",
+        runs.verify_page,
+        "console_run_verify",
+        "Verify a run's audit chain and signatures (HTML)",
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/runs/{run_id}/cancel",
+        run_control.cancel,
+        "console_run_cancel",
+        "Cancel a run with a reason, once confirmed",
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/runs/{run_id}/pause",
+        run_control.pause,
+        "console_run_pause",
+        "Pause a run's dispatch",
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/runs/{run_id}/unpause",
+        run_control.unpause,
+        "console_run_unpause",
+        "Resume a run paused on its own",
     ),
     _page(
         "GET",

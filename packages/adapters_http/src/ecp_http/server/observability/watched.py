@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ecp_core.runs.approvals.model import ApprovalRecord
 from ecp_core.runs.run.model import Run
+from ecp_core.runs.run.search import RunFilter
 from ecp_core.webhooks.model import Delivery, DeliveryStatus
 
 if TYPE_CHECKING:
@@ -123,6 +124,12 @@ class ObservedRuns:
     def page(self, tenant_id: str, *, limit: int, before: str | None = None) -> list[Run]:
         """Forwarded."""
         return self._inner.page(tenant_id, limit=limit, before=before)
+
+    def search(
+        self, tenant_id: str, where: RunFilter, *, limit: int, before: str | None = None
+    ) -> list[Run]:
+        """Forwarded."""
+        return self._inner.search(tenant_id, where, limit=limit, before=before)
 
     def count(self, tenant_id: str) -> int:
         """Forwarded."""

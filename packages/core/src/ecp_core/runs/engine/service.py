@@ -38,6 +38,7 @@ from ecp_core.runs.run.model import (
     Run,
     StartRunRequest,
 )
+from ecp_core.runs.run.search import SEARCH_CURSOR, RunFilter
 from ecp_core.runs.run.state_machine import TERMINAL, WAITING
 from ecp_core.types import AttemptStatus, RunStatus
 from ecp_core.webhooks.schedule import RetrySchedule
@@ -356,6 +357,16 @@ class RunService:
             total = uow.runs.count(tenant_id)
         page, next_cursor = next_page(runs, limit, "runs", lambda run: (run.run_id,))
         return page, total, next_cursor
+
+    def search(
+        self, tenant_id: str, where: RunFilter, *, limit: int = 25, cursor: str | None = None
+    ) -> tuple[list[Run], str | None]:
+        """A page of the runs ``where`` admits, newest first, and the next cursor (or None)."""
+        check_limit(limit)
+        before = None if cursor is None else decode_cursor(SEARCH_CURSOR, cursor, 1)[0]
+        with self._uow() as uow:
+            found = uow.runs.search(tenant_id, where, limit=limit + 1, before=before)
+        return next_page(found, limit, SEARCH_CURSOR, lambda run: (run.run_id,))
 
     def children(
         self, tenant_id: str, run_id: str, *, limit: int = 50, cursor: str | None = None

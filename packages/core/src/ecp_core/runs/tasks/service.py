@@ -163,6 +163,12 @@ class TaskWork:
             raise NotFound(f"task {task_id} not found")
         return task
 
+    def for_run(self, tenant_id: str, run_id: str, *, limit: int = 25) -> list[Task]:
+        """Up to ``limit`` of a run's tasks, the oldest first (the console's run page)."""
+        check_limit(limit)
+        with self._uow() as uow:
+            return uow.tasks.for_run(tenant_id, run_id, limit=limit)
+
     def page(
         self,
         tenant_id: str,

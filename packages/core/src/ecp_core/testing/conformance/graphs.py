@@ -140,4 +140,6 @@ class PolicyRepositoryConformance(StoreSuite):
             found = tx.policies.of_deployments("t1", ["a", "b", "c", "missing"])
             assert found == {"a": policy(ref="a"), "c": policy(ref="c", version=3)}
             assert tx.policies.of_deployments("t1", []) == {}
-            assert tx.policies.of_deployments("t2", ["a", "b"]) == {"b": policy(tenant="t2", ref="b")}
+            assert tx.policies.of_deployments("t2", ["a", "b"]) == {
+                "b": policy(tenant="t2", ref="b")
+            }

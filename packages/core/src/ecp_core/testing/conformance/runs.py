@@ -1,13 +1,18 @@
 """Run repository: runs stored whole, scoped by tenant, paged newest first, dispatched oldest first."""
 
+from datetime import timedelta
+from typing import Any
+
 import attrs
 import pytest
 
 from ecp_core.errors import Conflict, NotFound
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
+from ecp_core.runs.run.model import POLICY_VIOLATION, FailureState, PauseSource
+from ecp_core.runs.run.search import RunFilter
 from ecp_core.testing.conformance._base import StoreSuite
-from ecp_core.testing.samples import approval, run
-from ecp_core.types import RunStatus
+from ecp_core.testing.samples import NOW, approval, run
+from ecp_core.types import RunPublicStatus, RunStatus
 
 
 class RunRepositoryConformance(StoreSuite):
@@ -90,6 +95,59 @@ class RunRepositoryConformance(StoreSuite):
                 "run-0",
             ]
             assert tx.runs.count("t1") == 5
+
+    @pytest.mark.spec("C15 console-runs", "C1 list-paging")
+    def test_search_filters_and_pages_newest_first(self, uow: UnitOfWorkFactory) -> None:
+        """Each filter admits what it names (public statuses as clients see them); pages by id."""
+        policy = FailureState(reason=POLICY_VIOLATION)
+        stored = [
+            attrs.evolve(run("run-0", key="order-7"), deployment_ref="other"),
+            run("run-1", status=RunStatus.RUNNING, offset=60),
+            attrs.evolve(run("run-2", offset=120), paused_by=(PauseSource.RUN,)),
+            attrs.evolve(run("run-3", status=RunStatus.FAILED, offset=180), failure_state=policy),
+            run("run-4", status=RunStatus.TERMINATED_BY_POLICY, offset=240),
+            attrs.evolve(
+                run("run-5", status=RunStatus.FAILED, offset=300),
+                failure_state=FailureState(reason="action_error"),
+            ),
+            run("run-6", status=RunStatus.FAILED, offset=360),
+            run("run-7", status=RunStatus.COMPLETED, offset=420),
+            run("run-8", tenant="t2", status=RunStatus.COMPLETED),
+        ]
+        with uow() as tx:
+            for found in stored:
+                tx.runs.add(found)
+            tx.commit()
+
+        def ids(where: RunFilter, **kw: Any) -> list[str]:
+            with uow() as tx:
+                return [r.run_id for r in tx.runs.search("t1", where, limit=10, **kw)]
+
+        assert ids(RunFilter()) == [f"run-{i}" for i in range(7, -1, -1)]
+        assert ids(RunFilter(), before="run-3") == ["run-2", "run-1", "run-0"]
+        assert ids(RunFilter(deployment_ref="other")) == ["run-0"]
+        status = RunPublicStatus
+        assert ids(RunFilter(status=status.PENDING)) == ["run-0"]
+        assert ids(RunFilter(status=status.RUNNING)) == ["run-1"]
+        assert ids(RunFilter(status=status.PAUSED)) == ["run-2"]
+        assert ids(RunFilter(status=status.TERMINATED_BY_POLICY)) == ["run-4", "run-3"]
+        assert ids(RunFilter(status=status.FAILED)) == ["run-6", "run-5"]
+        assert ids(RunFilter(status=status.COMPLETED)) == ["run-7"]
+        assert ids(RunFilter(status=status.CANCELED)) == []
+        later = NOW + timedelta(seconds=120)
+        assert ids(RunFilter(created_from=later, created_to=later + timedelta(seconds=121))) == [
+            "run-4",
+            "run-3",
+            "run-2",
+        ]
+        assert ids(RunFilter(run_or_key="order-7")) == ["run-0"]
+        assert ids(RunFilter(run_or_key="run-5")) == ["run-5"]
+        assert ids(RunFilter(run_or_key="run-8")) == []  # another tenant's
+        with uow() as tx:
+            assert [r.run_id for r in tx.runs.search("t1", RunFilter(), limit=2)] == [
+                "run-7",
+                "run-6",
+            ]
 
     @pytest.mark.spec("C1 list-paging")
     def test_ids_order_by_code_point(self, uow: UnitOfWorkFactory) -> None:

@@ -326,3 +326,28 @@ class TaskRepositoryConformance(StoreSuite):
             ]
             assert [q.topic for q in tx.tasks.topics("t2", later, limit=5)] == ["alpha"]
             assert tx.tasks.topics("t3", later, limit=5) == []
+
+    @pytest.mark.spec("C15 console-run")
+    def test_a_runs_tasks_are_listed_oldest_first_in_its_tenant_only(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Only that run's tasks of that tenant, the oldest first, then by id, up to the limit."""
+        offer_all(
+            uow,
+            task("b", run_id="run-1", created_at=NOW + timedelta(seconds=1)),
+            task("c", run_id="run-1", created_at=NOW),
+            task("a", run_id="run-1", created_at=NOW + timedelta(seconds=1)),
+            task("other-run", run_id="run-2"),
+            task("other-tenant", run_id="run-1", tenant="t2"),
+        )
+        with uow() as tx:
+            assert [t.task_id for t in tx.tasks.for_run("t1", "run-1", limit=10)] == [
+                "c",
+                "a",
+                "b",
+            ]
+            assert [t.task_id for t in tx.tasks.for_run("t1", "run-1", limit=2)] == ["c", "a"]
+            assert [t.task_id for t in tx.tasks.for_run("t2", "run-1", limit=10)] == [
+                "other-tenant"
+            ]
+            assert tx.tasks.for_run("t1", "nope", limit=10) == []
