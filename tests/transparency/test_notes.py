@@ -39,7 +39,7 @@ def test_a_changed_text_fails_and_an_unknown_key_is_ignored():
     key = NoteKey.from_vkey(EXAMPLE_VKEY)
     with pytest.raises(NoteError):
         parse_note(EXAMPLE_NOTE.replace("example message", "example massage")).verified_by(key)
-    stranger = NoteSigner("example.com/other", secrets.token_bytes(32)).key
+    stranger = NoteSigner.from_seed("example.com/other", secrets.token_bytes(32)).key
     assert parse_note(EXAMPLE_NOTE).verified_by(stranger) is None
 
 
@@ -50,8 +50,8 @@ def test_a_changed_text_fails_and_an_unknown_key_is_ignored():
     timestamp=st.integers(min_value=0, max_value=2**63 - 1),
 )
 def test_a_signed_and_cosigned_checkpoint_reads_back_and_verifies(origin, size, root, timestamp):
-    log = NoteSigner(origin, bytes(32))
-    witness = NoteSigner("witness.example/w1", bytes(range(32)), kind=COSIGNATURE)
+    log = NoteSigner.from_seed(origin, bytes(32))
+    witness = NoteSigner.from_seed("witness.example/w1", bytes(range(32)), kind=COSIGNATURE)
     checkpoint = Checkpoint(origin=origin, size=size, root=root)
     text = checkpoint.text()
     note = parse_note(text + "\n" + log.signature_line(text))

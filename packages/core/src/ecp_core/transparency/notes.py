@@ -13,6 +13,7 @@ import base64
 import binascii
 import hashlib
 import struct
+from collections.abc import Callable
 
 import attrs
 import nacl.exceptions
@@ -105,27 +106,37 @@ class NoteKey:
 
 @attrs.frozen
 class NoteSigner:
-    """A private key that signs notes as ``name`` (plain Ed25519 or as a cosigner)."""
+    """Signs notes as ``name`` with an Ed25519 key, plainly or as a cosigner.
+
+    ``sign`` returns the raw 64-byte signature of the text given (the audit signer's, or a key
+    of this object's own: :meth:`from_seed`).
+    """
 
     name: str
-    seed: bytes
+    public_key: bytes
+    sign: Callable[[str], bytes] = attrs.field(repr=False)
     kind: int = ED25519
+
+    @classmethod
+    def from_seed(cls, name: str, seed: bytes, kind: int = ED25519) -> "NoteSigner":
+        """A signer with its own key, made from a 32-byte Ed25519 seed."""
+        key = nacl.signing.SigningKey(seed)
+        sign: Callable[[str], bytes] = lambda text: key.sign(text.encode()).signature  # noqa: E731
+        return cls(name=name, public_key=bytes(key.verify_key), sign=sign, kind=kind)
 
     @property
     def key(self) -> NoteKey:
         """The matching public key."""
-        public = bytes(nacl.signing.SigningKey(self.seed).verify_key)
-        return NoteKey(name=_checked_name(self.name), public_key=public, kind=self.kind)
+        return NoteKey(name=_checked_name(self.name), public_key=self.public_key, kind=self.kind)
 
     def signature_line(self, text: str, timestamp: int = 0) -> str:
         """The signature line for ``text`` (a cosignature carries ``timestamp``)."""
-        signing = nacl.signing.SigningKey(self.seed)
         if self.kind == COSIGNATURE:
-            signed = cosigned_message(text, timestamp)
-            raw = struct.pack(">Q", timestamp) + signing.sign(signed).signature
+            signed = cosigned_message(text, timestamp).decode()
+            raw = struct.pack(">Q", timestamp) + self.sign(signed)
         else:
-            raw = signing.sign(text.encode()).signature
-        return f"{_DASH}{self.name} {base64.b64encode(self.key.id + raw).decode()}\n"
+            raw = self.sign(text)
+        return Signature(self.name, self.key.id, raw).line()
 
 
 @attrs.frozen
