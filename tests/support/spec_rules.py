@@ -55,6 +55,7 @@ SECTIONS: dict[str, str] = {
     "C13": "CONTRACT: model calls and backtests",
     "C14": "CONTRACT: run control",
     "C15": "CONTRACT: the console",
+    "C16": "CONTRACT: the transparency log",
 }
 """Section id → title; the id is the prefix of every rule id in that section."""
 
@@ -379,6 +380,12 @@ RULES: dict[str, str] = {
     "C15 console-inbox": "/console/inbox lists the pending approvals the person may resolve by their approval rules, the soonest SLA first (none last), filtered by deployment, in keyset pages whose statements do not grow with the rows",
     "C15 console-approval": "/console/approvals/{id} shows the summary, rationale, payload, who acted, the SLA and escalation, and the run's timeline; approve, reject and edit-then-approve (a diff to confirm first) carry the action_digest shown, and a stale form resolves nothing and says so",
     "C15 console-browser": "in Chromium an approver signs in, finds the approval, edits the payload, confirms the diff and approves, and the run completes; every page reads at 390 and 1280 px without sideways scroll and axe-core finds no serious or critical violation",
+    "C16 log-queue": "every audit record a store appends is queued, in the same transaction, as a pending leaf of its tenant's log; a rolled-back append queues nothing",
+    "C16 log-append": "the integrator appends a tenant's pending leaves at consecutive indices (the leaf is the record's 32-byte record_digest, hashed as RFC 9162), stores the tree as C2SP tiles and signs a checkpoint (C2SP tlog-checkpoint, signed-note Ed25519) named <origin>/<tenant>; an append that does not start at the log's size is refused",
+    "C16 log-proofs": "inclusion proofs by audit id and consistency proofs between sizes verify as RFC 9162 says against the signed checkpoint; sizes beyond the log and backward spans are 422",
+    "C16 log-tiles": "tiles are served at C2SP tlog-tiles paths (tile/<L>/<N>[.p/<W>]) as raw hashes; a tile the log does not hold at that width, or a malformed path, is 404",
+    "C16 log-bundle": "GET /runs/{run_id}/audit/bundle returns the run's records, the signing and log keys, a signed checkpoint and an inclusion proof for every record",
+    "C16 log-tenants": "each tenant has its own log: another tenant's records are never proved or served, and workers may not read logs",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -623,5 +630,11 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C15 console-inbox": ("ecp_core.runs.approvals.service", "ecp_http.server.console.approvals"),
     "C15 console-approval": ("ecp_http.server.console.approvals",),
     "C15 console-browser": ("ecp_http.server.console.approvals",),
+    "C16 log-queue": ("ecp_core.memory.audit", "ecp_postgres.transparency"),
+    "C16 log-append": ("ecp_core.transparency.integrator", "ecp_core.transparency.tiles"),
+    "C16 log-proofs": ("ecp_core.transparency.merkle", "ecp_core.transparency.service"),
+    "C16 log-tiles": ("ecp_core.transparency.tiles", "ecp_http.server.handlers.transparency"),
+    "C16 log-bundle": ("ecp_core.runs.audit.bundle",),
+    "C16 log-tenants": ("ecp_core.transparency.service",),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

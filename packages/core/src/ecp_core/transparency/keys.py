@@ -15,6 +15,9 @@ from ecp_core.ports.system import Signer
 from ecp_core.signing import PublicSigningKey
 from ecp_core.transparency.notes import ED25519, NoteKey, NoteSigner
 
+DEFAULT_LOG_ORIGIN = "ecp.localhost"
+"""The origin prefix when none is configured (a server configures its host name)."""
+
 
 @attrs.frozen
 class LogKeys:
@@ -55,4 +58,4 @@ def key_view(key: NoteKey) -> dict[str, str]:
     }
 
 
-__all__ = ["LogKeys", "key_view"]
+__all__ = ["DEFAULT_LOG_ORIGIN", "LogKeys", "key_view"]
