@@ -12,6 +12,7 @@ from pathlib import Path
 import psycopg_pool.base
 import pytest
 from hypothesis import HealthCheck, settings
+from tests.support.console_browser import console
 from tests.support.e2e_server import admin, browser, e2e_database, ecp_server, tenant
 from tests.support.postgres import (
     fresh_database,
@@ -54,6 +55,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 __all__ = [
     "admin",
     "browser",
+    "console",
     "e2e_database",
     "ecp_server",
     "fresh_database",

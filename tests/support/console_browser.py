@@ -1,6 +1,6 @@
 """The console in Chromium: a served app on its own database, signing in, and page checks.
 
-Each browser test module gets its own server (``console`` fixture in ``tests/console/conftest.py``).
+Each browser test module gets its own server (the ``console`` fixture).
 :func:`shot` saves a page at 390 and 1280 px (``test-artifacts/screens/console-*.png``), checks
 that it never scrolls sideways and that axe-core finds no serious or critical violation.
 """
@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 import attrs
 import httpx
+import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -67,6 +68,13 @@ def console_server(postgres_url: str, template: str) -> Iterator[Console]:
             yield Console(base_url=base_url, client=client, secret=secret)
     finally:
         drop_database(postgres_url, name)
+
+
+@pytest.fixture(scope="module")
+def console(postgres_url: str, migrated_template: str) -> Iterator[Console]:
+    """One served console per browser test module (cookies over loopback HTTP)."""
+    with console_server(postgres_url, migrated_template) as served:
+        yield served
 
 
 def until(browser: WebDriver, condition: Callable[[], object]) -> None:
