@@ -385,6 +385,7 @@ RULES: dict[str, str] = {
     "C16 log-proofs": "inclusion proofs by audit id and consistency proofs between sizes verify as RFC 9162 says against the signed checkpoint; sizes beyond the log and backward spans are 422",
     "C16 log-tiles": "tiles are served at C2SP tlog-tiles paths (tile/<L>/<N>[.p/<W>]) as raw hashes; a tile the log does not hold at that width, or a malformed path, is 404",
     "C16 log-bundle": "GET /runs/{run_id}/audit/bundle returns the run's records, the signing and log keys, a signed checkpoint and an inclusion proof for every record",
+    "C16 verify-bundle": "ecp audit verify-bundle FILE verifies a bundle with no server and no database (checkpoint signature by a pinned or the bundle's log key, chain and signatures, every inclusion proof, a finished run's last record ending it) and names the first failure: a rewritten record, a cut tail, a flipped proof hash, a moved leaf, a checkpoint signed by another key",
     "C16 log-tenants": "each tenant has its own log: another tenant's records are never proved or served, and workers may not read logs",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
@@ -636,5 +637,6 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C16 log-tiles": ("ecp_core.transparency.tiles", "ecp_http.server.handlers.transparency"),
     "C16 log-bundle": ("ecp_core.runs.audit.bundle",),
     "C16 log-tenants": ("ecp_core.transparency.service",),
+    "C16 verify-bundle": ("ecp_core.runs.audit.bundle_check", "ecp_http.cli.audit"),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""
