@@ -43,7 +43,10 @@ def test_an_approver_edits_and_approves_in_the_browser_and_the_run_completes(con
     until(browser, lambda: browser.find_elements(By.ID, "edited_payload"))
     assert "INV-0042" in browser.find_element(By.CSS_SELECTOR, "pre.json").text
     assert "waiting approval" in browser.find_element(By.CSS_SELECTOR, "ol.timeline").text
-    here = browser.find_element(By.CSS_SELECTOR, "ol.graph li.node-here").text
+    here = (
+        browser.find_element(By.CSS_SELECTOR, "ol.graph li.node-here").get_attribute("textContent")
+        or ""
+    )
     assert "review" in here and "waits here" in here
     shot(browser, "approval")
     whole(browser, "approval")

@@ -10,7 +10,6 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from starlette.responses import Response
 from starlette.testclient import TestClient
 from tests.support.console import (
     api_key,
@@ -18,17 +17,14 @@ from tests.support.console import (
     console_client,
     console_settings,
     deployed,
+    sealed_session,
     signed_in,
     waiting_run,
 )
 from tests.support.statements import statements
 
-from ecp_core.identity import ActorIdentity
-from ecp_core.system import SystemClock
-from ecp_core.types import AuthMethod, ServiceRole
 from ecp_http.server.console import approvals
 from ecp_http.server.console.views import INBOX_PAGE
-from ecp_http.server.console_sessions import CONSOLE_COOKIE, ConsoleSessions
 from ecp_http.server.routing import Call
 from ecp_http.startup.app import create_app
 from ecp_http.wire.models import ConsoleInboxQuery
@@ -106,17 +102,7 @@ def database(postgres_url, migrated_template) -> Iterator[str]:
 
 def _session_cookie(secret: str) -> str:
     """A console session of an approver of TENANT, sealed as the server seals one."""
-    sessions = ConsoleSessions(secret, hours=1, secure=False, clock=SystemClock())
-    actor = ActorIdentity(
-        subject="counted",
-        auth_method=AuthMethod.BEARER,
-        roles=(ServiceRole.APPROVER,),
-        tenant_id=TENANT,
-    )
-    response = Response()
-    sessions.start(response, actor, key_id=None, until=None)
-    value = response.headers["set-cookie"].split(";")[0].split("=", 1)[1]
-    return f"{CONSOLE_COOKIE}={value}"
+    return sealed_session(secret, TENANT)
 
 
 def _counted(services, handler, **path: str) -> tuple[int, int]:

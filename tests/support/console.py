@@ -13,11 +13,16 @@ from typing import Any
 
 import attrs
 import httpx
+from starlette.responses import Response
 from starlette.testclient import TestClient
 
+from ecp_core.identity import ActorIdentity
 from ecp_core.memory import MemoryStore
+from ecp_core.system import SystemClock
+from ecp_core.types import AuthMethod, ServiceRole
 from ecp_http.config.settings import Settings
 from ecp_http.server.auth import mint_token
+from ecp_http.server.console_sessions import CONSOLE_COOKIE, ConsoleSessions
 from ecp_http.startup.app import create_app
 
 SECRET = "console-tests-" + "s" * 32
@@ -151,6 +156,19 @@ class Person:
         return self.post("/console/sign-in", {"csrf_token": token, "credential": credential})
 
 
+def sealed_session(secret: str, tenant: str, role: ServiceRole = ServiceRole.APPROVER) -> str:
+    """A ``Cookie`` header value holding a console session of ``role`` in ``tenant``, sealed as
+    the server seals one (to call page handlers on the test's own thread)."""
+    sessions = ConsoleSessions(secret, hours=1, secure=False, clock=SystemClock())
+    actor = ActorIdentity(
+        subject="counted", auth_method=AuthMethod.BEARER, roles=(role,), tenant_id=tenant
+    )
+    response = Response()
+    sessions.start(response, actor, key_id=None, until=None)
+    value = response.headers["set-cookie"].split(";")[0].split("=", 1)[1]
+    return f"{CONSOLE_COOKIE}={value}"
+
+
 def signed_in(client: TestClient, credential: str) -> Person:
     """A browser signed in with ``credential``."""
     person = Person(client)
@@ -171,6 +189,7 @@ __all__ = [
     "deployed",
     "field",
     "reviewed",
+    "sealed_session",
     "signed_in",
     "waiting_run",
 ]

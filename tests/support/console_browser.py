@@ -11,6 +11,7 @@ import os
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import attrs
 import httpx
@@ -38,6 +39,8 @@ class Console:
     base_url: str
     client: httpx.Client
     secret: str
+    database: str = ""
+    """The server's database URL (a test may alter rows there, as an attacker with SQL would)."""
 
     def headers(self, tenant: str = TENANT, role: str = "admin") -> dict[str, str]:
         token = mint_token(self.secret, tenant=tenant, roles=[role], subject="admin@example.com")
@@ -51,8 +54,11 @@ class Console:
 
 
 @contextmanager
-def console_server(postgres_url: str, template: str) -> Iterator[Console]:
-    """A server on its own database whose console cookies travel over loopback HTTP."""
+def console_server(postgres_url: str, template: str, **changes: Any) -> Iterator[Console]:
+    """A server on its own database whose console cookies travel over loopback HTTP.
+
+    ``changes`` are further settings (a test's webhook retries, say).
+    """
     name = f"ecp_console_{os.getpid()}_{next(_names)}"
     database = create_database(postgres_url, name, template=template)
     secret = secrets.token_urlsafe(32)
@@ -62,19 +68,25 @@ def console_server(postgres_url: str, template: str) -> Iterator[Console]:
         audit_signing_key=base64.b64encode(secrets.token_bytes(32)).decode("ascii"),
         dispatch_poll_seconds=0.05,
         insecure_cookies=True,
+        **changes,
     )
     try:
         with serving(lambda _: settings) as (base_url, client, _):
-            yield Console(base_url=base_url, client=client, secret=secret)
+            yield Console(base_url=base_url, client=client, secret=secret, database=database)
     finally:
         drop_database(postgres_url, name)
 
 
 @pytest.fixture(scope="module")
-def console(postgres_url: str, migrated_template: str) -> Iterator[Console]:
-    """One served console per browser test module (cookies over loopback HTTP)."""
+def console(postgres_url: str, migrated_template: str, browser: WebDriver) -> Iterator[Console]:
+    """One served console per browser test module (cookies over loopback HTTP).
+
+    The browser leaves the console before the server stops: a page's live stream is an open
+    request, which a graceful shutdown waits for.
+    """
     with console_server(postgres_url, migrated_template) as served:
         yield served
+        browser.get("about:blank")
 
 
 def until(browser: WebDriver, condition: Callable[[], object]) -> None:

@@ -387,6 +387,16 @@ RULES: dict[str, str] = {
     "C16 log-bundle": "GET /runs/{run_id}/audit/bundle returns the run's records, the signing and log keys, a signed checkpoint and an inclusion proof for every record",
     "C16 verify-bundle": "ecp audit verify-bundle FILE verifies a bundle with no server and no database (checkpoint signature by a pinned or the bundle's log key, chain and signatures, every inclusion proof, a finished run's last record ending it) and names the first failure: a rewritten record, a cut tail, a flipped proof hash, a moved leaf, a checkpoint signed by another key",
     "C16 log-tenants": "each tenant has its own log: another tenant's records are never proved or served, and workers may not read logs",
+    "C15 console-drawing": "the console draws a workflow graph as inline SVG laid out top to bottom (igraph's Sugiyama layout): every node and edge exactly once, no two node boxes overlapping, everything inside the viewBox; nodes coloured by where the run stands, taken edges marked, conditions dashed and labelled, long ids shortened but whole in the title, and the node list beside it as the text alternative",
+    "C15 console-deployments": "/console/deployments lists the tenant's deployments (graph_read) with graph version, pause, limit, policy and a link to their runs, in keyset pages whose statements do not grow with the rows; /console/deployments/{ref} draws the version it runs with its policy, the nodes the policy stops and the graph's versions; /console/graphs/{id} draws a chosen version; Pause/Unpause (run_control, CSRF) call the API's service; another tenant's deployment is 404",
+    "C15 console-charts": "console charts are pygal SVG inlined in the page with no <style>, <script>, style= or on* attribute (the CSP holds with no exception), for any figures: none, unknown ones, intervals crossing zero, huge or tiny Decimals; every chart sits beside the table of its figures",
+    "C15 console-economics": "/console/economics (debugger_read) shows the debugger report of a workflow over a window (by version, time window, step and cohort; filters version, days, granularity, cohort) with money printed exactly and incomplete evidence said, never as zero, and the retained version decisions (report_read) with each interval as its low and high bound, newest first in pages; a bad filter is a 422 page with the form; another tenant's figures never appear",
+    "C15 console-audit": "/console/audit (audit_read) verifies a deployment's or a run's audit chains as the API's verify routes do (verified, signatures, signing key, record count, first failing record) from a CSRF-protected form, lists the deployments to verify in keyset pages, says the transparency log is not yet available; another tenant's deployment or run is 404",
+    "C15 console-browser-econ": "in Chromium the economics page with real evidence and decisions, and the audit page with a verified and a tampered chain, read at 390 and 1280 px without sideways scroll and axe-core finds no serious or critical violation",
+    "C15 console-tasks": "/console/tasks (task_read, as GET /v1/tasks) lists the tenant's topics with open tasks, each with its waiting, locked and lock-expired counts and the oldest waiting age, and /console/tasks?topic= a topic's tasks with state, run, node, attempts and the worker holding the lock until when, in keyset pages whose statements do not grow with the rows; never a task's arguments, state, output or lock token",
+    "C15 console-webhooks": "/console/webhooks (webhook_admin, as the API's webhook routes) shows the subscriptions with their last 24 hours of deliveries by status and last answer, the dead letters and the deliveries filtered by status in keyset pages, never a signing secret; Replay of a dead letter is a CSRF form calling the API's replay service, another tenant's dead letter is 404",
+    "C15 console-live": "GET /console/events streams text/event-stream events approval and run (data: the id) for the session's tenant and what its roles may read, with ids a reconnecting client resumes from by Last-Event-ID (a reload event when it is too old), heartbeats, a bound on streams per session and process, and an end when the session expires or is revoked",
+    "C15 console-ops-browser": "in Chromium the tasks overview, a topic's page, the webhooks page with a dead letter and after Replay read at 390 and 1280 px without sideways scroll and with no serious or critical axe-core violation, and the inbox shows a new approval without a reload",
 }
 """Rule id → the rule, in a line; ids are ``"<section> <slug>"``."""
 
@@ -638,5 +648,24 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C16 log-bundle": ("ecp_core.runs.audit.bundle",),
     "C16 log-tenants": ("ecp_core.transparency.service",),
     "C16 verify-bundle": ("ecp_core.runs.audit.bundle_check", "ecp_http.cli.audit"),
+    "C15 console-drawing": ("ecp_http.server.console.drawing",),
+    "C15 console-deployments": ("ecp_http.server.console.deployments", "ecp_core.registry.service"),
+    "C15 console-charts": ("ecp_http.server.console.charts",),
+    "C15 console-economics": (
+        "ecp_http.server.console.economics",
+        "ecp_http.server.console.figures",
+    ),
+    "C15 console-audit": ("ecp_http.server.console.audit",),
+    "C15 console-browser-econ": (
+        "ecp_http.server.console.economics",
+        "ecp_http.server.console.audit",
+    ),
+    "C15 console-tasks": ("ecp_core.runs.tasks.service", "ecp_http.server.console.tasks"),
+    "C15 console-webhooks": ("ecp_core.webhooks.service", "ecp_http.server.console.webhooks"),
+    "C15 console-live": ("ecp_http.server.live_feed", "ecp_http.server.console.live"),
+    "C15 console-ops-browser": (
+        "ecp_http.server.console.tasks",
+        "ecp_http.server.console.webhooks",
+    ),
 }
 """Rule id → the modules where it lives, for rules whose tests do not name them (see above)."""

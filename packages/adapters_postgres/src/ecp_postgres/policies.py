@@ -1,5 +1,7 @@
 """PolicyRepository (deployment policies) on PostgreSQL."""
 
+from collections.abc import Sequence
+
 from ecp_core.policies.model import DeploymentPolicy
 from ecp_postgres.rows import Repository, Table
 
@@ -33,3 +35,16 @@ class PostgresPolicies(Repository):
             )
         policy: DeploymentPolicy | None = memo[key]
         return policy
+
+    def of_deployments(
+        self, tenant_id: str, deployment_refs: Sequence[str]
+    ) -> dict[str, DeploymentPolicy]:
+        """The current policies of ``deployment_refs`` that have one, by ref (one statement)."""
+        if not deployment_refs:
+            return {}
+        found = self._all(
+            POLICIES,
+            "WHERE tenant_id = %s AND deployment_ref = ANY(%s)",
+            (tenant_id, list(deployment_refs)),
+        )
+        return {policy.deployment_ref: policy for policy in found}

@@ -4,7 +4,7 @@ from collections.abc import Collection
 from datetime import datetime
 
 from ecp_core.errors import exists, missing
-from ecp_core.runs.tasks.model import Task, TaskStatus
+from ecp_core.runs.tasks.model import Task, TaskStatus, TopicQueue
 from ecp_core.runs.tasks.storage import RuleApplyingTasks
 from ecp_postgres.rows import Repository, Table
 
@@ -17,6 +17,20 @@ _CLAIMABLE = (
     f" OR (status = '{TaskStatus.LOCKED.value}' AND locked_until <= %(now)s)"
 )
 _OPEN = f"status IN ('{TaskStatus.WAITING.value}', '{TaskStatus.LOCKED.value}')"
+_WAITING = f"status = '{TaskStatus.WAITING.value}'"
+_LOCKED = f"status = '{TaskStatus.LOCKED.value}'"
+# One grouped scan of the tenant's open tasks (the partial index ecp_tasks_open serves it).
+_TOPICS = f"""
+SELECT topic,
+  count(*) FILTER (WHERE {_WAITING}) AS waiting,
+  count(*) FILTER (WHERE {_LOCKED} AND locked_until > %(now)s) AS locked,
+  count(*) FILTER (WHERE {_LOCKED} AND locked_until <= %(now)s) AS expired,
+  min(created_at) FILTER (WHERE {_WAITING}) AS oldest_waiting_at
+FROM ecp_tasks
+WHERE tenant_id = %(tenant)s AND {_OPEN}
+  AND (%(after)s::text IS NULL OR topic > %(after)s::text)
+GROUP BY topic ORDER BY topic LIMIT %(limit)s
+"""  # noqa: S608 - fixed text
 
 
 class PostgresTasks(Repository, RuleApplyingTasks):
@@ -129,3 +143,21 @@ class PostgresTasks(Repository, RuleApplyingTasks):
             },
         ).fetchall()
         return [TASKS.load(row) for row in rows]
+
+    def topics(
+        self, tenant_id: str, now: datetime, *, limit: int, after: str | None = None
+    ) -> list[TopicQueue]:
+        """The tenant's topics with open tasks by name, each with its counts (one statement)."""
+        rows = self._conn.execute(
+            _TOPICS, {"tenant": tenant_id, "now": now, "after": after, "limit": limit}
+        ).fetchall()
+        return [
+            TopicQueue(
+                topic=row["topic"],
+                waiting=int(row["waiting"]),
+                locked=int(row["locked"]),
+                expired=int(row["expired"]),
+                oldest_waiting_at=row["oldest_waiting_at"],
+            )
+            for row in rows
+        ]

@@ -3,7 +3,7 @@
 from datetime import datetime
 
 from ecp_core.errors import exists, missing
-from ecp_core.webhooks.health import DeliveryCounts
+from ecp_core.webhooks.health import DeliveryCounts, EndpointHealth
 from ecp_core.webhooks.model import (
     Delivery,
     DeliveryAttempt,
@@ -45,6 +45,19 @@ FROM (
   WHERE d.tenant_id = %(tenant)s AND d.updated_at >= %(since)s AND d.{_COUNTED}
 ) t
 """  # noqa: S608 - fixed text
+
+_ENDPOINTS = """
+SELECT subscription_id,
+  count(*) FILTER (WHERE status = 'pending') AS pending,
+  count(*) FILTER (WHERE status = 'delivered') AS delivered,
+  count(*) FILTER (WHERE status = 'dead') AS dead,
+  (array_agg(last_status_code ORDER BY updated_at DESC, delivery_id DESC)
+    FILTER (WHERE attempts > 0))[1] AS last_status_code,
+  max(updated_at) FILTER (WHERE attempts > 0) AS last_attempt_at
+FROM ecp_webhook_deliveries
+WHERE tenant_id = %(tenant)s AND created_at >= %(since)s
+GROUP BY subscription_id ORDER BY subscription_id
+"""
 
 # claim_due and dead_letters write the status into the SQL rather than pass it as a parameter,
 # so their partial indexes still apply once psycopg prepares them and a generic plan is used.
@@ -254,6 +267,44 @@ class PostgresWebhooks(Repository):
             f"{dead} AND delivery_id < %s ORDER BY delivery_id DESC LIMIT %s",
             (tenant_id, before, limit),
         )
+
+    def deliveries(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        before: str | None = None,
+        status: DeliveryStatus | None = None,
+    ) -> list[Delivery]:
+        """The tenant's deliveries by id, newest first, of one status when given (one statement)."""
+        rows = self._conn.execute(
+            f"{DELIVERIES.select_sql()} WHERE tenant_id = %(tenant)s"
+            " AND (%(status)s::text IS NULL OR status = %(status)s::text)"
+            " AND (%(before)s::text IS NULL OR delivery_id < %(before)s::text)"
+            " ORDER BY delivery_id DESC LIMIT %(limit)s",
+            {
+                "tenant": tenant_id,
+                "status": None if status is None else status.value,
+                "before": before,
+                "limit": limit,
+            },
+        ).fetchall()
+        return [DELIVERIES.load(row) for row in rows]
+
+    def endpoint_health(self, tenant_id: str, since: datetime) -> list[EndpointHealth]:
+        """Per subscription, its deliveries queued since ``since`` by status, and the last answer."""
+        rows = self._conn.execute(_ENDPOINTS, {"tenant": tenant_id, "since": since}).fetchall()
+        return [
+            EndpointHealth(
+                subscription_id=row["subscription_id"],
+                pending=int(row["pending"]),
+                delivered=int(row["delivered"]),
+                dead=int(row["dead"]),
+                last_status_code=row["last_status_code"],
+                last_attempt_at=row["last_attempt_at"],
+            )
+            for row in rows
+        ]
 
     def delivery_counts(self, tenant_id: str, since: datetime) -> DeliveryCounts:
         """The tenant's outbox figures: pending now, and attempts and deliveries since ``since``.

@@ -24,6 +24,7 @@ from ecp_http.background.transparency import log_thread
 from ecp_http.background.wakeups import DELIVERY_SWEEP
 from ecp_http.config.settings import Settings
 from ecp_http.outbound.webhook_sender import HttpxSender
+from ecp_http.server.live_feed import LiveFeed
 from ecp_http.server.long_poll import Bell
 from ecp_http.server.task_offers import TaskOffers
 
@@ -110,13 +111,14 @@ def background_work(
     offers: TaskOffers,
     runs_moved: Bell,
     metrics: "Metrics | None" = None,
+    live: LiveFeed | None = None,
 ) -> tuple[Dispatcher, Dispatcher, Dispatcher | None, Dispatcher | None]:
     """The run dispatcher (with the sweeps), the timer thread, the scheduler and the log thread.
 
     The scheduler is None when disabled, the log thread when checkpoints cannot be signed.
 
     ``offers`` hears of the tasks made claimable here, ``runs_moved`` is rung when a run waits or
-    ends; ``metrics`` counts what the sweeps settle.
+    ends; ``metrics`` counts what the sweeps settle; ``live`` hears those runs for the console.
     """
 
     def advanced(run: Run) -> None:
@@ -124,6 +126,8 @@ def background_work(
             offers.offered(run.tenant_id)  # the run holds no topic: every claim of the tenant
         if run.status in TERMINAL or run.status in WAITING:
             runs_moved.ring(run.run_id, run)  # the news its Prefer: wait answers from
+            if live is not None:
+                live.run_moved(run.tenant_id, run.run_id, run.status, run.pending_approval_ids)
 
     outage = Outage()  # one outage, logged once, whichever thread finds it
     dispatcher = Dispatcher(

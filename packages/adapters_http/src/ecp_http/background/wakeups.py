@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import Counter, Gauge
 
 from ecp_http.background.dispatch import Dispatcher
+from ecp_http.server.live_feed import LiveFeed
 from ecp_http.server.long_poll import Bell
 from ecp_http.server.task_offers import TaskOffers
 from ecp_postgres.notifications import (
@@ -70,16 +71,22 @@ def process_listener(
     offers: TaskOffers,
     runs_moved: Bell,
     registry: "CollectorRegistry | None",
+    live: LiveFeed | None = None,
 ) -> NotificationListener | None:
     """The server's listener on PostgreSQL at ``url``; None without one (memory, or turned off).
 
-    ``registry`` gets the wake-up metrics.
+    ``registry`` gets the wake-up metrics; ``live`` hears the runs moved, for the console.
     """
     if url is None:
         return None
     metrics = None if registry is None else WakeupMetrics(registry)
     return wakeup_listener(
-        url, dispatcher=dispatcher, runs_moved=runs_moved, offers=offers, metrics=metrics
+        url,
+        dispatcher=dispatcher,
+        runs_moved=runs_moved,
+        offers=offers,
+        metrics=metrics,
+        live=live,
     )
 
 
@@ -90,6 +97,7 @@ def wakeup_listener(
     runs_moved: Bell,
     offers: TaskOffers,
     metrics: WakeupMetrics | None = None,
+    live: LiveFeed | None = None,
 ) -> NotificationListener:
     """The listener on ``url`` that wakes ``dispatcher`` and rings the bells (not started).
 
@@ -113,6 +121,8 @@ def wakeup_listener(
             extra={"run_id": run.run_id, "status": run.status, "tenant_id": run.tenant_id},
         )
         runs_moved.ring(run.run_id)
+        if live is not None and run.tenant_id is not None:  # approvals: the mover's process says
+            live.run_moved(run.tenant_id, run.run_id, run.status)
 
     def task_offered(payload: str) -> None:
         counted(TASKS_OFFERED)

@@ -15,6 +15,7 @@ from ecp_http.config.settings import Settings
 from ecp_http.server.api_reference import Asset
 from ecp_http.server.auth import Authenticator
 from ecp_http.server.console_sessions import ConsoleSessions
+from ecp_http.server.live_feed import LiveFeed
 from ecp_http.server.long_poll import Bell
 from ecp_http.server.observability.metrics import Metrics
 from ecp_http.server.sessions import CloudIdentity
@@ -69,3 +70,5 @@ class Services:
     """The identity provider and the sealed cookies, while ``ECP_IDP_AUTHKIT_ENABLED`` is set."""
     console: ConsoleSessions | None = None
     """The console's sealed sessions (the composition root always builds them)."""
+    live: LiveFeed = attrs.field(factory=LiveFeed)
+    """The runs and approvals that moved, for the console's live updates (ADR 0084)."""

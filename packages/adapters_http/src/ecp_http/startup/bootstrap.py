@@ -37,6 +37,7 @@ from ecp_http.outbound.connector_backends import connector_setup
 from ecp_http.outbound.model_calls.model_call import attach_model_call
 from ecp_http.server.auth import Authenticator
 from ecp_http.server.handlers import all_operations
+from ecp_http.server.live_feed import LiveFeed
 from ecp_http.server.long_poll import Bell
 from ecp_http.server.observability.metrics import Metrics
 from ecp_http.server.observability.observed import observed
@@ -277,11 +278,12 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         else DeploymentMode.SELF_HOSTED,
     )
     attach_model_call(actions, ecp.runs.get, ecp.evidence.ingest_executions)  # its evidence
-    offers, runs_moved = TaskOffers(), Bell()
+    offers, runs_moved, live = TaskOffers(), Bell(), LiveFeed()
     if metrics is not None:
         metrics.watch_bells({"tasks_offered": offers.bell, "runs_moved": runs_moved})
+        metrics.watch_streams(lambda: live.open_streams)
     dispatcher, timers, scheduler, log = background_work(
-        ecp, settings, tracing, offers=offers, runs_moved=runs_moved, metrics=metrics
+        ecp, settings, tracing, offers=offers, runs_moved=runs_moved, metrics=metrics, live=live
     )
     listener = process_listener(
         store.url if isinstance(store, PostgresStore) and settings.dispatch_notify else None,
@@ -289,6 +291,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         offers=offers,
         runs_moved=runs_moved,
         registry=None if metrics is None else metrics.registry,
+        live=live,
     )
     operations = tuple(
         all_operations(
@@ -328,6 +331,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         metrics=metrics,
         task_offers=offers,
         runs_moved=runs_moved,
+        live=live,
         cloud_identity=identity,
         console=console_sessions(settings),
     )

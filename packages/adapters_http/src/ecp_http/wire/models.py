@@ -157,6 +157,84 @@ class ConsoleInboxQuery:
     cursor: str | None = None
 
 
+@described(
+    topic="the topic whose tasks are listed (empty: every topic, with its counts)",
+    status="only tasks of this status (empty: every status)",
+    cursor="where the page starts: the `Next page` link's",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleTasksQuery:
+    """The console's task queues: a topic to list, a status filter and a page."""
+
+    topic: Annotated[str, Text(0, 512)] | None = None
+    status: Annotated[str, Text(0, 32)] | None = None
+    cursor: str | None = None
+
+
+@described(
+    status="only deliveries of this status (empty: every status)",
+    cursor="where the page of deliveries starts: the `Next page` link's",
+    replayed="the dead letter just replayed (the page says so)",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleWebhooksQuery:
+    """The console's webhooks page: a status filter on the deliveries and their page."""
+
+    status: Annotated[str, Text(0, 32)] | None = None
+    cursor: str | None = None
+    replayed: Annotated[str, Text(0, 600)] | None = None
+
+
+@described(cursor="where the page starts: the `Next page` link's")
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleDeploymentsQuery:
+    """A page of the console's deployments list."""
+
+    cursor: str | None = None
+
+
+@described(
+    version="the version to draw (empty: the latest)",
+    cursor="where the page of versions starts: the `Next page` link's",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleGraphQuery:
+    """Which version of a graph the console draws, and the page of its versions listed."""
+
+    version: Annotated[int, Range(1, 2**31 - 1)] | None = None
+    cursor: str | None = None
+
+
+@described(
+    workflow="the workflow_id the evidence carries (empty: only the decisions are shown)",
+    version="only this workflow version",
+    start="the window's first day (YYYY-MM-DD, UTC; default 29 days before its last)",
+    end="the window's last day, included (YYYY-MM-DD, UTC; default today)",
+    granularity="the timeline's windows: `day` or `hour`",
+    cohort="`subject_id` or `dimension:<key>`",
+    decisions="where the decisions' page starts: the `Older decisions` link's",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleEconomicsQuery:
+    """The console economics page's filter (a form may send a field empty: its default)."""
+
+    workflow: str | None = None
+    version: str | None = None
+    start: str | None = None
+    end: str | None = None
+    granularity: str | None = None
+    cohort: str | None = None
+    decisions: str | None = None
+
+
+@described(cursor="where the deployments' page starts: the `Next page` link's")
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ConsoleAuditQuery:
+    """The console audit page's page of deployments."""
+
+    cursor: str | None = None
+
+
 @attrs.frozen(kw_only=True, field_transformer=checked)
 class ApprovalPageResponse:
     """A page of approvals in approval id order (oldest first); ``next_cursor`` when more remain."""

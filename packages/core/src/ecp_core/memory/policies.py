@@ -1,5 +1,7 @@
 """PolicyRepository (deployment policies) in memory."""
 
+from collections.abc import Sequence
+
 from ecp_core.memory.tables import Repository, detached
 from ecp_core.policies.model import DeploymentPolicy
 
@@ -16,3 +18,11 @@ class MemoryPolicies(Repository):
         """The current policy, or None."""
         found: DeploymentPolicy | None = self._t.table("policies").get((tenant_id, deployment_ref))
         return found
+
+    @detached
+    def of_deployments(
+        self, tenant_id: str, deployment_refs: Sequence[str]
+    ) -> dict[str, DeploymentPolicy]:
+        """The current policies of ``deployment_refs`` that have one, by ref."""
+        table = self._t.table("policies")
+        return {ref: table[(tenant_id, ref)] for ref in deployment_refs if (tenant_id, ref) in table}

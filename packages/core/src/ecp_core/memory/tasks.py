@@ -6,7 +6,7 @@ from datetime import datetime
 from ecp_core.errors import exists, missing
 from ecp_core.memory.tables import Repository, detached
 from ecp_core.runs.tasks import rules
-from ecp_core.runs.tasks.model import Task, TaskStatus
+from ecp_core.runs.tasks.model import Task, TaskStatus, TopicQueue
 from ecp_core.runs.tasks.storage import RuleApplyingTasks
 
 
@@ -106,3 +106,30 @@ class MemoryTasks(Repository, RuleApplyingTasks):
             key=lambda t: t.task_id,
         )
         return found[:limit]
+
+    @detached
+    def topics(
+        self, tenant_id: str, now: datetime, *, limit: int, after: str | None = None
+    ) -> list[TopicQueue]:
+        """The tenant's topics with open tasks by name, each with its counts."""
+        by_topic: dict[str, list[Task]] = {}
+        for t in self._t.table("tasks").values():
+            mine = t.tenant_id == tenant_id and t.status in rules.OPEN
+            if mine and (after is None or t.topic > after):
+                by_topic.setdefault(t.topic, []).append(t)
+        found = []
+        for topic in sorted(by_topic)[:limit]:
+            tasks = by_topic[topic]
+            waiting = [t.created_at for t in tasks if t.status is TaskStatus.WAITING]
+            locked = [t for t in tasks if t.status is TaskStatus.LOCKED]
+            expired = sum(rules.expired(t, now) for t in locked)
+            found.append(
+                TopicQueue(
+                    topic=topic,
+                    waiting=len(waiting),
+                    locked=len(locked) - expired,
+                    expired=expired,
+                    oldest_waiting_at=min(waiting, default=None),
+                )
+            )
+        return found

@@ -6,7 +6,12 @@ import attrs
 
 from ecp_core.errors import exists, missing
 from ecp_core.memory.tables import Repository, detached
-from ecp_core.webhooks.health import AttemptOutcome, DeliveryCounts, attempt_outcome
+from ecp_core.webhooks.health import (
+    AttemptOutcome,
+    DeliveryCounts,
+    EndpointHealth,
+    attempt_outcome,
+)
 from ecp_core.webhooks.model import (
     Delivery,
     DeliveryAttempt,
@@ -146,6 +151,53 @@ class MemoryWebhooks(Repository):
         if before is not None:
             dead = [d for d in dead if d.delivery_id < before]
         return dead[:limit]
+
+    @detached
+    def deliveries(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        before: str | None = None,
+        status: DeliveryStatus | None = None,
+    ) -> list[Delivery]:
+        """The tenant's deliveries, newest first, of one status when given."""
+        found = sorted(
+            (
+                d
+                for d in self._t.table("webhook_deliveries").values()
+                if d.tenant_id == tenant_id
+                and (status is None or d.status is status)
+                and (before is None or d.delivery_id < before)
+            ),
+            key=lambda d: d.delivery_id,
+            reverse=True,
+        )
+        return found[:limit]
+
+    def endpoint_health(self, tenant_id: str, since: datetime) -> list[EndpointHealth]:
+        """Per subscription, its deliveries queued since ``since`` by status, and the last answer."""
+        by_subscription: dict[str, list[Delivery]] = {}
+        for d in self._t.table("webhook_deliveries").values():
+            if d.tenant_id == tenant_id and d.created_at >= since:
+                by_subscription.setdefault(d.subscription_id, []).append(d)
+        found = []
+        for subscription_id in sorted(by_subscription):
+            mine = by_subscription[subscription_id]
+            tried = sorted(
+                (d for d in mine if d.attempts > 0), key=lambda d: (d.updated_at, d.delivery_id)
+            )
+            found.append(
+                EndpointHealth(
+                    subscription_id=subscription_id,
+                    pending=sum(d.status is DeliveryStatus.PENDING for d in mine),
+                    delivered=sum(d.status is DeliveryStatus.DELIVERED for d in mine),
+                    dead=sum(d.status is DeliveryStatus.DEAD for d in mine),
+                    last_status_code=tried[-1].last_status_code if tried else None,
+                    last_attempt_at=tried[-1].updated_at if tried else None,
+                )
+            )
+        return found
 
     def delivery_counts(self, tenant_id: str, since: datetime) -> DeliveryCounts:
         """The tenant's outbox figures: pending now, and attempts and deliveries since ``since``.

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ecp_core.policies.model import DeploymentPolicy
 
 
@@ -17,6 +19,12 @@ class PolicyRepository(Protocol):
 
     def get(self, tenant_id: str, deployment_ref: str) -> DeploymentPolicy | None:
         """The current policy, or None."""
+        ...
+
+    def of_deployments(
+        self, tenant_id: str, deployment_refs: Sequence[str]
+    ) -> dict[str, DeploymentPolicy]:
+        """The current policies of ``deployment_refs`` (those that have one), by ref: one read."""
         ...
 
 

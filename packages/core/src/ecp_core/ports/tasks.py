@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection
     from datetime import datetime
 
-    from ecp_core.runs.tasks.model import Task, TaskStatus
+    from ecp_core.runs.tasks.model import Task, TaskStatus, TopicQueue
 
 
 class TaskRepository(Protocol):
@@ -117,6 +117,16 @@ class TaskRepository(Protocol):
         after: str | None = None,
     ) -> list[Task]:
         """The tenant's tasks by id, after task id ``after``, optionally of one status and topic."""
+        ...
+
+    def topics(
+        self, tenant_id: str, now: datetime, *, limit: int, after: str | None = None
+    ) -> list[TopicQueue]:
+        """The tenant's topics with open tasks by name, after ``after``: each with its counts.
+
+        Waiting, locked (lock live at ``now``) and expired (locked, lock ran out by ``now``) tasks,
+        and the oldest waiting task's offer time. Topics whose tasks all ended are not listed.
+        """
         ...
 
 

@@ -10,10 +10,11 @@ from ecp_core.ports.unit import Transaction
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from ecp_core.webhooks.health import DeliveryCounts
+    from ecp_core.webhooks.health import DeliveryCounts, EndpointHealth
     from ecp_core.webhooks.model import (
         Delivery,
         DeliveryAttempt,
+        DeliveryStatus,
         WebhookEventType,
         WebhookSubscription,
     )
@@ -86,6 +87,24 @@ class WebhookRepository(Protocol):
         self, tenant_id: str, *, limit: int, before: str | None = None
     ) -> list[Delivery]:
         """The tenant's dead deliveries, newest first, older than delivery id ``before``."""
+        ...
+
+    def deliveries(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        before: str | None = None,
+        status: DeliveryStatus | None = None,
+    ) -> list[Delivery]:
+        """The tenant's deliveries by id, newest first, older than ``before``, of one status."""
+        ...
+
+    def endpoint_health(self, tenant_id: str, since: datetime) -> list[EndpointHealth]:
+        """Per subscription, its deliveries queued since ``since`` by status, and the last answer.
+
+        Only subscriptions with such deliveries are listed, by subscription id.
+        """
         ...
 
     def delivery_counts(self, tenant_id: str, since: datetime) -> DeliveryCounts:

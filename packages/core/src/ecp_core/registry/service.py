@@ -1,6 +1,6 @@
 """Use cases for graphs, deployments and policies: registering, deploying, setting policies."""
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 
 from ecp_core.deployments import CreateDeploymentRequest, Deployment
 from ecp_core.errors import Conflict, FieldError, NotFound, ValidationFailed
@@ -241,6 +241,13 @@ class GraphRegistry:
         with self._uow() as uow:
             require_deployment(uow, tenant_id, deployment_ref)
             return uow.policies.get(tenant_id, deployment_ref)
+
+    def policies_of(
+        self, tenant_id: str, deployment_refs: Sequence[str]
+    ) -> dict[str, DeploymentPolicy]:
+        """The policies of the tenant's ``deployment_refs`` that have one, by ref, in one read."""
+        with self._uow() as uow:
+            return uow.policies.of_deployments(tenant_id, deployment_refs)
 
 
 def _require_contracts(uow: WithContracts, tenant_id: str, definition: GraphDefinition) -> None:

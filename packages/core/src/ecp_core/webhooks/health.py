@@ -6,7 +6,7 @@ Counters cover a window (``since`` up to now); ``queue_depth`` is what is pendin
 """
 
 import enum
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import attrs
 
@@ -95,10 +95,27 @@ class AuditDeliveryHealth:
         )
 
 
+@attrs.frozen(kw_only=True)
+class EndpointHealth:
+    """One subscription's deliveries queued within a window, by where they stand now.
+
+    ``last_status_code`` is the answer to the latest attempt of those deliveries (None before
+    any attempt or when that attempt got no answer); ``last_attempt_at`` is when it was made.
+    """
+
+    subscription_id: str
+    pending: int = 0
+    delivered: int = 0
+    dead: int = 0
+    last_status_code: int | None = None
+    last_attempt_at: datetime | None = None
+
+
 __all__ = [
     "DEFAULT_WINDOW",
     "AttemptOutcome",
     "AuditDeliveryHealth",
     "DeliveryCounts",
+    "EndpointHealth",
     "attempt_outcome",
 ]

@@ -9,11 +9,12 @@ import attrs
 
 from ecp_core.errors import FieldError, NotFound, ValidationFailed
 from ecp_core.identity import DEFAULT_TENANT, ActorIdentity
+from ecp_core.pages import check_limit, decode_cursor, next_page
 from ecp_core.ports.system import Clock, HttpSender, IdFactory
 from ecp_core.ports.webhooks import WebhooksUnit
 from ecp_core.registry.service import require_deployment
 from ecp_core.webhooks.delivery import attempt_delivery
-from ecp_core.webhooks.health import DEFAULT_WINDOW, AuditDeliveryHealth
+from ecp_core.webhooks.health import DEFAULT_WINDOW, AuditDeliveryHealth, EndpointHealth
 from ecp_core.webhooks.model import (
     ROTATION_OVERLAP,
     CreateSubscriptionRequest,
@@ -31,6 +32,8 @@ from ecp_core.webhooks.schedule import RetrySchedule
 from ecp_core.webhooks.signing import new_secret, secret_problem
 
 log = logging.getLogger("ecp_core.webhooks")
+
+DELIVERIES_CURSOR = "webhook-deliveries"
 
 
 class WebhookService:
@@ -228,6 +231,30 @@ class WebhookService:
         """The tenant's dead deliveries, newest first."""
         with self._uow() as uow:
             return uow.webhooks.dead_letters(tenant_id, limit=limit, before=before)
+
+    def deliveries(
+        self,
+        tenant_id: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        status: DeliveryStatus | None = None,
+    ) -> tuple[list[Delivery], str | None]:
+        """A page of the tenant's deliveries, newest first, of one status when given."""
+        check_limit(limit)
+        before = None if cursor is None else decode_cursor(DELIVERIES_CURSOR, cursor, 1)[0]
+        with self._uow() as uow:
+            found = uow.webhooks.deliveries(
+                tenant_id, limit=limit + 1, before=before, status=status
+            )
+        return next_page(found, limit, DELIVERIES_CURSOR, lambda d: (d.delivery_id,))
+
+    def endpoint_health(self, tenant_id: str) -> dict[str, EndpointHealth]:
+        """Each subscription's deliveries of the last 24 hours by status, and its last answer."""
+        since = self._clock.now() - DEFAULT_WINDOW
+        with self._uow() as uow:
+            found = uow.webhooks.endpoint_health(tenant_id, since)
+        return {health.subscription_id: health for health in found}
 
     def dead_letter(
         self, tenant_id: str, delivery_id: str

@@ -12,12 +12,29 @@ from collections.abc import Callable
 
 from starlette.responses import Response
 
-from ecp_http.server.console import approvals, sign_in
-from ecp_http.server.console.browser import STYLESHEET
+from ecp_http.server.console import (
+    approvals,
+    audit,
+    deployments,
+    economics,
+    live,
+    sign_in,
+    tasks,
+    webhooks,
+)
+from ecp_http.server.console.browser import DRAWING_SCRIPT, STYLESHEET
 from ecp_http.server.console_sessions import CONSOLE_PATH, SIGN_IN_PATH
 from ecp_http.server.routing import Call, Operation
 from ecp_http.server.services import Services
-from ecp_http.wire.models import ConsoleInboxQuery
+from ecp_http.wire.models import (
+    ConsoleAuditQuery,
+    ConsoleDeploymentsQuery,
+    ConsoleEconomicsQuery,
+    ConsoleGraphQuery,
+    ConsoleInboxQuery,
+    ConsoleTasksQuery,
+    ConsoleWebhooksQuery,
+)
 
 TAG = "console"
 
@@ -104,6 +121,120 @@ OPERATIONS = [
         "console_approval_resolve",
         "Approve, reject or edit-then-approve from the browser (the form's action_digest "
         "must still match)",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/deployments",
+        deployments.deployments,
+        "console_deployments",
+        "The tenant's deployments: graph version, pause, limit, policy (HTML)",
+        query=ConsoleDeploymentsQuery,
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/deployments/{ref}",
+        deployments.deployment_page,
+        "console_deployment",
+        "One deployment: its graph version drawn, policy, pause, limit, the graph's versions "
+        "(HTML)",
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/deployments/{ref}/pause",
+        deployments.pause,
+        "console_deployment_pause",
+        "Pause a deployment from the browser (as POST /v1/deployments/{ref}/pause)",
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/deployments/{ref}/unpause",
+        deployments.unpause,
+        "console_deployment_unpause",
+        "Unpause a deployment from the browser (as POST /v1/deployments/{ref}/unpause)",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/graphs/{graph_id}",
+        deployments.graph_page,
+        "console_graph",
+        "A graph's version drawn (the latest unless ?version=N) and its versions (HTML)",
+        query=ConsoleGraphQuery,
+    ),
+    _page(
+        "GET",
+        DRAWING_SCRIPT,
+        sign_in.drawing_script,
+        "console_drawing_script",
+        "The console's drawings' script: pan and zoom (an enhancement only)",
+        statuses=(),
+        media_type="text/javascript",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/tasks",
+        tasks.tasks,
+        "console_tasks",
+        "Task queues by topic (waiting, locked, lock expired, oldest waiting), or one topic's "
+        "tasks with ?topic= (HTML)",
+        query=ConsoleTasksQuery,
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/webhooks",
+        webhooks.webhooks,
+        "console_webhooks",
+        "Webhook endpoints with their recent health, dead letters and deliveries (HTML)",
+        query=ConsoleWebhooksQuery,
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/webhooks/dead-letters/{delivery_id}/replay",
+        webhooks.replay,
+        "console_webhooks_replay",
+        "Replay a dead letter from the browser (as the API's replay)",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/events",
+        live.events,
+        "console_events",
+        "Live updates for the signed-in session: text/event-stream events approval and run "
+        "(data: the id), resumable by Last-Event-ID",
+        statuses=(204, 403, 429),
+        media_type="text/event-stream",
+    ),
+    _page(
+        "GET",
+        live.SCRIPT,
+        live.live_script,
+        "console_live_script",
+        "The console's live-update script (an enhancement: pages work without it)",
+        statuses=(),
+        media_type="text/javascript",
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/economics",
+        economics.economics,
+        "console_economics",
+        "A workflow's cost and outcomes by version, time, step and cohort, and the version "
+        "decisions with their intervals, as charts beside their tables (HTML)",
+        query=ConsoleEconomicsQuery,
+    ),
+    _page(
+        "GET",
+        CONSOLE_PATH + "/audit",
+        audit.audit_page,
+        "console_audit",
+        "Audit chain verification per deployment or run, and the transparency log's state (HTML)",
+        query=ConsoleAuditQuery,
+    ),
+    _page(
+        "POST",
+        CONSOLE_PATH + "/audit/verify",
+        audit.verify,
+        "console_audit_verify",
+        "Verify a deployment's or a run's audit chains and signatures from the browser (HTML)",
     ),
     _page(
         "GET",

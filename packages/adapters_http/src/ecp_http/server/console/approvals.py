@@ -26,6 +26,7 @@ from ecp_core.runs.approvals.model import ApprovalRecord, ApprovalResolutionRequ
 from ecp_core.types import ApprovalDecision, ApprovalStatus
 from ecp_core.wire import structure
 from ecp_http.server.console.browser import Visit, redirect, signed_in
+from ecp_http.server.console.drawing import draw_graph, drawable
 from ecp_http.server.console.views import (
     INBOX_PAGE,
     actions_rows,
@@ -82,11 +83,11 @@ def _approval_context(visit: Visit, approval: ApprovalRecord) -> dict[str, Any]:
     waiting_at = approval.node_id if approval.status is ApprovalStatus.PENDING else None
     try:
         timeline = services.ecp.audit.timeline(tenant, approval.run_id).entries
-        graph = graph_rows(
-            services.ecp.graphs.definition(tenant, approval.graph_version_ref), timeline, waiting_at
-        )
+        definition = services.ecp.graphs.definition(tenant, approval.graph_version_ref)
+        graph = graph_rows(definition, timeline, waiting_at)
+        drawn = draw_graph(definition, graph, key="run-graph") if drawable(definition) else None
     except NotFound:  # the run was purged (retention): the approval is shown on its own
-        timeline, graph = (), []
+        timeline, graph, drawn = (), [], None
     edited = _edit_of(approval)
     return {
         "section": "inbox",
@@ -99,6 +100,7 @@ def _approval_context(visit: Visit, approval: ApprovalRecord) -> dict[str, Any]:
         "actions": actions_rows(services.ecp.approvals.actions(tenant, approval.approval_id)),
         "timeline": timeline_rows(timeline),
         "graph": graph,
+        "drawn": drawn,
         "may_decide": may_decide,
         "reader_only": not resolver,
         "allowed": {decision.value for decision in approval.allowed_actions},

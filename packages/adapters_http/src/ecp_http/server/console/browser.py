@@ -41,6 +41,8 @@ CONSOLE_HEADERS = {
 }
 """Sent with every console response."""
 STYLESHEET = "/console/static/console.css"
+DRAWING_SCRIPT = "/console/static/drawing.js"
+"""The console's one script: pan and zoom of the drawings, an enhancement only."""
 INBOX_PATH = "/console/inbox"
 
 
@@ -80,7 +82,7 @@ def home_path(roles: Iterable[ServiceRole]) -> str:
 
 def console_page(template: str, *, status: int = 200, **context: Any) -> HTMLResponse:  # noqa: ANN401
     """``template`` rendered with ``context`` and the console's headers."""
-    html = render(template, stylesheet=STYLESHEET, **context)
+    html = render(template, stylesheet=STYLESHEET, drawing_script=DRAWING_SCRIPT, **context)
     return HTMLResponse(html, status_code=status, headers=CONSOLE_HEADERS)
 
 
@@ -159,7 +161,7 @@ def error_page(error: EcpError, visit: Visit | None = None) -> HTMLResponse:
     return visit.page("console_error.html", status=status, signed_in=True, **context)
 
 
-def _live_session(services: Services, sessions: ConsoleSessions, call: Call) -> ConsoleSession:
+def live_session(services: Services, sessions: ConsoleSessions, call: Call) -> ConsoleSession:
     """The request's session; SessionEnded unless it opens, lasts, and its key is still active."""
     session = sessions.session(call.headers)
     if session.key_id is not None:
@@ -172,15 +174,20 @@ def _live_session(services: Services, sessions: ConsoleSessions, call: Call) -> 
     return session
 
 
-def signed_in(handler: Callable[[Visit], Response]) -> Callable[[Call, Services], Response]:
-    """A console page handler that needs a live session; otherwise the browser signs in."""
+def signed_in(
+    handler: Callable[[Visit], Response], *, ended: Callable[[], Response] | None = None
+) -> Callable[[Call, Services], Response]:
+    """A console page handler that needs a live session; otherwise the browser signs in.
+
+    ``ended`` answers instead of the redirect to sign in (the live stream's 204).
+    """
 
     def serve(call: Call, services: Services) -> Response:
         sessions = console_sessions(services)
         try:
-            session = _live_session(services, sessions, call)
+            session = live_session(services, sessions, call)
         except SessionEnded:
-            away = redirect(SIGN_IN_PATH)
+            away = redirect(SIGN_IN_PATH) if ended is None else ended()
             sessions.end(away)
             return away
         visit = Visit(call=call, services=services, sessions=sessions, session=session)
@@ -197,6 +204,7 @@ def signed_in(handler: Callable[[Visit], Response]) -> Callable[[Call, Services]
 __all__ = [
     "CONSOLE_CSP",
     "CONSOLE_HEADERS",
+    "DRAWING_SCRIPT",
     "INBOX_PATH",
     "SECTIONS",
     "STYLESHEET",
@@ -206,6 +214,7 @@ __all__ = [
     "console_sessions",
     "error_page",
     "home_path",
+    "live_session",
     "redirect",
     "sections_for",
     "signed_in",

@@ -24,7 +24,7 @@ from ecp_http.server.console.browser import (
     signed_in,
 )
 from ecp_http.server.console_sessions import SIGN_IN_PATH
-from ecp_http.server.pages.render import stylesheet
+from ecp_http.server.pages.render import static_file, stylesheet
 from ecp_http.server.routing import Call
 from ecp_http.server.services import Services
 
@@ -119,6 +119,13 @@ def _home(visit: Visit) -> Response:
 home = signed_in(_home)
 
 
+def drawing_script(_: Call, __: Services) -> Response:
+    """The drawings' script, shipped in the wheel: pan and zoom of the drawings, nothing needed."""
+    response = static_file("drawing.js", "text/javascript")
+    response.headers["Content-Security-Policy"] = CONSOLE_CSP
+    return response
+
+
 def console_stylesheet(_: Call, __: Services) -> Response:
     """The console's stylesheet, shipped in the wheel (under the console's policy too)."""
     response = stylesheet("console.css")
@@ -126,4 +133,11 @@ def console_stylesheet(_: Call, __: Services) -> Response:
     return response
 
 
-__all__ = ["console_stylesheet", "home", "sign_in", "sign_in_page", "sign_out"]
+__all__ = [
+    "console_stylesheet",
+    "drawing_script",
+    "home",
+    "sign_in",
+    "sign_in_page",
+    "sign_out",
+]

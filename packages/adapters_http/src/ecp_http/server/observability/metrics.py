@@ -108,6 +108,20 @@ class _BellCollector(Collector):
         yield waiting
 
 
+class _StreamCollector(Collector):
+    """``ecp_console_streams_open``: the console's live update streams open now (ADR 0084)."""
+
+    def __init__(self, open_streams: Callable[[], int]) -> None:
+        self._open = open_streams
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "ecp_console_streams_open",
+            "Console live update streams (GET /console/events) open in this process now.",
+            value=self._open(),
+        )
+
+
 class Metrics:
     """The registry and the families an application reports."""
 
@@ -194,6 +208,10 @@ class Metrics:
     def watch_bells(self, bells: Mapping[str, "Bell"]) -> None:
         """Report the polls each of ``bells`` (by name) woke and has waiting, once per scrape."""
         self.registry.register(_BellCollector(bells))
+
+    def watch_streams(self, open_streams: Callable[[], int]) -> None:
+        """Report ``ecp_console_streams_open`` from ``open_streams``, once per scrape."""
+        self.registry.register(_StreamCollector(open_streams))
 
     def render(self) -> tuple[bytes, str]:
         """The Prometheus text exposition and its content type."""

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ecp_core.ports.webhooks import WebhookRepository
     from ecp_core.runs.run.model import RunClaim
     from ecp_core.types import RunStatus
-    from ecp_core.webhooks.health import DeliveryCounts
+    from ecp_core.webhooks.health import DeliveryCounts, EndpointHealth
     from ecp_core.webhooks.model import DeliveryAttempt, WebhookEventType, WebhookSubscription
     from ecp_http.server.observability.tracing import Tracing
 
@@ -322,6 +322,21 @@ class ObservedWebhooks:
     ) -> list[Delivery]:
         """Forwarded."""
         return self._inner.dead_letters(tenant_id, limit=limit, before=before)
+
+    def deliveries(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        before: str | None = None,
+        status: DeliveryStatus | None = None,
+    ) -> list[Delivery]:
+        """Forwarded."""
+        return self._inner.deliveries(tenant_id, limit=limit, before=before, status=status)
+
+    def endpoint_health(self, tenant_id: str, since: datetime) -> "list[EndpointHealth]":
+        """Forwarded."""
+        return self._inner.endpoint_health(tenant_id, since)
 
     def delivery_counts(self, tenant_id: str, since: datetime) -> "DeliveryCounts":
         """Forwarded."""

@@ -44,15 +44,25 @@ def page(template: str, *, status: int = 200, **context: Any) -> HTMLResponse:  
     return HTMLResponse(render(template, **context), status_code=status, headers=PAGE_HEADERS)
 
 
-def stylesheet(name: str = "ecp.css") -> Response:
-    """A stylesheet the wheel ships in ``static/`` (cacheable: it holds nothing of any account)."""
-    css = (
+def static_file(name: str, media_type: str) -> Response:
+    """A file the wheel ships in ``static/`` (cacheable: it holds nothing of any account)."""
+    text = (
         importlib.resources.files("ecp_http.server.pages")
         .joinpath(f"static/{name}")
         .read_text("utf-8")
     )
     headers = {"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"}
-    return Response(css, media_type="text/css; charset=utf-8", headers=headers)
+    return Response(text, media_type=f"{media_type}; charset=utf-8", headers=headers)
+
+
+def stylesheet(name: str = "ecp.css") -> Response:
+    """A stylesheet the wheel ships in ``static/``."""
+    return static_file(name, "text/css")
+
+
+def script(name: str) -> Response:
+    """A script the wheel ships in ``static/`` (cacheable: it holds nothing of any account)."""
+    return static_file(name, "text/javascript")
 
 
 __all__ = [
@@ -61,5 +71,7 @@ __all__ = [
     "STYLESHEET_PATH",
     "page",
     "render",
+    "script",
+    "static_file",
     "stylesheet",
 ]

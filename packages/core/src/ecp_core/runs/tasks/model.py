@@ -216,3 +216,19 @@ class TaskListResponse:
     tasks: tuple[TaskSummary, ...]
     """The tenant's tasks."""
     next_cursor: str | None
+
+
+@attrs.frozen(kw_only=True)
+class TopicQueue:
+    """A topic's open tasks in one tenant as they stand at a moment (the console's overview).
+
+    ``locked`` counts the locks still live, ``expired`` the locks past their deadline that no
+    sweep or claim has released yet; ``oldest_waiting_at`` is when the oldest waiting task was
+    offered (None when none waits).
+    """
+
+    topic: str
+    waiting: int
+    locked: int
+    expired: int
+    oldest_waiting_at: datetime | None

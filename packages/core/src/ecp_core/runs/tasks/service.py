@@ -28,6 +28,7 @@ from ecp_core.runs.tasks.model import (
     TaskFailRequest,
     TaskHeartbeatRequest,
     TaskStatus,
+    TopicQueue,
 )
 from ecp_core.runs.tasks.steps import TaskSteps
 from ecp_core.types import RunStatus
@@ -38,6 +39,7 @@ EXPIRY_BATCH = 100
 """How many expired locks one statement releases; a sweep repeats until none is left."""
 
 TASKS_CURSOR = "tasks"
+TOPICS_CURSOR = "task-topics"
 
 LOCK_SWEEP_SECONDS = 1.0
 """How often a server releases the locks that ran out, in every tenant."""
@@ -178,6 +180,16 @@ class TaskWork:
                 tenant_id, status=status, topic=topic, limit=limit + 1, after=after
             )
         return next_page(found, limit, TASKS_CURSOR, lambda task: (task.task_id,))
+
+    def topics(
+        self, tenant_id: str, *, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[TopicQueue], str | None]:
+        """A page of the tenant's topics with open tasks, by name, with their counts now."""
+        check_limit(limit)
+        after = None if cursor is None else decode_cursor(TOPICS_CURSOR, cursor, 1)[0]
+        with self._uow() as uow:
+            found = uow.tasks.topics(tenant_id, self._clock.now(), limit=limit + 1, after=after)
+        return next_page(found, limit, TOPICS_CURSOR, lambda queue: (queue.topic,))
 
     # -- what a task's end does to its run ---------------------------------------------------
 

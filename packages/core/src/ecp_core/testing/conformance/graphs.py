@@ -127,3 +127,17 @@ class PolicyRepositoryConformance(StoreSuite):
         with uow() as tx:
             assert tx.policies.get("t1", "dep") == policy(version=2)
             assert tx.policies.get("t2", "dep") is None
+
+    @pytest.mark.spec("C15 console-deployments")
+    def test_policies_of_many_deployments_in_one_read(self, uow: UnitOfWorkFactory) -> None:
+        """The policies of several deployments at once: those that have one, of this tenant."""
+        with uow() as tx:
+            tx.policies.put(policy(ref="a"))
+            tx.policies.put(policy(ref="c", version=3))
+            tx.policies.put(policy(tenant="t2", ref="b"))
+            tx.commit()
+        with uow() as tx:
+            found = tx.policies.of_deployments("t1", ["a", "b", "c", "missing"])
+            assert found == {"a": policy(ref="a"), "c": policy(ref="c", version=3)}
+            assert tx.policies.of_deployments("t1", []) == {}
+            assert tx.policies.of_deployments("t2", ["a", "b"]) == {"b": policy(tenant="t2", ref="b")}

@@ -287,3 +287,42 @@ class TaskRepositoryConformance(StoreSuite):
         assert ids(limit=10, status=TaskStatus.WAITING) == ["task-2", "task-3"]
         assert ids(limit=10, status=TaskStatus.WAITING, topic="charge") == ["task-3"]
         assert ids(limit=10, status=TaskStatus.COMPLETED) == []
+
+    def test_topics_count_waiting_live_and_expired_locks_by_name_in_keyset_pages(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Topics with open tasks by name: waiting, live and expired locks, the oldest waiting."""
+        offer_all(
+            uow,
+            task("c-1", lock_seconds=5),
+            task("c-2", lock_seconds=600),
+            task("c-3", created_at=NOW + timedelta(seconds=1)),
+            task("c-4", created_at=NOW + timedelta(seconds=2)),
+            task("s-1", topic="ship", created_at=NOW + timedelta(seconds=3)),
+            task("d-1", topic="done"),
+            task("x-1", tenant="t2", topic="alpha"),
+        )
+        claim_now(uow, limit=2)  # c-1 and c-2
+        claim_now(uow, topics=("done",))
+        with uow() as tx:
+            (done,) = tx.tasks.page("t1", topic="done", limit=1)
+            assert done.lock_token is not None
+            tx.tasks.complete("t1", "d-1", lock_token=done.lock_token, output={}, now=NOW)
+            tx.commit()
+        later = NOW + timedelta(seconds=10)  # c-1's lock ran out, c-2's lasts
+        with uow() as tx:
+            found = tx.tasks.topics("t1", later, limit=10)
+            assert [(q.topic, q.waiting, q.locked, q.expired) for q in found] == [
+                ("charge", 2, 1, 1),
+                ("ship", 1, 0, 0),
+            ]
+            assert [q.oldest_waiting_at for q in found] == [
+                NOW + timedelta(seconds=1),
+                NOW + timedelta(seconds=3),
+            ]
+            assert [q.topic for q in tx.tasks.topics("t1", later, limit=1)] == ["charge"]
+            assert [q.topic for q in tx.tasks.topics("t1", later, limit=5, after="charge")] == [
+                "ship"
+            ]
+            assert [q.topic for q in tx.tasks.topics("t2", later, limit=5)] == ["alpha"]
+            assert tx.tasks.topics("t3", later, limit=5) == []

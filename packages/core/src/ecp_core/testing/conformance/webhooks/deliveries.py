@@ -303,3 +303,74 @@ class WebhookDeliveryConformance(StoreSuite):
         with uow() as tx:
             assert ids(tx.webhooks.claim_due(NOW, 10)) == ["del-1"]
             assert tx.webhooks.attempts("t1", "del-1") == []
+
+    def test_deliveries_list_newest_first_by_status_in_keyset_pages(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """The tenant's deliveries by id, newest first, of one status, older than a cursor."""
+        dead = DeliveryStatus.DEAD
+        with uow() as tx:
+            for made in (
+                delivery("del-1"),
+                delivery("del-2", status=dead, attempts=3),
+                delivery("del-3", status=DeliveryStatus.DELIVERED, attempts=1),
+                delivery("del-4", status=dead, attempts=3),
+                delivery("del-5", tenant="t2"),
+            ):
+                tx.webhooks.add_delivery(made)
+            tx.commit()
+        with uow() as tx:
+            found = tx.webhooks.deliveries
+            assert ids(found("t1", limit=10)) == ["del-4", "del-3", "del-2", "del-1"]
+            assert ids(found("t1", limit=2)) == ["del-4", "del-3"]
+            assert ids(found("t1", limit=10, before="del-3")) == ["del-2", "del-1"]
+            assert ids(found("t1", limit=10, status=dead)) == ["del-4", "del-2"]
+            assert ids(found("t1", limit=10, status=dead, before="del-4")) == ["del-2"]
+            assert ids(found("t2", limit=10)) == ["del-5"]
+            assert found("t3", limit=10) == []
+
+    def test_endpoint_health_counts_a_windows_deliveries_by_subscription_and_status(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Per subscription: the window's deliveries by status and the latest attempt's answer."""
+        answered = attrs.evolve(
+            delivery("del-2", status=DeliveryStatus.DEAD, attempts=3),
+            last_status_code=500,
+            updated_at=NOW + timedelta(minutes=2),
+        )
+        earlier = attrs.evolve(
+            delivery("del-3", status=DeliveryStatus.DELIVERED, attempts=1),
+            last_status_code=200,
+            updated_at=NOW + timedelta(minutes=1),
+        )
+        old = attrs.evolve(delivery("del-0"), created_at=NOW - timedelta(days=2))
+        with uow() as tx:
+            for made in (
+                delivery("del-1"),
+                answered,
+                earlier,
+                old,
+                delivery("del-4", subscription_id="sub-2"),
+                delivery("del-5", tenant="t2"),
+            ):
+                tx.webhooks.add_delivery(made)
+            tx.commit()
+        with uow() as tx:
+            first, second = tx.webhooks.endpoint_health("t1", NOW - timedelta(hours=1))
+            assert (first.subscription_id, first.pending, first.delivered, first.dead) == (
+                "sub-1",
+                1,
+                1,
+                1,
+            )
+            assert (first.last_status_code, first.last_attempt_at) == (
+                500,
+                NOW + timedelta(minutes=2),
+            )
+            assert (second.subscription_id, second.pending, second.last_status_code) == (
+                "sub-2",
+                1,
+                None,
+            )
+            assert second.last_attempt_at is None
+            assert tx.webhooks.endpoint_health("t3", NOW - timedelta(hours=1)) == []
