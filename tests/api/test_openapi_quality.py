@@ -23,7 +23,7 @@ from ecp_core.memory import MemoryStore
 from ecp_core.types import ApprovalDecision, NodeKind, ServiceRole
 from ecp_core.wire import unstructure
 from ecp_http.config.settings import Settings
-from ecp_http.openapi import build_document
+from ecp_http.openapi import build_document, document_path
 from ecp_http.server.handlers import all_operations
 from ecp_http.server.routing import Operation
 from ecp_http.startup.app import create_app
@@ -165,7 +165,7 @@ def test_every_property_has_a_description(document):
 
 
 def _statuses(document: dict[str, Any], operation: Operation) -> set[int]:
-    entry = document["paths"][operation.path][operation.method.lower()]
+    entry = document["paths"][document_path(operation.path)][operation.method.lower()]
     return {int(status) for status in entry["responses"]}
 
 

@@ -142,10 +142,12 @@ def test_migrate_list_apply_rollback(postgres_url):
             "connectors_0001_connectors",
             "pending",
             "connectors_0002_abandoned_reservations",
+            "pending",
+            "transparency_0001_log",
         ]
-        assert "applied 45 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 45
-        assert "connectors_0002_abandoned_reservations" in ecp("migrate", "rollback", url=url)
+        assert "applied 46 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 46
+        assert "transparency_0001_log" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:
         drop_database(postgres_url, "ecp_test_cli")

@@ -196,6 +196,20 @@ QUICKSTART = [
     ),
     Step("audit_verify_deployment", path=lambda _: {"ref": "refunds"}),
     Step("audit_signing_keys"),
+    Step(
+        "audit_bundle",
+        path=lambda ids: {"run_id": ids["run_id"]},
+        keep=lambda bundle: {
+            "logged_audit_id": bundle["records"][0]["audit_id"],
+            "tree_size": bundle["tree_size"],
+        },
+    ),
+    Step("log_keys"),
+    Step(
+        "log_inclusion_proof",
+        query=lambda ids: {"audit_id": ids["logged_audit_id"], "tree_size": str(ids["tree_size"])},
+    ),
+    Step("log_consistency_proof", query=lambda ids: {"from": "1", "to": str(ids["tree_size"])}),
     Step("audit_get_settings"),
     Step("audit_put_settings", {"digest_version": 3}),
     Step("audit_readiness"),

@@ -44,6 +44,7 @@ from ecp_postgres.runs import PostgresRuns
 from ecp_postgres.session import UnitConnection
 from ecp_postgres.tasks import PostgresTasks
 from ecp_postgres.templates import PostgresTemplates
+from ecp_postgres.transparency import PostgresTransparency
 from ecp_postgres.webhooks import PostgresWebhooks
 
 POOL_TIMEOUT_SECONDS = 5.0
@@ -301,6 +302,11 @@ class PostgresUnitOfWork:
     def connector_costs(self) -> PostgresConnectorCosts:
         """The connector costs of this unit of work (made on first use)."""
         return PostgresConnectorCosts(self._conn)
+
+    @functools.cached_property
+    def transparency(self) -> PostgresTransparency:
+        """The transparency logs."""
+        return PostgresTransparency(self._conn)
 
     @functools.cached_property
     def templates(self) -> PostgresTemplates:

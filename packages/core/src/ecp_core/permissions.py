@@ -45,6 +45,7 @@ class Permission(enum.StrEnum):
     CONNECTOR_ADMIN = "connector_admin"
     CONNECTOR_TEST = "connector_test"
     TEMPLATE_WRITE = "template_write"
+    LOG_READ = "log_read"
 
 
 P = Permission
@@ -72,6 +73,7 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
             P.CONNECTOR_READ,
             P.CONNECTOR_TEST,
             P.TEMPLATE_WRITE,
+            P.LOG_READ,
         }
     ),
     ServiceRole.APPROVER: frozenset(
@@ -83,6 +85,7 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
             P.REPORT_READ,
             P.DEBUGGER_READ,
             P.CERTIFICATION_READ,
+            P.LOG_READ,
         }
     ),
     ServiceRole.ANALYST: frozenset(
@@ -93,9 +96,12 @@ ROLE_PERMISSIONS: dict[ServiceRole, frozenset[Permission]] = {
             P.REPORT_READ,
             P.GRAPH_READ,
             P.RUN_READ,  # the runs behind the figures, read-only (ADR 0081)
+            P.LOG_READ,
         }
     ),
-    ServiceRole.VIEWER: frozenset({P.RUN_READ, P.AUDIT_READ, P.GRAPH_READ, P.CERTIFICATION_READ}),
+    ServiceRole.VIEWER: frozenset(
+        {P.RUN_READ, P.AUDIT_READ, P.GRAPH_READ, P.CERTIFICATION_READ, P.LOG_READ}
+    ),
     ServiceRole.WORKER: frozenset({P.TASK_WORK}),
 }
 """Which role grants which permission: the single source of ``docs/api/permissions.md``."""

@@ -1,6 +1,7 @@
 """One object that wires the core's use cases together: the embedding entry point."""
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -36,6 +37,7 @@ from ecp_core.retention.service import RetentionService
 from ecp_core.runs.approvals.model import ApprovalResolutionRequest, ApprovalResolutionResponse
 from ecp_core.runs.approvals.service import ApprovalService
 from ecp_core.runs.approvals.steps import ApprovalSteps
+from ecp_core.runs.audit.bundle import AuditBundles
 from ecp_core.runs.audit.readiness import AuditReadiness, DeploymentMode
 from ecp_core.runs.audit.trail import VERIFY_CONNECTIONS, AuditTrail
 from ecp_core.runs.audit.writer import AuditWriter
@@ -52,6 +54,9 @@ from ecp_core.runs.tasks.steps import TaskSteps
 from ecp_core.signing import Ed25519Signer, PublicSigningKey
 from ecp_core.system import SystemClock, UuidV7Factory
 from ecp_core.templates.service import TemplateService
+from ecp_core.transparency.integrator import LogIntegrator
+from ecp_core.transparency.keys import DEFAULT_LOG_ORIGIN, LogKeys
+from ecp_core.transparency.service import TransparencyLog
 from ecp_core.webhooks.schedule import RetrySchedule
 from ecp_core.webhooks.service import WebhookService
 
@@ -68,6 +73,17 @@ class RetentionSettings:
     evidence: EvidenceEraser | None = None
     econ_erase_enabled: bool = False
     defaults: ConfiguredDefaults = attrs.field(factory=ConfiguredDefaults)
+
+
+def _transparency(
+    uow: UnitOfWorkFactory, keys: LogKeys | None, clock: Clock, trail: AuditTrail
+) -> dict[str, Any]:
+    """The transparency log's services, when checkpoints can be signed (none otherwise)."""
+    if keys is None:
+        return {}
+    log, integrator = TransparencyLog(uow, keys), LogIntegrator(uow, keys, clock)
+    bundles = AuditBundles(trail.run_records, trail.signing_keys, log, integrator)
+    return {"transparency": log, "log_integrator": integrator, "bundles": bundles}
 
 
 @attrs.frozen(kw_only=True)
@@ -115,6 +131,14 @@ class Ecp:
     """Connector tests under cost caps: reserve, call once, commit measured, release (ADR 0044)."""
     connector_reservations: AbandonedReservations
     """Settles the reservations of tests whose process died before settling them (ADR 0050)."""
+    transparency: TransparencyLog | None = None
+    """Each tenant's Merkle log of audit records: checkpoints, tiles, proofs (ADR 0086).
+
+    None without a signer (checkpoints are signed)."""
+    log_integrator: LogIntegrator | None = None
+    """Appends committed audit records to their tenant's log (the server's background sweep)."""
+    bundles: AuditBundles | None = None
+    """Runs' audit bundles: records, keys, a checkpoint and inclusion proofs (None unsigned)."""
 
     @classmethod
     def build(
@@ -137,6 +161,7 @@ class Ecp:
         deployment_mode: DeploymentMode = DeploymentMode.EMBEDDED,
         connectors: ConnectorSetup | None = None,
         audit_verify_connections: int = VERIFY_CONNECTIONS,
+        log_origin: str = DEFAULT_LOG_ORIGIN,
     ) -> "Ecp":
         """Wire every service.
 
@@ -150,7 +175,8 @@ class Ecp:
         ``backtests`` (the model provider, digest keys, limits) lets backtests run;
         ``audit_signing_required`` and ``deployment_mode`` are reported by audit readiness;
         ``connectors`` (settings-defined connectors, backends) lets connectors be tested;
-        ``audit_verify_connections`` caps the units of work audit verifications hold at once.
+        ``audit_verify_connections`` caps the units of work audit verifications hold at once;
+        ``log_origin`` prefixes each tenant's transparency log origin (``<origin>/<tenant>``).
         """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
@@ -177,6 +203,8 @@ class Ecp:
         runs = RunService(
             uow, clock, ids, stepper, lifecycle, dispatch=dispatch_retry or DISPATCH_RETRY
         )
+        log_keys = None if signer is None else LogKeys(log_origin, signer, tuple(verification_keys))
+        trail = AuditTrail(uow, keys, connections=audit_verify_connections)
         return cls(
             graphs=registry,
             contracts=ContractService(uow, clock),
@@ -185,7 +213,7 @@ class Ecp:
                 uow, clock, ApprovalSteps(stepper, clock, ids), lifecycle, runs.continue_in
             ),
             tasks=TaskWork(uow, clock, TaskSteps(stepper, clock), lifecycle),
-            audit=AuditTrail(uow, keys, connections=audit_verify_connections),
+            audit=trail,
             audit_settings=AuditSettingsService(uow, clock),
             actions=actions,
             api_keys=ApiKeyService(uow, clock),
@@ -219,6 +247,7 @@ class Ecp:
             connector_reservations=AbandonedReservations(
                 uow, clock, ids, timeout_seconds=connector_service.setup.timeout_seconds
             ),
+            **_transparency(uow, log_keys, clock, trail),
         )
 
     @classmethod

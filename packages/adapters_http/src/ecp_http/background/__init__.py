@@ -20,6 +20,7 @@ from ecp_core.types import RunStatus
 from ecp_http.background.backtest_worker import BacktestWorker
 from ecp_http.background.dispatch import Dispatcher, Outage
 from ecp_http.background.timers import timer_thread
+from ecp_http.background.transparency import log_thread
 from ecp_http.background.wakeups import DELIVERY_SWEEP
 from ecp_http.config.settings import Settings
 from ecp_http.outbound.webhook_sender import HttpxSender
@@ -111,10 +112,10 @@ def background_work(
     runs_moved: Bell,
     metrics: "Metrics | None" = None,
     live: LiveFeed | None = None,
-) -> tuple[Dispatcher, Dispatcher, Dispatcher | None]:
-    """The run dispatcher (with the sweeps), the timer thread, and the decision scheduler.
+) -> tuple[Dispatcher, Dispatcher, Dispatcher | None, Dispatcher | None]:
+    """The run dispatcher (with the sweeps), the timer thread, the scheduler and the log thread.
 
-    The scheduler is None when disabled.
+    The scheduler is None when disabled, the log thread when checkpoints cannot be signed.
 
     ``offers`` hears of the tasks made claimable here, ``runs_moved`` is rung when a run waits or
     ends; ``metrics`` counts what the sweeps settle; ``live`` hears those runs for the console.
@@ -154,7 +155,8 @@ def background_work(
     timers = timer_thread(
         ecp, settings.timer_poll_seconds, dispatcher, outage=outage, metrics=metrics
     )
-    return dispatcher, timers, scheduler
+    log = log_thread(ecp, settings.log_checkpoint_seconds, outage=outage, metrics=metrics)
+    return dispatcher, timers, scheduler, log
 
 
 __all__ = [

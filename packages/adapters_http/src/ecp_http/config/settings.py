@@ -70,6 +70,8 @@ class Settings:
     """Pooled connections audit verifications hold at once, all requests together (ADR 0061)."""
     dispatch_poll_seconds: float = runs.DISPATCH_POLL_SECONDS.default
     timer_poll_seconds: float = runs.TIMER_POLL_SECONDS.default
+    log_checkpoint_seconds: float = runs.LOG_CHECKPOINT_SECONDS.default
+    log_origin: str = runs.LOG_ORIGIN.default
     dispatch_notify: bool = runs.DISPATCH_NOTIFY.default
     """Whether PostgreSQL notifications wake the workers and ``Prefer: wait`` (ADR 0063); off,
     they poll only."""
@@ -179,6 +181,8 @@ class Settings:
             audit_verify_connections=runs.AUDIT_VERIFY_CONNECTIONS.read(env),
             dispatch_poll_seconds=runs.DISPATCH_POLL_SECONDS.read(env),
             timer_poll_seconds=runs.TIMER_POLL_SECONDS.read(env),
+            log_checkpoint_seconds=runs.LOG_CHECKPOINT_SECONDS.read(env),
+            log_origin=runs.LOG_ORIGIN.read(env),
             dispatch_notify=runs.DISPATCH_NOTIFY.read(env),
             dispatch_max_attempts=runs.DISPATCH_MAX_ATTEMPTS.read(env),
             dispatch_backoff_seconds=runs.DISPATCH_BACKOFF_SECONDS.read(env),

@@ -39,7 +39,12 @@ SECURITY_SCHEMES: dict[str, Any] = {
         "description": "A project API key.",
     },
 }
-_PATH_PARAM = re.compile(r"{([^{}]+)}")
+_PATH_PARAM = re.compile(r"{([^{}:]+)(?::[a-z]+)?}")
+
+
+def document_path(path: str) -> str:
+    """``path`` as OpenAPI writes it: a parameter's converter (``{tile:path}``) left out."""
+    return _PATH_PARAM.sub(lambda found: "{" + found[1] + "}", path)
 
 
 def _parameter(
@@ -149,7 +154,7 @@ def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
     builder = SchemaBuilder(reserved={PROBLEM})
     paths: dict[str, dict[str, Any]] = {}
     for operation in operations:
-        paths.setdefault(operation.path, {})[operation.method.lower()] = _operation(
+        paths.setdefault(document_path(operation.path), {})[operation.method.lower()] = _operation(
             operation, builder
         )
     schemas = dict(sorted(builder.components.items()))

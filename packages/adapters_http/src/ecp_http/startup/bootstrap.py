@@ -86,6 +86,8 @@ class Runtime:
     dispatcher: Dispatcher
     timers: Dispatcher | None = None
     """The thread that wakes runs whose wait node's time came (ADR 0078)."""
+    log: Dispatcher | None = None
+    """The thread that appends audit records to the transparency logs (ADR 0086)."""
     scheduler: Dispatcher | None = None
     """The decision-schedule task (a sweep thread of its own), when enabled."""
     metrics: Metrics | None = None
@@ -145,6 +147,8 @@ class Runtime:
         self.dispatcher.start()
         if self.timers is not None:
             self.timers.start()
+        if self.log is not None:
+            self.log.start()
         if self.scheduler is not None:
             self.scheduler.start()
         if self.listener is not None:
@@ -158,6 +162,8 @@ class Runtime:
             self.scheduler.stop()
         if self.timers is not None:
             self.timers.stop()
+        if self.log is not None:
+            self.log.stop()
         self.dispatcher.stop()
         if isinstance(self.store, PostgresStore):
             self.store.close()
@@ -266,6 +272,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         connectors=connector_setup(settings),
         audit_signing_required=settings.audit_signing_required,
         audit_verify_connections=settings.audit_verify_connections,
+        log_origin=settings.log_origin,
         deployment_mode=DeploymentMode.HOSTED
         if settings.hosted.enabled
         else DeploymentMode.SELF_HOSTED,
@@ -275,7 +282,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     if metrics is not None:
         metrics.watch_bells({"tasks_offered": offers.bell, "runs_moved": runs_moved})
         metrics.watch_streams(lambda: live.open_streams)
-    dispatcher, timers, scheduler = background_work(
+    dispatcher, timers, scheduler, log = background_work(
         ecp, settings, tracing, offers=offers, runs_moved=runs_moved, metrics=metrics, live=live
     )
     listener = process_listener(
@@ -307,6 +314,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         authenticate=authenticate,
         dispatcher=dispatcher,
         timers=timers,
+        log=log,
         scheduler=scheduler,
         metrics=metrics,
         tracing=tracing,

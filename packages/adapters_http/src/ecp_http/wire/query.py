@@ -57,6 +57,10 @@ def description(model: type, name: str) -> str | None:
     return None
 
 
+QUERY_NAME = "query_name"
+"""Field metadata: the query parameter's name when it differs from the field's (``from``)."""
+
+
 @attrs.frozen
 class Parameter:
     """One query parameter of a model: its name, its type without ``| None``, whether required."""
@@ -64,6 +68,8 @@ class Parameter:
     name: str
     type: Any
     required: bool
+    key: str = ""
+    """The model's own name for it (its alias), when the query's name cannot be one (``from``)."""
 
 
 def parameters(model: type) -> tuple[Parameter, ...]:
@@ -76,9 +82,10 @@ def _parameters(model: type) -> tuple[Parameter, ...]:
     hints = field_types(model)
     return tuple(
         Parameter(
-            name=field.alias or field.name,
+            name=field.metadata.get(QUERY_NAME, field.alias or field.name),
             type=optional_inner(hints[field.name]) or hints[field.name],
             required=field.default is attrs.NOTHING,
+            key=field.alias or field.name,
         )
         for field in attrs.fields(model)
     )
@@ -129,10 +136,15 @@ def structure_query(model: type[T], query: Mapping[str, str]) -> T:
         if raw is None:
             continue
         whole = _whole(parameter, raw)
-        values[parameter.name] = whole if whole is not None else _choice(parameter, raw) or raw
+        values[parameter.key] = whole if whole is not None else _choice(parameter, raw) or raw
     try:
         return structure(values, model, what="the query")
     except ValidationFailed as exc:
+        named = {parameter.key: parameter.name for parameter in parameters(model)}
         raise ValidationFailed(
-            exc.detail, errors=[FieldError(loc=("query", *e.loc), msg=e.msg) for e in exc.errors]
+            exc.detail,
+            errors=[
+                FieldError(loc=("query", *(named.get(str(p), p) for p in e.loc)), msg=e.msg)
+                for e in exc.errors
+            ],
         ) from None

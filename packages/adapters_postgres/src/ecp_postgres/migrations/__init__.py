@@ -34,6 +34,7 @@ AREAS = (
     "templates",
     "certification",
     "connectors",
+    "transparency",
 )
 """Folders of migration chains; later areas (retention, webhooks, evidence …) append here."""
 

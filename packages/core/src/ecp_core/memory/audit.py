@@ -20,6 +20,8 @@ from ecp_core.audit.stored import kept_texts, stored_record
 from ecp_core.errors import missing
 from ecp_core.memory.retention import held
 from ecp_core.memory.tables import Repository, detached
+from ecp_core.memory.transparency import queue_leaf
+from ecp_core.transparency.model import PendingLeaf
 
 
 class MemoryAudit(Repository):
@@ -58,6 +60,7 @@ class MemoryAudit(Repository):
         if record.pii_salt is not None:
             self._t.put("audit_salts", record.audit_id, record.pii_salt)
         self._t.put("audit_heads", record.run_id, new_head)
+        queue_leaf(self, record.tenant_id, PendingLeaf(record.audit_id, record.record_digest))
         return new_head
 
     def _stored_chain(self, tenant_id: str, run_id: str) -> list[NodeAuditRecord]:

@@ -27,6 +27,7 @@ from ecp_core.memory.runs import MemoryRuns
 from ecp_core.memory.tables import Tables
 from ecp_core.memory.tasks import MemoryTasks
 from ecp_core.memory.templates import MemoryTemplates
+from ecp_core.memory.transparency import MemoryTransparency
 from ecp_core.memory.webhooks import MemoryWebhooks
 from ecp_core.retention.model import SYSTEM_POLICY
 
@@ -79,6 +80,7 @@ class MemoryUnitOfWork:
         self.connectors = MemoryConnectors(tables)
         self.connector_costs = MemoryConnectorCosts(tables)
         self.templates = MemoryTemplates(tables)
+        self.transparency = MemoryTransparency(tables)
         self.subscriptions = MemorySubscriptions(tables)
         self.meters = MemoryMeters(tables)
         self.identity_bindings = MemoryIdentityBindings(tables)

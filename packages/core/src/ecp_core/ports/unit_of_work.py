@@ -21,6 +21,7 @@ from ecp_core.ports.retention import RetentionUnit
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.tasks import TasksUnit
 from ecp_core.ports.templates import TemplatesUnit
+from ecp_core.ports.transparency import TransparencyUnit
 from ecp_core.ports.webhooks import WebhooksUnit
 
 
@@ -48,6 +49,7 @@ class UnitOfWork(
     TemplatesUnit,
     AttestationsUnit,
     CertificationUnit,
+    TransparencyUnit,
     Protocol,
 ):
     """One transaction over every storage port. Leaving without ``commit`` rolls back."""

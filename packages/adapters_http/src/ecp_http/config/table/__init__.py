@@ -35,6 +35,8 @@ SETTINGS: tuple[Setting[Any] | SettingFamily, ...] = (
     runs.AUDIT_VERIFY_CONNECTIONS,
     runs.DISPATCH_POLL_SECONDS,
     runs.TIMER_POLL_SECONDS,
+    runs.LOG_CHECKPOINT_SECONDS,
+    runs.LOG_ORIGIN,
     runs.DISPATCH_NOTIFY,
     runs.DISPATCH_MAX_ATTEMPTS,
     runs.DISPATCH_BACKOFF_SECONDS,

@@ -4,9 +4,10 @@ Declarations of the one settings table (:mod:`ecp_http.config.table`, ADR 0072).
 """
 
 import pathlib
+import socket
 
 from ecp_http.config.table.parsers import ttl_seconds
-from ecp_http.config.values import Setting, flag, number, path, whole
+from ecp_http.config.values import Setting, SettingsError, flag, number, path, whole
 
 DISPATCH_WORKERS: Setting[int] = Setting(
     name="ECP_DISPATCH_WORKERS",
@@ -228,4 +229,38 @@ RETENTION_ECON_ERASE_ENABLED: Setting[bool] = Setting(
     default=False,
     description="erase economic events by join key during erasure",
     shown_default="`false`",
+)
+
+LOG_CHECKPOINT_SECONDS: Setting[float] = Setting(
+    name="ECP_LOG_CHECKPOINT_SECONDS",
+    parse=number(0.05),
+    default=1.0,
+    description=(
+        "how often each server process appends committed audit records to their tenant's "
+        "transparency log and signs a checkpoint (ADR 0086): a record is in a checkpoint within "
+        "about this long of its commit"
+    ),
+    shown_default="`1`",
+)
+
+
+def log_origin(name: str, raw: str) -> str:
+    """A log origin: printable ASCII with no spaces or ``+`` (it names the checkpoints' key)."""
+    value = raw.strip()
+    if not value.isascii() or not value.isprintable() or " " in value or "+" in value:
+        raise SettingsError(
+            f"{name} is printable ASCII with no spaces or '+', like ecp.example.com"
+        )
+    return value.rstrip("/")
+
+
+LOG_ORIGIN: Setting[str] = Setting(
+    name="ECP_LOG_ORIGIN",
+    parse=log_origin,
+    default=socket.gethostname() or "ecp.localhost",
+    description=(
+        "the origin of the transparency logs' checkpoints, a schema-less URL such as "
+        "`ecp.example.com`; each tenant's log is `<origin>/<tenant id>` (ADR 0086)"
+    ),
+    shown_default="the host's name",
 )

@@ -29,6 +29,7 @@ from ecp_http.server.handlers import (
     runs,
     tasks,
     templates,
+    transparency,
     webhooks,
 )
 from ecp_http.server.routing import Operation
@@ -57,6 +58,7 @@ def all_operations(
         *limits.OPERATIONS,
         *approvals.OPERATIONS,
         *audit_trail.OPERATIONS,
+        *transparency.OPERATIONS,
         *audit_settings.OPERATIONS,
         *tasks.OPERATIONS,
         *api_keys.OPERATIONS,

@@ -184,6 +184,16 @@ class Metrics:
             buckets=_BUCKETS,
             registry=registry,
         )
+        self.log_leaves = Counter(
+            "ecp_log_leaves_appended_total",
+            "Audit records appended to the tenants' transparency logs (ADR 0086).",
+            registry=registry,
+        )
+        self.log_checkpoints = Counter(
+            "ecp_log_checkpoints_signed_total",
+            "Checkpoints the transparency log integrator signed (ADR 0086).",
+            registry=registry,
+        )
         for outcome in CONNECTOR_TEST_OUTCOMES:
             self.connector_tests.labels(outcome)
         for status in FINISHED:

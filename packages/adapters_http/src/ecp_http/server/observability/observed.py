@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ecp_core.ports.retention import RetentionRepository
     from ecp_core.ports.tasks import TaskRepository
     from ecp_core.ports.templates import TemplateRepository
+    from ecp_core.ports.transparency import TransparencyRepository
     from ecp_core.ports.unit_of_work import EvidenceRepository, UnitOfWork, UnitOfWorkFactory
     from ecp_http.server.observability.metrics import Metrics
     from ecp_http.server.observability.tracing import Tracing
@@ -233,6 +234,11 @@ class ObservedUnitOfWork:
     def templates(self) -> "TemplateRepository":
         """The inner unit of work's ``templates``."""
         return self._inner.templates
+
+    @property
+    def transparency(self) -> "TransparencyRepository":
+        """The inner unit of work's ``transparency``."""
+        return self._inner.transparency
 
 
 def observed(

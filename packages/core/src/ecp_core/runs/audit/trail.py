@@ -10,6 +10,7 @@ from ecp_core.audit.record import (
     AuditRecordListResponse,
     AuditTimelineResponse,
     AuditVerificationResponse,
+    NodeAuditRecord,
 )
 from ecp_core.audit.verify import summarise, verify_run_chain
 from ecp_core.errors import FieldError, NotFound, ValidationFailed
@@ -82,6 +83,15 @@ class AuditTrail:
         return AuditTimelineResponse(
             deployment_ref=run.deployment_ref, run_id=run_id, entries=tuple(entries)
         )
+
+    def run_records(
+        self, tenant_id: str, run_id: str
+    ) -> tuple[str, str, tuple[NodeAuditRecord, ...]]:
+        """A run's deployment, public status and records in chain order (what a bundle holds)."""
+        with self._uow() as uow:
+            run = _require_run(uow, tenant_id, run_id)
+            entries = uow.audit.for_run(tenant_id, run_id)
+        return run.deployment_ref, run.public_status.value, tuple(entries)
 
     def records(
         self,

@@ -1,0 +1,88 @@
+"""TransparencyRepository in memory."""
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from ecp_core.errors import Conflict
+from ecp_core.memory.tables import Repository, detached
+from ecp_core.transparency.model import LoggedLeaf, LogHead, PendingLeaf
+from ecp_core.transparency.tiles import TileKey
+
+
+def queue_leaf(repository: Repository, tenant_id: str, leaf: PendingLeaf) -> None:
+    """Queue an appended audit record as a pending leaf (the audit store calls this)."""
+    repository._t.append("log_pending", tenant_id, leaf)  # noqa: SLF001 - the store's own tables
+
+
+class MemoryTransparency(Repository):
+    """Pending leaves per tenant (a list, oldest first), tiles, logged leaves and heads.
+
+    The store's lock serialises units of work, so :meth:`lock` always succeeds.
+    """
+
+    def tenants_pending(self, limit: int) -> list[str]:
+        """Tenants with pending leaves."""
+        pending = self._t.table("log_pending")
+        return sorted(tenant for tenant, leaves in pending.items() if leaves)[:limit]
+
+    def lock(self, tenant_id: str) -> bool:  # noqa: ARG002 - one unit of work at a time
+        """Always True: the store's lock is held."""
+        return True
+
+    @detached
+    def pending(self, tenant_id: str, limit: int) -> list[PendingLeaf]:
+        """The oldest pending leaves."""
+        leaves: list[PendingLeaf] = self._t.table("log_pending").get(tenant_id, [])
+        return leaves[:limit]
+
+    @detached
+    def head(self, tenant_id: str) -> LogHead | None:
+        """The newest head."""
+        size = self._t.table("log_head").get(tenant_id)
+        return None if size is None else self._t.table("log_heads")[(tenant_id, size)]
+
+    @detached
+    def head_at(self, tenant_id: str, size: int) -> LogHead | None:
+        """The head of this size."""
+        found: LogHead | None = self._t.table("log_heads").get((tenant_id, size))
+        return found
+
+    def tiles(self, tenant_id: str, keys: Iterable[TileKey]) -> dict[TileKey, bytes]:
+        """Stored tiles among ``keys``."""
+        stored = self._t.table("log_tiles")
+        return {key: stored[(tenant_id, *key)] for key in keys if (tenant_id, *key) in stored}
+
+    def append(
+        self,
+        tenant_id: str,
+        start: int,
+        leaves: Sequence[PendingLeaf],
+        tiles: Mapping[TileKey, bytes],
+        head: LogHead,
+    ) -> None:
+        """Log the leaves, store the tiles and the head, drop the leaves from the queue."""
+        current = self._t.table("log_head").get(tenant_id, 0)
+        if start != current:
+            raise Conflict(f"the log of {tenant_id} has {current} leaves, not {start}")
+        for offset, leaf in enumerate(leaves):
+            logged = LoggedLeaf(leaf.audit_id, start + offset, leaf.record_digest)
+            self._t.put("log_leaves", (tenant_id, leaf.audit_id), logged)
+        for key, tile in tiles.items():
+            self._t.put("log_tiles", (tenant_id, *key), tile)
+        self._t.put("log_heads", (tenant_id, head.size), head)
+        self._t.put("log_head", tenant_id, head.size)
+        taken = {leaf.audit_id for leaf in leaves}
+        queued = self._t.table("log_pending").get(tenant_id, [])
+        self._t.put("log_pending", tenant_id, [p for p in queued if p.audit_id not in taken])
+
+    @detached
+    def leaves(self, tenant_id: str, audit_ids: Sequence[str]) -> dict[str, LoggedLeaf]:
+        """Logged leaves of these records."""
+        logged = self._t.table("log_leaves")
+        return {
+            audit_id: logged[(tenant_id, audit_id)]
+            for audit_id in audit_ids
+            if (tenant_id, audit_id) in logged
+        }
+
+
+__all__ = ["MemoryTransparency", "queue_leaf"]
