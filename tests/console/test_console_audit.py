@@ -1,7 +1,7 @@
 """The console's audit page over HTTP on the memory store: verify, roles, tenants, CSRF.
 
 A verification answers what the API's verify routes answer; a record altered in the store makes
-it fail at that record; the transparency log is stated as not yet available.
+it fail at that record; the tenant's transparency log shows its signed checkpoint and key.
 """
 
 from collections.abc import Iterator
@@ -62,7 +62,8 @@ def test_a_deployment_and_a_run_verify_as_the_api_says(served):
     page = person.get("/console/audit")
     assert page.status_code == 200
     assert '<code class="strong">pay</code>' in page.text and "Verify pay" in page.text
-    assert "not yet available" in page.text and "Transparency log" in page.text
+    assert "Transparency log" in page.text and "Verifier key: <code>" in page.text
+    assert "<dt>Records</dt>" in page.text
     api = client.get("/deployments/pay/audits/verify", headers=ADMIN).json()
     answer = verify(person, deployment="pay")
     assert answer.status_code == 200, answer.text

@@ -74,7 +74,7 @@ def test_a_viewer_verifies_a_whole_chain_and_finds_the_altered_record(console, b
     sign_in(browser, console, console.key("viewer"))
     browser.get(console.base_url + "/console/audit")
     until(browser, lambda: browser.find_elements(By.ID, "deployments-head"))
-    assert "not yet available" in browser.page_source
+    assert "Verifier key" in browser.page_source  # the transparency log's checkpoint and key
     shot(browser, "audit")
 
     browser.find_element(By.CSS_SELECTOR, "button[aria-label='Verify payments']").click()

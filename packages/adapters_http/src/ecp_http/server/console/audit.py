@@ -5,9 +5,11 @@
 Verify form, and a form for one run's id. Verifying calls what ``GET
 /deployments/{ref}/audits/verify`` and ``GET /runs/{run_id}/audit/verify`` call and shows their
 answer: digests verified, signatures verified, the signing key id, how many records, and the
-first that failed. The transparency log is not built yet, and the page says so.
+first that failed. Beside it, the tenant's transparency log: its newest signed checkpoint and the
+key that verifies it, to keep and compare later (ADR 0086).
 """
 
+import base64
 from typing import Any
 
 from starlette.responses import Response
@@ -15,6 +17,8 @@ from starlette.responses import Response
 from ecp_core.audit.record import AuditVerificationResponse
 from ecp_core.errors import FieldError, ValidationFailed
 from ecp_core.permissions import Permission
+from ecp_core.transparency.checkpoints import Checkpoint
+from ecp_core.transparency.notes import parse_note
 from ecp_http.server.console.browser import Visit, signed_in
 from ecp_http.server.console.views import when
 from ecp_http.wire.models import ConsoleAuditQuery
@@ -73,9 +77,26 @@ def _page(visit: Visit, result: AuditVerificationResponse | None) -> Response:
         next_cursor=cursor,
         paged=bool(query.cursor),
         keys=[key.key_id for key in visit.services.ecp.audit.signing_keys()],
+        log=_log_head(visit),
         result=None if result is None else result_view(result),
         csrf_verify=visit.csrf(VERIFY_FORM),
     )
+
+
+def _log_head(visit: Visit) -> dict[str, object] | None:
+    """The tenant's newest signed checkpoint and the key that verifies it, or None (no log)."""
+    log = visit.services.ecp.transparency
+    if log is None or not visit.may(Permission.LOG_READ):
+        return None
+    note = log.checkpoint(visit.session.tenant_id)
+    head = Checkpoint.parse(parse_note(note).text)
+    return {
+        "origin": head.origin,
+        "size": head.size,
+        "root": base64.b64encode(head.root).decode("ascii"),
+        "note": note,
+        "vkey": log.public_keys(visit.session.tenant_id)[0].vkey(),
+    }
 
 
 def _audit(visit: Visit) -> Response:
