@@ -5,7 +5,6 @@ shown), and on PostgreSQL the list's statements counted: a few rows and a full p
 """
 
 import itertools
-import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -19,18 +18,16 @@ from tests.support.console import (
     console_client,
     console_settings,
     field,
-    sealed_session,
+    page_statements,
     signed_in,
     waiting_run,
 )
-from tests.support.statements import statements
 
+from ecp_core.types import ServiceRole
 from ecp_http.server.console import deployments, drawing
 from ecp_http.server.console.browser import CONSOLE_CSP
-from ecp_http.server.routing import Call
 from ecp_http.startup.app import create_app
 from ecp_http.wire.models import ConsoleDeploymentsQuery
-from ecp_postgres import create_database, drop_database
 
 pytestmark = pytest.mark.integration
 
@@ -284,29 +281,18 @@ def test_the_drawing_script_is_a_file_under_the_console_policy(client):
     assert "<script>" not in page.text and "style=" not in page.text
 
 
-@pytest.fixture
-def database(postgres_url, migrated_template) -> Iterator[str]:
-    name = f"ecp_console_deployments_{os.getpid()}_{next(_names)}"
-    yield create_database(postgres_url, name, template=migrated_template)
-    drop_database(postgres_url, name)
-
-
-def _counted(services: Any, handler: Any, params: Any = None, **path: str) -> tuple[int, int]:
-    """The statements a page sends, and its status, called on this thread."""
-    call = Call(
-        actor=None,
-        path=path,
-        params=params,
-        headers={"cookie": sealed_session(services.settings.jwt_secret, TENANT)},
-    )
-    with statements() as seen:
-        answer = handler(call, services)
-    return len([s for s in seen if s != "COMMIT"]), answer.status_code
+def _counted(
+    services: object, handler: object, params: object = None, **path: str
+) -> tuple[int, int]:
+    """The statements a page sends, and its status (an approver of TENANT asks)."""
+    return page_statements(services, handler, TENANT, params, role=ServiceRole.APPROVER, **path)
 
 
 @pytest.mark.spec(RULE)
-def test_the_list_sends_the_same_statements_for_a_few_deployments_as_for_a_full_page(database):
-    app = create_app(console_settings(database_url=database))
+def test_the_list_sends_the_same_statements_for_a_few_deployments_as_for_a_full_page(
+    fresh_database,
+):
+    app = create_app(console_settings(database_url=fresh_database))
     with TestClient(app) as client:
         services = app.state.runtime.services
         policy = {"deny_capabilities": ["network_write"]}

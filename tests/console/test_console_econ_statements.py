@@ -6,25 +6,15 @@ rows send the same number.
 """
 
 import itertools
-import os
-from collections.abc import Iterator
 
 import pytest
-from starlette.responses import Response
 from starlette.testclient import TestClient
-from tests.support.console import bearer, console_settings, deployed
+from tests.support.console import bearer, console_settings, deployed, page_statements
 from tests.support.economics import seed
-from tests.support.statements import statements
 
-from ecp_core.identity import ActorIdentity
-from ecp_core.system import SystemClock
-from ecp_core.types import AuthMethod, ServiceRole
 from ecp_http.server.console import audit, economics
-from ecp_http.server.console_sessions import CONSOLE_COOKIE, ConsoleSessions
-from ecp_http.server.routing import Call
 from ecp_http.startup.app import create_app
 from ecp_http.wire.models import ConsoleAuditQuery, ConsoleEconomicsQuery
-from ecp_postgres import create_database, drop_database
 
 pytestmark = pytest.mark.integration
 
@@ -33,40 +23,11 @@ ADMIN = bearer(TENANT, "admin")
 _names = itertools.count()
 
 
-@pytest.fixture
-def database(postgres_url, migrated_template) -> Iterator[str]:
-    name = f"ecp_console_econ_{os.getpid()}_{next(_names)}"
-    yield create_database(postgres_url, name, template=migrated_template)
-    drop_database(postgres_url, name)
-
-
-def _cookie(secret: str) -> str:
-    """A console session of an admin of TENANT, sealed as the server seals one."""
-    sessions = ConsoleSessions(secret, hours=1, secure=False, clock=SystemClock())
-    actor = ActorIdentity(
-        subject="counted",
-        auth_method=AuthMethod.BEARER,
-        roles=(ServiceRole.ADMIN,),
-        tenant_id=TENANT,
-    )
-    response = Response()
-    sessions.start(response, actor, key_id=None, until=None)
-    value = response.headers["set-cookie"].split(";")[0].split("=", 1)[1]
-    return f"{CONSOLE_COOKIE}={value}"
-
-
-def _counted(services, handler, params) -> int:
-    """The statements a page sends, called on this thread (its status must be 200)."""
-    call = Call(
-        actor=None,
-        path={},
-        params=params,
-        headers={"cookie": _cookie(services.settings.jwt_secret)},
-    )
-    with statements() as seen:
-        answer = handler(call, services)
-    assert answer.status_code == 200, answer.body
-    return len([s for s in seen if s != "COMMIT"])
+def _counted(services: object, handler: object, params: object) -> int:
+    """The statements a page sends (it must answer 200)."""
+    count, status = page_statements(services, handler, TENANT, params)
+    assert status == 200
+    return count
 
 
 def _compare(client: TestClient, workflow: str, growth: int) -> None:
@@ -82,8 +43,8 @@ def _compare(client: TestClient, workflow: str, growth: int) -> None:
 
 
 @pytest.mark.spec("C15 console-economics", "C15 console-audit")
-def test_the_pages_send_the_same_statements_for_a_few_rows_as_for_a_full_page(database):
-    app = create_app(console_settings(database_url=database))
+def test_the_pages_send_the_same_statements_for_a_few_rows_as_for_a_full_page(fresh_database):
+    app = create_app(console_settings(database_url=fresh_database))
     with TestClient(app) as client:
         services = app.state.runtime.services
         seed(client, ADMIN, workflow="few")

@@ -5,7 +5,6 @@ the test's own thread so that every statement a page sends is counted (no query 
 """
 
 import itertools
-import os
 import re
 from collections.abc import Iterator
 
@@ -17,18 +16,16 @@ from tests.support.console import (
     console_client,
     console_settings,
     deployed,
-    sealed_session,
+    page_statements,
     signed_in,
     waiting_run,
 )
-from tests.support.statements import statements
 
+from ecp_core.types import ServiceRole
 from ecp_http.server.console import approvals
 from ecp_http.server.console.views import INBOX_PAGE
-from ecp_http.server.routing import Call
 from ecp_http.startup.app import create_app
 from ecp_http.wire.models import ConsoleInboxQuery
-from ecp_postgres import create_database, drop_database
 
 pytestmark = pytest.mark.integration
 
@@ -93,34 +90,16 @@ def test_the_inbox_pages_by_keyset_soonest_sla_first_and_keeps_the_filter(client
     assert pages(deployment="bulk") == [made[:INBOX_PAGE], made[INBOX_PAGE:]]
 
 
-@pytest.fixture
-def database(postgres_url, migrated_template) -> Iterator[str]:
-    name = f"ecp_console_inbox_{os.getpid()}_{next(_names)}"
-    yield create_database(postgres_url, name, template=migrated_template)
-    drop_database(postgres_url, name)
-
-
-def _session_cookie(secret: str) -> str:
-    """A console session of an approver of TENANT, sealed as the server seals one."""
-    return sealed_session(secret, TENANT)
-
-
-def _counted(services, handler, **path: str) -> tuple[int, int]:
-    """The statements a page sends, and its status, called on this thread."""
-    call = Call(
-        actor=None,
-        path=path,
-        params=ConsoleInboxQuery(),
-        headers={"cookie": _session_cookie(services.settings.jwt_secret)},
+def _counted(services: object, handler: object, **path: str) -> tuple[int, int]:
+    """The statements a page sends, and its status (an approver of TENANT asks)."""
+    return page_statements(
+        services, handler, TENANT, ConsoleInboxQuery(), role=ServiceRole.APPROVER, **path
     )
-    with statements() as seen:
-        answer = handler(call, services)
-    return len([s for s in seen if s != "COMMIT"]), answer.status_code
 
 
 @pytest.mark.spec(INBOX)
-def test_a_page_sends_the_same_statements_for_a_few_approvals_as_for_a_full_page(database):
-    app = create_app(console_settings(database_url=database))
+def test_a_page_sends_the_same_statements_for_a_few_approvals_as_for_a_full_page(fresh_database):
+    app = create_app(console_settings(database_url=fresh_database))
     with TestClient(app) as client:
         services = app.state.runtime.services
         deployed(client, ADMIN, "count", sla_seconds=600)

@@ -5,32 +5,22 @@ counted: a page with a row or two sends as many as a full page (no query per row
 """
 
 import itertools
-import os
-from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import attrs
 import pytest
-from starlette.responses import Response
 from starlette.testclient import TestClient
-from tests.support.console import console_settings
-from tests.support.statements import statements
+from tests.support.console import console_settings, page_statements
 
-from ecp_core.identity import ActorIdentity
-from ecp_core.system import SystemClock
 from ecp_core.testing.conformance.tasks.samples import task
 from ecp_core.testing.conformance.webhooks import delivery, subscription
 from ecp_core.testing.samples import NOW
-from ecp_core.types import AuthMethod, ServiceRole
 from ecp_core.webhooks.model import DeliveryStatus
 from ecp_http.server.console import tasks, webhooks
 from ecp_http.server.console.tasks import TASKS_PAGE, TOPICS_PAGE
 from ecp_http.server.console.webhooks import DELIVERIES_PAGE
-from ecp_http.server.console_sessions import CONSOLE_COOKIE, ConsoleSessions
-from ecp_http.server.routing import Call
 from ecp_http.startup.app import create_app
 from ecp_http.wire.models import ConsoleTasksQuery, ConsoleWebhooksQuery
-from ecp_postgres import create_database, drop_database
 
 pytestmark = pytest.mark.integration
 
@@ -38,42 +28,18 @@ TENANT = "console-ops-counted"
 _names = itertools.count()
 
 
-@pytest.fixture
-def database(postgres_url, migrated_template) -> Iterator[str]:
-    name = f"ecp_console_ops_{os.getpid()}_{next(_names)}"
-    yield create_database(postgres_url, name, template=migrated_template)
-    drop_database(postgres_url, name)
-
-
-def _cookie(secret: str) -> str:
-    sessions = ConsoleSessions(secret, hours=1, secure=False, clock=SystemClock())
-    actor = ActorIdentity(
-        subject="counted",
-        auth_method=AuthMethod.BEARER,
-        roles=(ServiceRole.ADMIN,),
-        tenant_id=TENANT,
-    )
-    response = Response()
-    sessions.start(response, actor, key_id=None, until=None)
-    return f"{CONSOLE_COOKIE}={response.headers['set-cookie'].split(';')[0].split('=', 1)[1]}"
-
-
-def _counted(services, handler: Callable, params: object) -> int:
-    call = Call(
-        actor=None,
-        path={},
-        params=params,
-        headers={"cookie": _cookie(services.settings.jwt_secret)},
-    )
-    with statements() as seen:
-        answer = handler(call, services)
-    assert answer.status_code == 200, answer.body
-    return len([s for s in seen if s != "COMMIT"])
+def _counted(services: object, handler: object, params: object) -> int:
+    """The statements a page sends (it must answer 200)."""
+    count, status = page_statements(services, handler, TENANT, params)
+    assert status == 200
+    return count
 
 
 @pytest.mark.spec("C15 console-tasks", "C15 console-webhooks")
-def test_task_and_webhook_pages_send_as_many_statements_for_a_few_rows_as_for_a_full_page(database):
-    app = create_app(console_settings(database_url=database, webhook_poll_seconds=3600))
+def test_task_and_webhook_pages_send_as_many_statements_for_a_few_rows_as_for_a_full_page(
+    fresh_database,
+):
+    app = create_app(console_settings(database_url=fresh_database, webhook_poll_seconds=3600))
     with TestClient(app):
         runtime = app.state.runtime
         services = runtime.services

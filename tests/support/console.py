@@ -15,6 +15,7 @@ import attrs
 import httpx
 from starlette.responses import Response
 from starlette.testclient import TestClient
+from tests.support.statements import statements
 
 from ecp_core.identity import ActorIdentity
 from ecp_core.memory import MemoryStore
@@ -23,6 +24,7 @@ from ecp_core.types import AuthMethod, ServiceRole
 from ecp_http.config.settings import Settings
 from ecp_http.server.auth import mint_token
 from ecp_http.server.console_sessions import CONSOLE_COOKIE, ConsoleSessions
+from ecp_http.server.routing import Call
 from ecp_http.startup.app import create_app
 
 SECRET = "console-tests-" + "s" * 32
@@ -169,6 +171,24 @@ def sealed_session(secret: str, tenant: str, role: ServiceRole = ServiceRole.APP
     return f"{CONSOLE_COOKIE}={value}"
 
 
+def page_statements(
+    services: Any,
+    handler: Any,
+    tenant: str,
+    params: object = None,
+    *,
+    role: ServiceRole = ServiceRole.ADMIN,
+    **path: str,
+) -> tuple[int, int]:
+    """The statements a console page sends (COMMIT aside) and its status, called on this thread
+    with a sealed session of ``role`` in ``tenant``: the pages' "no query per row" tests."""
+    cookie = sealed_session(services.settings.jwt_secret, tenant, role)
+    call = Call(actor=None, path=path, params=params, headers={"cookie": cookie})
+    with statements() as seen:
+        answer = handler(call, services)
+    return len([s for s in seen if s != "COMMIT"]), answer.status_code
+
+
 def signed_in(client: TestClient, credential: str) -> Person:
     """A browser signed in with ``credential``."""
     person = Person(client)
@@ -188,6 +208,7 @@ __all__ = [
     "console_settings",
     "deployed",
     "field",
+    "page_statements",
     "reviewed",
     "sealed_session",
     "signed_in",
