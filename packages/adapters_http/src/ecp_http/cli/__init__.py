@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ecp_core.errors import DatabaseUnavailable, EcpError
 from ecp_core.types import ServiceRole
-from ecp_http.cli import approvals, audit, bills, deployments, runs, worker
+from ecp_http.cli import approvals, audit, bills, deployments, runs, witness, worker
 from ecp_http.cli.args import port, positive
 from ecp_http.config.table.serving import DATA_DIR, HOST, JWT_SECRET, PORT, WORKERS
 from ecp_http.config.values import Setting, SettingsError
@@ -195,6 +195,7 @@ def parser() -> argparse.ArgumentParser:
     approvals.add_parser(commands)
     bills.add_parser(commands)
     audit.add_parser(commands)
+    witness.add_parser(commands)
     worker.add_parser(commands)
     return top
 
