@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from tests.support.console import WAIT, bearer, console_client, deployed, waiting_run
 
 from ecp_core.transparency.checkpoints import Checkpoint
-from ecp_core.transparency.notes import NoteKey, NoteSigner, parse_note
+from ecp_core.transparency.notes import COSIGNATURE, NoteKey, NoteSigner, parse_note
 from ecp_core.transparency.witness import add_checkpoint_body
 
 pytestmark = pytest.mark.e2e
@@ -52,6 +52,10 @@ def log_vkey(client: TestClient) -> str:
 @pytest.fixture
 def witness(tmp_path, log_vkey: str) -> Iterator[tuple[str, NoteKey, subprocess.Popen[str]]]:
     """``ecp witness`` for the log, its URL and its verifier key."""
+    yield from _witness(tmp_path, log_vkey)
+
+
+def _witness(tmp_path, log_vkey: str) -> Iterator[tuple[str, NoteKey, subprocess.Popen[str]]]:
     port = _free_port()
     command = [
         sys.executable, "-m", "ecp_http.cli", "witness", "--name", "witness.test/w1",
@@ -77,7 +81,7 @@ def witness(tmp_path, log_vkey: str) -> Iterator[tuple[str, NoteKey, subprocess.
         yield url, NoteKey.from_vkey(found.group(1)), process
     finally:
         process.terminate()
-        process.wait(10)
+        process.communicate(timeout=10)  # and closes its pipes
 
 
 def settled_checkpoint(client: TestClient, runs: int) -> str:
@@ -120,3 +124,30 @@ def test_the_witness_cosigns_a_growing_log_and_refuses_a_fork(client, witness):
     process.terminate()
     _, errors = process.communicate(timeout=10)
     assert "witness refused checkpoint" in errors
+
+
+@pytest.mark.spec("C16 witness")
+def test_the_server_publishes_its_witnesses_cosignatures_with_each_checkpoint(tmp_path):
+    log_key = NoteSigner.from_seed("log.test/acme", SEED).key.vkey()
+    for url, witness_key, _ in _witness(tmp_path, log_key):
+        for client in console_client(
+            log_checkpoint_seconds=0.05,
+            log_origin="log.test",
+            audit_signing_key=base64.b64encode(SEED).decode("ascii"),
+            log_witnesses=((url, witness_key.vkey()),),
+        ):
+            deployed(client, ADMIN, "pay")
+            for runs in (1, 2):
+                settled_checkpoint(client, runs)
+                size = Checkpoint.parse(
+                    parse_note(client.get("/v1/log/checkpoint", headers=ADMIN).text).text
+                ).size
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline:
+                    note = parse_note(client.get("/v1/log/checkpoint", headers=ADMIN).text)
+                    if len(note.signatures) == 2 and Checkpoint.parse(note.text).size >= size:
+                        break
+                    time.sleep(0.05)
+                assert note.verified_by(witness_key) is not None, note.render()
+                assert note.verified_by(NoteKey.from_vkey(log_key)) == 0
+            assert witness_key.kind == COSIGNATURE

@@ -127,6 +127,13 @@ class PostgresTransparency(Repository):
             (tenant_id, [leaf.audit_id for leaf in leaves]),
         )
 
+    def cosign(self, tenant_id: str, size: int, note: str) -> None:
+        """The head's note, cosigned."""
+        self._conn.execute(
+            "UPDATE ecp_log_heads SET note = %s WHERE tenant_id = %s AND tree_size = %s",
+            (note, tenant_id, size),
+        )
+
     def leaves(self, tenant_id: str, audit_ids: Sequence[str]) -> dict[str, LoggedLeaf]:
         """Logged leaves of these records."""
         rows = self._conn.execute(

@@ -155,7 +155,13 @@ def background_work(
     timers = timer_thread(
         ecp, settings.timer_poll_seconds, dispatcher, outage=outage, metrics=metrics
     )
-    log = log_thread(ecp, settings.log_checkpoint_seconds, outage=outage, metrics=metrics)
+    log = log_thread(
+        ecp,
+        settings.log_checkpoint_seconds,
+        outage=outage,
+        metrics=metrics,
+        witnesses=settings.log_witnesses,
+    )
     return dispatcher, timers, scheduler, log
 
 

@@ -72,6 +72,7 @@ class Settings:
     timer_poll_seconds: float = runs.TIMER_POLL_SECONDS.default
     log_checkpoint_seconds: float = runs.LOG_CHECKPOINT_SECONDS.default
     log_origin: str = runs.LOG_ORIGIN.default
+    log_witnesses: tuple[tuple[str, str], ...] = runs.LOG_WITNESSES.default
     dispatch_notify: bool = runs.DISPATCH_NOTIFY.default
     """Whether PostgreSQL notifications wake the workers and ``Prefer: wait`` (ADR 0063); off,
     they poll only."""
@@ -183,6 +184,7 @@ class Settings:
             timer_poll_seconds=runs.TIMER_POLL_SECONDS.read(env),
             log_checkpoint_seconds=runs.LOG_CHECKPOINT_SECONDS.read(env),
             log_origin=runs.LOG_ORIGIN.read(env),
+            log_witnesses=runs.LOG_WITNESSES.read(env),
             dispatch_notify=runs.DISPATCH_NOTIFY.read(env),
             dispatch_max_attempts=runs.DISPATCH_MAX_ATTEMPTS.read(env),
             dispatch_backoff_seconds=runs.DISPATCH_BACKOFF_SECONDS.read(env),

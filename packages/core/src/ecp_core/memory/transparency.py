@@ -2,6 +2,8 @@
 
 from collections.abc import Iterable, Mapping, Sequence
 
+import attrs
+
 from ecp_core.errors import Conflict
 from ecp_core.memory.tables import Repository, detached
 from ecp_core.transparency.model import LoggedLeaf, LogHead, PendingLeaf
@@ -73,6 +75,12 @@ class MemoryTransparency(Repository):
         taken = {leaf.audit_id for leaf in leaves}
         queued = self._t.table("log_pending").get(tenant_id, [])
         self._t.put("log_pending", tenant_id, [p for p in queued if p.audit_id not in taken])
+
+    def cosign(self, tenant_id: str, size: int, note: str) -> None:
+        """The head's note, cosigned."""
+        head = self._t.table("log_heads").get((tenant_id, size))
+        if head is not None:
+            self._t.put("log_heads", (tenant_id, size), attrs.evolve(head, note=note))
 
     @detached
     def leaves(self, tenant_id: str, audit_ids: Sequence[str]) -> dict[str, LoggedLeaf]:

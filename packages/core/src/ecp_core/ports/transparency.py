@@ -63,6 +63,18 @@ class TransparencyRepository(Protocol):
         """Where each of the records is in the log (records not yet logged are left out)."""
         ...
 
+    def cosign(self, tenant_id: str, size: int, note: str) -> None:
+        """Replace the note of the head of ``size`` by ``note``: the same note, cosigned."""
+        ...
+
+
+class WitnessClient(Protocol):
+    """Submits a checkpoint to a witness (C2SP tlog-witness ``add-checkpoint``)."""
+
+    def add_checkpoint(self, url: str, body: str) -> tuple[int | None, str]:
+        """The witness's status and body; None and the error when it could not be reached."""
+        ...
+
 
 class WithTransparency(Protocol):
     """A unit of work that reaches the transparency logs."""
@@ -77,4 +89,4 @@ class TransparencyUnit(Transaction, WithTransparency, Protocol):
     """What the transparency log's use cases need of storage."""
 
 
-__all__ = ["TransparencyRepository", "TransparencyUnit", "WithTransparency"]
+__all__ = ["TransparencyRepository", "TransparencyUnit", "WithTransparency", "WitnessClient"]

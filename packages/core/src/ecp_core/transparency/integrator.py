@@ -7,6 +7,7 @@ extend the tiles, compute the root, sign the checkpoint, store all of it, commit
 """
 
 import logging
+import threading
 from collections.abc import Callable
 
 import attrs
@@ -57,6 +58,15 @@ class LogIntegrator:
     keys: LogKeys
     clock: Clock
     batch: int = BATCH
+    _signed: set[str] = attrs.field(factory=set, init=False, repr=False)
+    _guard: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)
+
+    def drain_signed(self) -> list[str]:
+        """The tenants this process signed a new checkpoint for since the last call."""
+        with self._guard:
+            tenants = sorted(self._signed)
+            self._signed.clear()
+        return tenants
 
     def integrate(self) -> list[Integrated]:
         """One pass over the tenants with pending leaves."""
@@ -87,6 +97,8 @@ class LogIntegrator:
             signed = LogHead(tenant_id, new_size, root, note, self.clock.now())
             log.append(tenant_id, size, pending, changed, signed)
             uow.commit()
+        with self._guard:
+            self._signed.add(tenant_id)
         logger.info(
             "log checkpoint signed",
             extra={"tenant_id": tenant_id, "tree_size": new_size, "appended": len(pending)},

@@ -13,6 +13,7 @@ from ecp_core.ports.transparency import TransparencyUnit
 from ecp_core.transparency.checkpoints import Checkpoint
 from ecp_core.transparency.keys import LogKeys
 from ecp_core.transparency.merkle import EMPTY_ROOT, consistency_proof, inclusion_proof
+from ecp_core.transparency.model import LogHead
 from ecp_core.transparency.notes import NoteKey
 from ecp_core.transparency.proofs import with_tiles
 from ecp_core.transparency.tiles import TileName, tile_width
@@ -124,6 +125,17 @@ class TransparencyLog:
                 lambda perfect: consistency_proof(first, second, perfect),
             )
         return tuple(hashes)
+
+    def head(self, tenant_id: str) -> LogHead | None:
+        """The tenant's newest signed head (None before its first checkpoint)."""
+        with self.unit_of_work() as uow:
+            return uow.transparency.head(tenant_id)
+
+    def cosign(self, tenant_id: str, size: int, note: str) -> None:
+        """Keep ``note`` (the head of ``size``'s note with witnesses' cosignatures added)."""
+        with self.unit_of_work() as uow:
+            uow.transparency.cosign(tenant_id, size, note)
+            uow.commit()
 
     def public_keys(self, tenant_id: str) -> list[NoteKey]:
         """The keys that verify the tenant's checkpoints, the current one first."""

@@ -37,6 +37,7 @@ SETTINGS: tuple[Setting[Any] | SettingFamily, ...] = (
     runs.TIMER_POLL_SECONDS,
     runs.LOG_CHECKPOINT_SECONDS,
     runs.LOG_ORIGIN,
+    runs.LOG_WITNESSES,
     runs.DISPATCH_NOTIFY,
     runs.DISPATCH_MAX_ATTEMPTS,
     runs.DISPATCH_BACKOFF_SECONDS,

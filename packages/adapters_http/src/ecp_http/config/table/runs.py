@@ -6,6 +6,7 @@ Declarations of the one settings table (:mod:`ecp_http.config.table`, ADR 0072).
 import pathlib
 import socket
 
+from ecp_core.transparency.notes import COSIGNATURE, NoteError, NoteKey
 from ecp_http.config.table.parsers import ttl_seconds
 from ecp_http.config.values import Setting, SettingsError, flag, number, path, whole
 
@@ -263,4 +264,33 @@ LOG_ORIGIN: Setting[str] = Setting(
         "`ecp.example.com`; each tenant's log is `<origin>/<tenant id>` (ADR 0086)"
     ),
     shown_default="the host's name",
+)
+
+
+def log_witnesses(name: str, raw: str) -> tuple[tuple[str, str], ...]:
+    """``URL=VKEY`` pairs, comma separated: each witness's address and cosignature key."""
+    found = []
+    for entry in filter(None, (part.strip() for part in raw.split(","))):
+        url, equals, vkey = entry.partition("=")
+        if not equals or not url.startswith(("http://", "https://")) or not vkey:
+            raise SettingsError(f"{name}: each entry is https://witness.example=<its verifier key>")
+        try:
+            key = NoteKey.from_vkey(vkey)
+        except NoteError as exc:
+            raise SettingsError(f"{name}: {url}'s key: {exc}") from None
+        if key.kind != COSIGNATURE:
+            raise SettingsError(f"{name}: {url}'s key is not a cosignature key (type 0x04)")
+        found.append((url, vkey))
+    return tuple(found)
+
+
+LOG_WITNESSES: Setting[tuple[tuple[str, str], ...]] = Setting(
+    name="ECP_LOG_WITNESSES",
+    parse=log_witnesses,
+    default=(),
+    description=(
+        "witnesses that cosign each new checkpoint, as `URL=VKEY` pairs, comma separated (the "
+        "witness's base URL and its cosignature verifier key, which `ecp witness` prints); "
+        "their cosignatures are published with the checkpoint (ADR 0086)"
+    ),
 )

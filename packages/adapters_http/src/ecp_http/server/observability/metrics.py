@@ -194,6 +194,18 @@ class Metrics:
             "Checkpoints the transparency log integrator signed (ADR 0086).",
             registry=registry,
         )
+        self.log_cosignatures = Counter(
+            "ecp_log_cosignatures_total",
+            "Witnesses' cosignatures published with new checkpoints (ADR 0086).",
+            registry=registry,
+        )
+        self.log_witness_refusals = Counter(
+            "ecp_log_witness_refusals_total",
+            "New checkpoints a witness did not cosign, by witness: a fork, a rollback, or it "
+            "could not be reached (log line `witness refused checkpoint`).",
+            ["witness"],
+            registry=registry,
+        )
         for outcome in CONNECTOR_TEST_OUTCOMES:
             self.connector_tests.labels(outcome)
         for status in FINISHED:
