@@ -21,7 +21,7 @@ LOCKED := uv.lock pyproject.toml $(foreach p,$(PACKAGES),$(p)/pyproject.toml) te
 SERVE_STAMP := $(VENV)/.installed-serve
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: install install-serve lock browser run dev-cloud test lint bench fuzz spec-map docs clean
+.PHONY: install install-serve lock browser golang run dev-cloud test lint bench fuzz spec-map docs clean
 
 install: $(DEV_STAMP)
 
@@ -59,6 +59,15 @@ browser:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver npm >/dev/null; }
 	@$(BIN)/python scripts/fetch_axe.py
 
+# Debian's Go and golang.org/x/mod (sumdb/note, sumdb/tlog) for the transparency log's interop test
+# (tests/transparency/test_interop_go.py), when not yet there; it builds offline from /usr/share/gocode.
+golang:
+	@command -v go >/dev/null && [ -d /usr/share/gocode/src/golang.org/x/mod/sumdb/tlog ] || { \
+	  echo "installing Debian's golang-go and golang-golang-x-mod-dev for the log's interop test"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq golang-go golang-golang-x-mod-dev >/dev/null; }
+
 run: install-serve
 	$(BIN)/ecp serve
 
@@ -67,7 +76,7 @@ dev-cloud: install-serve
 	$(BIN)/ecp dev-cloud
 
 # Two processes (ADR 0040); PYTEST_WORKERS=0 runs everything in one.
-test: install browser lint
+test: install browser golang lint
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 lint: install
