@@ -2,12 +2,15 @@
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecp_core.errors import Conflict
 from ecp_core.transparency.model import LoggedLeaf, LogHead, PendingLeaf
 from ecp_core.transparency.tiles import TileKey
 from ecp_postgres.rows import Repository
+
+if TYPE_CHECKING:
+    import psycopg
 
 LOCK_NAMESPACE = "ecp_log:"
 """Prefix of the advisory lock keys of tenants' logs."""
@@ -27,7 +30,16 @@ def _head(row: dict[str, Any] | None) -> LogHead | None:
 
 
 class PostgresTransparency(Repository):
-    """Pending leaves queued by the audit insert trigger; leaves, tiles and heads as tables."""
+    """Pending leaves queued by the audit insert trigger; leaves, tiles and heads as tables.
+
+    One per unit of work: the queue keys of the pending leaves it read are kept, so the append
+    deletes them by primary key.
+    """
+
+    def __init__(self, conn: "psycopg.Connection[dict[str, Any]]") -> None:
+        """Work on ``conn`` (the unit of work's connection)."""
+        super().__init__(conn)
+        self._queued: set[tuple[str, str, int]] = set()
 
     def tenants_pending(self, limit: int) -> list[str]:
         """Tenants with pending leaves (a skip scan over the queue's index)."""
@@ -51,12 +63,13 @@ class PostgresTransparency(Repository):
         return bool(row and row["taken"])
 
     def pending(self, tenant_id: str, limit: int) -> list[PendingLeaf]:
-        """The oldest queued leaves."""
+        """The oldest queued leaves (their queue keys kept for :meth:`append`'s delete)."""
         rows = self._conn.execute(
-            "SELECT audit_id, record_digest FROM ecp_log_pending WHERE tenant_id = %s"
+            "SELECT seq, audit_id, record_digest FROM ecp_log_pending WHERE tenant_id = %s"
             " ORDER BY seq LIMIT %s",
             (tenant_id, limit),
         ).fetchall()
+        self._queued.update((tenant_id, row["audit_id"], row["seq"]) for row in rows)
         return [PendingLeaf(row["audit_id"], row["record_digest"]) for row in rows]
 
     def head(self, tenant_id: str) -> LogHead | None:
@@ -122,10 +135,13 @@ class PostgresTransparency(Repository):
             " VALUES (%s, %s, %s, %s, %s)",
             (tenant_id, head.size, head.root, head.note, head.created_at),
         )
-        cursor.execute(
-            "DELETE FROM ecp_log_pending WHERE tenant_id = %s AND audit_id = ANY(%s)",
-            (tenant_id, [leaf.audit_id for leaf in leaves]),
-        )
+        taken = {leaf.audit_id for leaf in leaves}
+        keys = [
+            seq
+            for tenant, audit_id, seq in self._queued
+            if tenant == tenant_id and audit_id in taken
+        ]
+        cursor.execute("DELETE FROM ecp_log_pending WHERE seq = ANY(%s)", (keys,))
 
     def cosign(self, tenant_id: str, size: int, note: str) -> None:
         """The head's note, cosigned."""
