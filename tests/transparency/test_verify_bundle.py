@@ -81,12 +81,17 @@ def _forge_checkpoint(bundle: dict[str, Any]) -> None:
     bundle["checkpoint"] = text + "\n" + forger.signature_line(text)
 
 
+def _misstate_size(bundle: dict[str, Any]) -> None:
+    bundle["tree_size"] += 1
+
+
 TAMPERING: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "a record rewritten": (_rewrite_record, "digest"),
     "the chain's tail cut": (_cut_tail, "stop short of its end"),
     "a proof hash flipped": (_flip_proof, "not in the checkpoint's tree"),
     "a leaf reordered": (_move_leaf, "not in the checkpoint's tree"),
     "the checkpoint re-signed": (_forge_checkpoint, "not signed by a trusted log key"),
+    "the tree size misstated": (_misstate_size, "its checkpoint"),
 }
 
 

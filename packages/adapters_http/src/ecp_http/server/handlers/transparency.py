@@ -5,6 +5,8 @@ raw hashes (``application/octet-stream``) at C2SP's paths, proofs are JSON with 
 """
 
 import base64
+from collections.abc import Callable
+from typing import Any
 
 from starlette.responses import Response
 
@@ -88,16 +90,23 @@ def bundle(call: Call, services: Services) -> AuditBundle:
     return bundles.bundle(call.tenant, call.path["run_id"])
 
 
-def _read(path: str, handler: object, operation_id: str, summary: str, **more: object) -> Operation:
+def _read(
+    path: str,
+    handler: Callable[[Call, Services], object],
+    operation_id: str,
+    summary: str,
+    **more: Any,  # noqa: ANN401 - the rest of Operation's fields, as Operation types them
+) -> Operation:
+    """A read of the tenant's log: GET, tag ``log``, the ``log_read`` permission."""
     return Operation(
         method="GET",
         path=path,
-        handler=handler,  # type: ignore[arg-type]
+        handler=handler,
         operation_id=operation_id,
         tag="log",
         summary=summary,
         permission=Permission.LOG_READ,
-        **more,  # type: ignore[arg-type]
+        **more,
     )
 
 

@@ -15,8 +15,10 @@ from ecp_core.audit.record import NodeAuditRecord
 from ecp_core.constraints import checked
 from ecp_core.errors import Conflict
 from ecp_core.signing import PublicSigningKey
+from ecp_core.transparency.checkpoints import Checkpoint
 from ecp_core.transparency.integrator import LogIntegrator
 from ecp_core.transparency.keys import key_view
+from ecp_core.transparency.notes import parse_note
 from ecp_core.transparency.service import TransparencyLog
 
 BUNDLE_FORMAT = "ecp-audit-bundle/1"
@@ -92,7 +94,8 @@ class AuditBundles:
         for _ in range(_PASSES):
             checkpoint = self.log.checkpoint(tenant_id)
             size, proofs = self.log.inclusions(tenant_id, audit_ids)
-            if len(proofs) == len(audit_ids) and checkpoint.split("\n")[1] == str(size):
+            signed_size = Checkpoint.parse(parse_note(checkpoint).text).size
+            if len(proofs) == len(audit_ids) and signed_size == size:
                 break
             self.integrator.integrate_tenant(tenant_id)
         else:

@@ -89,6 +89,9 @@ def verify_bundle(document: Mapping[str, Any], log_keys: Sequence[NoteKey] = ())
     )
     if not signed:
         return attrs.evolve(verdict, error="the checkpoint is not signed by a trusted log key")
+    if bundle.tree_size != head.size:
+        error = f"the bundle says {bundle.tree_size} leaves, its checkpoint {head.size}"
+        return attrs.evolve(verdict, error=error)
     chain = verify_chain(bundle.records, KeyRing.of(bundle.signing_keys), scope="bundle")
     verdict = attrs.evolve(
         verdict, chain_verified=chain.verified, signatures_verified=chain.signature_verified
