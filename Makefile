@@ -21,7 +21,7 @@ LOCKED := uv.lock pyproject.toml $(foreach p,$(PACKAGES),$(p)/pyproject.toml) te
 SERVE_STAMP := $(VENV)/.installed-serve
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: install install-serve lock browser golang run dev-cloud test lint bench fuzz spec-map docs clean
+.PHONY: install install-serve lock browser golang run dev-cloud test lint bench fuzz spec-map docs clients clean
 
 install: $(DEV_STAMP)
 
@@ -67,6 +67,10 @@ golang:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq golang-go golang-golang-x-mod-dev >/dev/null; }
+
+# The client libraries' generated parts, from the OpenAPI document the server serves (docs/clients.md).
+clients: install
+	$(BIN)/python -m ecp_http.openapi.snapshot --output clients/openapi.json
 
 run: install-serve
 	$(BIN)/ecp serve

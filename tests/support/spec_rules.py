@@ -56,6 +56,8 @@ SECTIONS: dict[str, str] = {
     "C14": "CONTRACT: run control",
     "C15": "CONTRACT: the console",
     "C16": "CONTRACT: the transparency log",
+    "C17": "CONTRACT: rollouts and moving waiting runs",
+    "C18": "CONTRACT: client libraries",
 }
 """Section id → title; the id is the prefix of every rule id in that section."""
 
@@ -394,6 +396,7 @@ RULES: dict[str, str] = {
     "C16 witness": "a witness (ecp witness, C2SP tlog-witness add-checkpoint) cosigns a log's checkpoint only when it is consistent with the last one it cosigned (timestamped Ed25519 cosignature, C2SP tlog-cosignature); a fork (the same size with another root, or a proof that fails) is 422, a stale old size 409 with the size it knows, an unknown log 404, a signature not by the log's key 403, and each refusal is logged and counted",
     "C16 log-tenants": "each tenant has its own log: another tenant's records are never proved or served, and workers may not read logs",
     "C16 log-interop": "the served checkpoints, signatures, proofs and tiles verify with Go's reference code (golang.org/x/mod/sumdb/note and tlog), which refuses a flipped bit in a proof, a tile, a root or a signature",
+    "C18 client-generated": "clients/openapi.json, from which the client libraries' generated parts are made, is the rendering of the served OpenAPI document, and a test fails while it is stale",
     "C15 console-drawing": "the console draws a workflow graph as inline SVG laid out top to bottom (igraph's Sugiyama layout): every node and edge exactly once, no two node boxes overlapping, everything inside the viewBox; nodes coloured by where the run stands, taken edges marked, conditions dashed and labelled, long ids shortened but whole in the title, and the node list beside it as the text alternative",
     "C15 console-deployments": "/console/deployments lists the tenant's deployments (graph_read) with graph version, pause, limit, policy and a link to their runs, in keyset pages whose statements do not grow with the rows; /console/deployments/{ref} draws the version it runs with its policy, the nodes the policy stops and the graph's versions; /console/graphs/{id} draws a chosen version; Pause/Unpause (run_control, CSRF) call the API's service; another tenant's deployment is 404",
     "C15 console-charts": "console charts are pygal SVG inlined in the page with no <style>, <script>, style= or on* attribute (the CSP holds with no exception), for any figures: none, unknown ones, intervals crossing zero, huge or tiny Decimals; every chart sits beside the table of its figures",
@@ -667,6 +670,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     ),
     "C16 verify-bundle": ("ecp_core.runs.audit.bundle_check", "ecp_http.cli.audit"),
     "C16 witness": ("ecp_core.transparency.witness", "ecp_http.startup.witness"),
+    "C18 client-generated": ("ecp_http.openapi.snapshot",),
     "C15 console-drawing": ("ecp_http.server.console.drawing",),
     "C15 console-deployments": ("ecp_http.server.console.deployments", "ecp_core.registry.service"),
     "C15 console-charts": ("ecp_http.server.console.charts",),
