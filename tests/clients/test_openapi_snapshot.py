@@ -15,4 +15,3 @@ REGENERATE = "make clients"
 @pytest.mark.spec("C18 client-generated")
 def test_the_committed_snapshot_is_the_rendering():
     assert SNAPSHOT.read_text(encoding="utf-8") == snapshot.render(), f"regenerate: {REGENERATE}"
-
