@@ -144,10 +144,12 @@ def test_migrate_list_apply_rollback(postgres_url):
             "connectors_0002_abandoned_reservations",
             "pending",
             "transparency_0001_log",
+            "pending",
+            "transparency_0002_heads_by_time",
         ]
-        assert "applied 46 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 46
-        assert "transparency_0001_log" in ecp("migrate", "rollback", url=url)
+        assert "applied 47 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 47
+        assert "transparency_0002_heads_by_time" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:
         drop_database(postgres_url, "ecp_test_cli")

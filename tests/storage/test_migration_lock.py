@@ -9,6 +9,7 @@ database.
 import base64
 import concurrent.futures
 import contextlib
+import logging
 import os
 import socket
 import struct
@@ -139,15 +140,20 @@ def test_a_migrator_killed_mid_migration_leaves_neither_a_lock_nor_half_a_migrat
     assert all(applied for _, applied in migration_status(fresh_database))
 
 
-def test_a_start_up_waiting_for_the_lock_goes_on_when_its_holder_is_killed(fresh_database):
+def test_a_start_up_waiting_for_the_lock_goes_on_when_its_holder_is_killed(fresh_database, caplog):
     last = last_migration()
     assert rollback_migrations(fresh_database, 1) == [last]
     with TestClient(create_app(settings_for(fresh_database))) as client:
         with psycopg.connect(fresh_database, autocommit=True) as holder:
             holder.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
             assert readiness(client) == (503, "outdated")  # answered while the lock is held
-            start_up = in_thread(lambda: apply_migrations(fresh_database))
-            waiting_backend(fresh_database, ("Lock", "advisory"), start_up)
+            with caplog.at_level(logging.INFO, logger="ecp_postgres.migrations"):
+                start_up = in_thread(lambda: apply_migrations(fresh_database))
+                deadline = time.monotonic() + WAIT_SECONDS
+                while "waiting for the migration lock" not in caplog.text:  # it polls
+                    assert not start_up.done(), start_up.result()
+                    assert time.monotonic() < deadline, "the start-up never waited for the lock"
+                    time.sleep(0.01)
             terminate(fresh_database, holder.info.backend_pid)
             assert start_up.result(timeout=WAIT_SECONDS) == [last]
         assert readiness(client) == (200, "current")

@@ -103,6 +103,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert decisions | bills <= complete
         # Issue 20: the governance areas are the newest; each rolls back alone, newest first.
         governance = [
+            ("transparency_0002_heads_by_time", set()),
             (
                 "transparency_0001_log",
                 {"ecp_log_pending", "ecp_log_leaves", "ecp_log_tiles", "ecp_log_heads"},

@@ -62,14 +62,13 @@ def console_server(postgres_url: str, template: str, **changes: Any) -> Iterator
     name = f"ecp_console_{os.getpid()}_{next(_names)}"
     database = create_database(postgres_url, name, template=template)
     secret = secrets.token_urlsafe(32)
-    settings = Settings(
-        database_url=database,
-        jwt_secret=secret,
-        audit_signing_key=base64.b64encode(secrets.token_bytes(32)).decode("ascii"),
-        dispatch_poll_seconds=0.05,
-        insecure_cookies=True,
+    fields: dict[str, Any] = {
+        "audit_signing_key": base64.b64encode(secrets.token_bytes(32)).decode("ascii"),
+        "dispatch_poll_seconds": 0.05,
+        "insecure_cookies": True,
         **changes,
-    )
+    }
+    settings = Settings(database_url=database, jwt_secret=secret, **fields)
     try:
         with serving(lambda _: settings) as (base_url, client, _):
             yield Console(base_url=base_url, client=client, secret=secret, database=database)

@@ -210,6 +210,14 @@ QUICKSTART = [
         query=lambda ids: {"audit_id": ids["logged_audit_id"], "tree_size": str(ids["tree_size"])},
     ),
     Step("log_consistency_proof", query=lambda ids: {"from": "1", "to": str(ids["tree_size"])}),
+    Step(
+        "audit_export",
+        query={
+            "deployment_ref": "refunds",
+            "since": "2026-01-01T00:00:00+00:00",
+            "until": "2026-01-01T00:00:01+00:00",
+        },
+    ),
     Step("audit_get_settings"),
     Step("audit_put_settings", {"digest_version": 3}),
     Step("audit_readiness"),

@@ -16,6 +16,8 @@ from ecp_core.transparency.merkle import (
     inclusion_proof,
     leaf_hash,
     node_hash,
+    range_proof,
+    root_from_range,
     split_point,
     tree_root,
     verify_consistency,
@@ -97,6 +99,35 @@ def test_every_inclusion_proof_verifies_and_any_flipped_bit_fails(count, data):
     if size > 1:
         other = (index + 1) % size
         assert not verify_inclusion(leaf, other, size, path, root)
+
+
+@settings(max_examples=80, deadline=None)
+@given(count=st.integers(min_value=1, max_value=1100), data=st.data())
+@pytest.mark.spec("C16 log-export")
+def test_a_range_proof_gives_the_root_only_with_exactly_those_leaves(count, data):
+    leaves = entries(count)
+    tiles, _ = grown(leaves, [])
+    perfect = TiledHashes(tiles_in_memory(tiles))
+    size = data.draw(st.integers(min_value=1, max_value=count), label="size")
+    start = data.draw(st.integers(min_value=0, max_value=size - 1), label="start")
+    end = data.draw(st.integers(min_value=start + 1, max_value=size), label="end")
+    hashes = [leaf_hash(e) for e in leaves[start:end]]
+    proof = range_proof(start, end, size, perfect)
+    assert root_from_range(start, size, hashes, proof) == reference_root(leaves[:size])
+    assert len(proof) <= 2 * size.bit_length()
+    # A leaf flipped, dropped, added or moved, or a proof hash flipped, gives another root.
+    at = data.draw(st.integers(min_value=0, max_value=len(hashes) - 1), label="at")
+    flipped = [*hashes[:at], bytes([hashes[at][0] ^ 1]) + hashes[at][1:], *hashes[at + 1 :]]
+    root = reference_root(leaves[:size])
+    assert root_from_range(start, size, flipped, proof) != root
+    assert root_from_range(start, size, hashes[:-1], proof) != root
+    assert root_from_range(start, size, [*hashes, hashes[0]], proof) != root
+    if start > 0:
+        assert root_from_range(start - 1, size, hashes, proof) != root
+    for i in range(len(proof)):
+        tampered = [*proof[:i], bytes([proof[i][0] ^ 1]) + proof[i][1:], *proof[i + 1 :]]
+        assert root_from_range(start, size, hashes, tampered) != root
+    assert root_from_range(start, size, hashes, [*proof, root]) is None
 
 
 @settings(max_examples=60, deadline=None)

@@ -211,6 +211,13 @@ class PostgresAudit(Repository):
         """One record, or None."""
         return self._one(AUDIT, "audit_id = %s AND tenant_id = %s", (audit_id, tenant_id))
 
+    def many(self, tenant_id: str, audit_ids: Sequence[str]) -> dict[str, NodeAuditRecord]:
+        """The tenant's records among ``audit_ids``, in one statement."""
+        found = self._all(
+            AUDIT, "WHERE tenant_id = %s AND audit_id = ANY(%s)", (tenant_id, list(audit_ids))
+        )
+        return {record.audit_id: record for record in found}
+
     def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
         """Unerased, unheld version 2 and 3 records created before the instant, oldest first.
 

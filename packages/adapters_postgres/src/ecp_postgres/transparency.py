@@ -2,6 +2,7 @@
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ecp_core.errors import Conflict
@@ -148,6 +149,35 @@ class PostgresTransparency(Repository):
         self._conn.execute(
             "UPDATE ecp_log_heads SET note = %s WHERE tenant_id = %s AND tree_size = %s",
             (note, tenant_id, size),
+        )
+
+    def leaves_between(self, tenant_id: str, start: int, end: int) -> list[LoggedLeaf]:
+        """Logged leaves in the index range (the primary key's order)."""
+        rows = self._conn.execute(
+            "SELECT audit_id, leaf_index, record_digest FROM ecp_log_leaves"
+            " WHERE tenant_id = %s AND leaf_index >= %s AND leaf_index < %s ORDER BY leaf_index",
+            (tenant_id, start, end),
+        ).fetchall()
+        return [LoggedLeaf(r["audit_id"], r["leaf_index"], r["record_digest"]) for r in rows]
+
+    def head_before(self, tenant_id: str, instant: datetime) -> LogHead | None:
+        """The newest head signed at or before the instant (index ecp_log_heads_by_time)."""
+        return _head(
+            self._conn.execute(
+                f"{_HEAD} WHERE tenant_id = %s AND created_at <= %s"
+                " ORDER BY created_at DESC, tree_size DESC LIMIT 1",
+                (tenant_id, instant),
+            ).fetchone()
+        )
+
+    def head_after(self, tenant_id: str, instant: datetime) -> LogHead | None:
+        """The oldest head signed at or after the instant."""
+        return _head(
+            self._conn.execute(
+                f"{_HEAD} WHERE tenant_id = %s AND created_at >= %s"
+                " ORDER BY created_at, tree_size LIMIT 1",
+                (tenant_id, instant),
+            ).fetchone()
         )
 
     def leaves(self, tenant_id: str, audit_ids: Sequence[str]) -> dict[str, LoggedLeaf]:

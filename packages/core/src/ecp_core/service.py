@@ -38,6 +38,7 @@ from ecp_core.runs.approvals.model import ApprovalResolutionRequest, ApprovalRes
 from ecp_core.runs.approvals.service import ApprovalService
 from ecp_core.runs.approvals.steps import ApprovalSteps
 from ecp_core.runs.audit.bundle import AuditBundles
+from ecp_core.runs.audit.export import AuditExports
 from ecp_core.runs.audit.readiness import AuditReadiness, DeploymentMode
 from ecp_core.runs.audit.trail import VERIFY_CONNECTIONS, AuditTrail
 from ecp_core.runs.audit.writer import AuditWriter
@@ -83,7 +84,13 @@ def _transparency(
         return {}
     log, integrator = TransparencyLog(uow, keys), LogIntegrator(uow, keys, clock)
     bundles = AuditBundles(trail.run_records, trail.signing_keys, log, integrator)
-    return {"transparency": log, "log_integrator": integrator, "bundles": bundles}
+    exports = AuditExports(trail.by_ids, trail.signing_keys, log, integrator)
+    return {
+        "transparency": log,
+        "log_integrator": integrator,
+        "bundles": bundles,
+        "exports": exports,
+    }
 
 
 @attrs.frozen(kw_only=True)
@@ -139,6 +146,8 @@ class Ecp:
     """Appends committed audit records to their tenant's log (the server's background sweep)."""
     bundles: AuditBundles | None = None
     """Runs' audit bundles: records, keys, a checkpoint and inclusion proofs (None unsigned)."""
+    exports: AuditExports | None = None
+    """Audit exports: a window's records, proved complete against the log (None unsigned)."""
 
     @classmethod
     def build(

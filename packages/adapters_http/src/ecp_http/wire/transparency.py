@@ -1,10 +1,11 @@
 """Wire models of the transparency log's routes: proofs, keys, and their query strings."""
 
+from datetime import datetime
 from typing import Annotated
 
 import attrs
 
-from ecp_core.constraints import Range, Text, checked
+from ecp_core.constraints import AwareUtc, Range, Text, checked
 from ecp_core.runs.audit.bundle import LogKey
 from ecp_http.wire.query import QUERY_NAME, described
 
@@ -30,6 +31,20 @@ class ConsistencyQuery:
 
     first: TreeSize = attrs.field(metadata={QUERY_NAME: "from"})
     second: TreeSize = attrs.field(metadata={QUERY_NAME: "to"})
+
+
+@described(
+    deployment_ref="the deployment whose records the export is for",
+    since="the window's start (RFC 3339, with its offset)",
+    until="the window's end, excluded (RFC 3339, with its offset)",
+)
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class ExportQuery:
+    """Which deployment, over which window ``[since, until)``."""
+
+    deployment_ref: Annotated[str, Text(1, 200)]
+    since: Annotated[datetime, AwareUtc()]
+    until: Annotated[datetime, AwareUtc()]
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -65,6 +80,7 @@ class LogKeysResponse:
 __all__ = [
     "ConsistencyProofResponse",
     "ConsistencyQuery",
+    "ExportQuery",
     "InclusionProofResponse",
     "InclusionQuery",
     "LogKeysResponse",

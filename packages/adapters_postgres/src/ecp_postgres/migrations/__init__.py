@@ -8,6 +8,7 @@ and is bounded in time (ADR 0022).
 import contextlib
 import logging
 import pathlib
+import time
 from collections.abc import Collection, Iterator
 
 import psycopg
@@ -41,6 +42,9 @@ AREAS = (
 LOCK_KEY = 0x6563_705F_6D69_6772
 """Key of the migration advisory lock (the ASCII bytes of ``ecp_migr``); advisory locks are per database."""
 
+LOCK_POLL_SECONDS = 0.2
+"""How often a connection waiting for the migration lock tries again."""
+
 STATUS_TIMEOUT_SECONDS = 2
 """Bound on connecting, and on each statement, when reading which migrations are applied."""
 
@@ -70,7 +74,10 @@ class _Backend(PostgresqlPsycopgBackend):  # type: ignore[misc]
         key = {"key": LOCK_KEY}
         if not self.execute("SELECT pg_try_advisory_lock(:key)", key).fetchone()[0]:
             log.info("waiting for the migration lock: another connection is migrating")
-            self.execute("SELECT pg_advisory_lock(:key)", key)
+            # Polled, never waited for in one statement: a statement waiting holds a snapshot,
+            # and the holder's CREATE INDEX CONCURRENTLY waits for every older snapshot to end.
+            while not self.execute("SELECT pg_try_advisory_lock(:key)", key).fetchone()[0]:
+                time.sleep(LOCK_POLL_SECONDS)
         self._is_locked = True
         try:
             yield

@@ -68,17 +68,17 @@ def _digest_problem(
     if entry.previous_record_digest != previous:
         return "previous_record_digest does not match the preceding record"
     if isinstance(entry, NodeAuditRecord):
-        return _content_problem(entry)
+        return content_problem(entry)
     if proven(entry):
         return None
     try:
         record = entry.load()
     except ValidationFailed:
         return "the stored record is not a valid audit record"
-    return _content_problem(record)
+    return content_problem(record)
 
 
-def _content_problem(record: NodeAuditRecord) -> str | None:
+def content_problem(record: NodeAuditRecord) -> str | None:
     """Why the record's personal data or digest does not recompute, or None."""
     try:
         problem = _personal_data_problem(record)

@@ -138,6 +138,11 @@ class MemoryAudit(Repository):
             return None
         return self._joined(record)
 
+    def many(self, tenant_id: str, audit_ids: Sequence[str]) -> dict[str, NodeAuditRecord]:
+        """The tenant's records among ``audit_ids``."""
+        found = (self.get(tenant_id, audit_id) for audit_id in audit_ids)
+        return {record.audit_id: record for record in found if record is not None}
+
     @detached
     def aged(self, tenant_id: str, created_before: datetime, limit: int) -> list[NodeAuditRecord]:
         """Unerased version 2 and 3 records created before the instant, oldest first."""

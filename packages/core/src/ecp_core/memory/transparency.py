@@ -1,6 +1,7 @@
 """TransparencyRepository in memory."""
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 
 import attrs
 
@@ -75,6 +76,31 @@ class MemoryTransparency(Repository):
         taken = {leaf.audit_id for leaf in leaves}
         queued = self._t.table("log_pending").get(tenant_id, [])
         self._t.put("log_pending", tenant_id, [p for p in queued if p.audit_id not in taken])
+
+    @detached
+    def leaves_between(self, tenant_id: str, start: int, end: int) -> list[LoggedLeaf]:
+        """Logged leaves in the index range."""
+        found = [
+            leaf
+            for (tenant, _), leaf in self._t.table("log_leaves").items()
+            if tenant == tenant_id and start <= leaf.leaf_index < end
+        ]
+        return sorted(found, key=lambda leaf: leaf.leaf_index)
+
+    @detached
+    def head_before(self, tenant_id: str, instant: datetime) -> LogHead | None:
+        """The newest head signed at or before the instant."""
+        heads = [h for h in self._heads(tenant_id) if h.created_at <= instant]
+        return max(heads, key=lambda h: h.size, default=None)
+
+    @detached
+    def head_after(self, tenant_id: str, instant: datetime) -> LogHead | None:
+        """The oldest head signed at or after the instant."""
+        heads = [h for h in self._heads(tenant_id) if h.created_at >= instant]
+        return min(heads, key=lambda h: h.size, default=None)
+
+    def _heads(self, tenant_id: str) -> list[LogHead]:
+        return [h for (tenant, _), h in self._t.table("log_heads").items() if tenant == tenant_id]
 
     def cosign(self, tenant_id: str, size: int, note: str) -> None:
         """The head's note, cosigned."""

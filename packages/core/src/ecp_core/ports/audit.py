@@ -64,6 +64,10 @@ class AuditRepository(Protocol):
         """One record, or None."""
         ...
 
+    def many(self, tenant_id: str, audit_ids: Sequence[str]) -> dict[str, NodeAuditRecord]:
+        """The tenant's records among ``audit_ids``, by id (ids not found are left out)."""
+        ...
+
     def store_erasure(self, record: NodeAuditRecord) -> None:
         """Persist an erased record; only personal data and erasure fields may differ."""
         ...

@@ -8,6 +8,7 @@ from ecp_core.ports.unit import Transaction
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
+    from datetime import datetime
 
     from ecp_core.transparency.model import LoggedLeaf, LogHead, PendingLeaf
     from ecp_core.transparency.tiles import TileKey
@@ -61,6 +62,18 @@ class TransparencyRepository(Protocol):
 
     def leaves(self, tenant_id: str, audit_ids: Sequence[str]) -> dict[str, LoggedLeaf]:
         """Where each of the records is in the log (records not yet logged are left out)."""
+        ...
+
+    def leaves_between(self, tenant_id: str, start: int, end: int) -> list[LoggedLeaf]:
+        """The logged leaves at indices ``[start, end)``, in index order."""
+        ...
+
+    def head_before(self, tenant_id: str, instant: datetime) -> LogHead | None:
+        """The newest head signed at or before ``instant``, or None."""
+        ...
+
+    def head_after(self, tenant_id: str, instant: datetime) -> LogHead | None:
+        """The oldest head signed at or after ``instant``, or None."""
         ...
 
     def cosign(self, tenant_id: str, size: int, note: str) -> None:

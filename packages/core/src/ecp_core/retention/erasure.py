@@ -247,7 +247,8 @@ class RunEraser:
     def _erase_audits(
         self, uow: RetentionUnit, records: Sequence[NodeAuditRecord], reason: str
     ) -> ErasureStepResult:
-        now, newly, legacy = self._clock.now(), 0, 0
+        now, legacy = self._clock.now(), 0
+        erased_ids: list[str] = []
         for record in records:
             if record.digest_version == LEGACY_DIGEST_VERSION:
                 legacy += 1
@@ -255,12 +256,15 @@ class RunEraser:
             erased = crypto_erase(record, reason, now)
             if erased is not record:
                 uow.audit.store_erasure(erased)
-                newly += 1
-        detail = {"legacy_records_kept": legacy} if legacy else {}
+                erased_ids.append(record.audit_id)
+        # The records stay (and their log leaves): the entry names which lost their data.
+        detail: dict[str, Any] = {"audit_ids": erased_ids} if erased_ids else {}
+        if legacy:
+            detail["legacy_records_kept"] = legacy
         return ErasureStepResult(
             step="crypto_erase_audits",
             status=ErasureStepStatus.DONE,
-            newly_erased=newly,
+            newly_erased=len(erased_ids),
             detail=detail,
         )
 

@@ -258,11 +258,12 @@ class RetentionService:
                 if held(holds, tenant_id, None):
                     return total
                 batch = uow.audit.aged(tenant_id, limit, PURGE_BATCH)
-                now, erased = self._clock.now(), 0
+                now, erased_ids = self._clock.now(), []
                 for record in batch:
                     if not held(holds, tenant_id, record.run_id):
                         uow.audit.store_erasure(crypto_erase(record, "audit_ttl", now))
-                        erased += 1
+                        erased_ids.append(record.audit_id)
+                erased = len(erased_ids)
                 if erased:
                     uow.retention.append_log(
                         RetentionAuditEntry(
@@ -274,7 +275,7 @@ class RetentionService:
                             reason="audit_ttl",
                             trigger="purge",
                             occurred_at=now,
-                            detail={"created_before": limit.isoformat()},
+                            detail={"created_before": limit.isoformat(), "audit_ids": erased_ids},
                         )
                     )
                 uow.commit()

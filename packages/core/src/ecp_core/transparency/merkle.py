@@ -177,6 +177,54 @@ def verify_consistency(
     return fr == first_root and sr == second_root and sn == 0
 
 
+def range_proof(start: int, end: int, size: int, perfect: PerfectHashes) -> list[bytes]:
+    """The hashes that, with leaves ``[start, end)``, give the root of the tree of ``size``.
+
+    The tree is walked as RFC 9162 splits it; each subtree wholly outside the range is one
+    hash, left to right. Together with the range's leaves they recompute the root
+    (:func:`root_from_range`), which proves those leaves, and no others, sit at those indices.
+    """
+    if not 0 <= start < end <= size:
+        raise ValueError(f"no range [{start}, {end}) in a tree of {size}")
+    proof: list[bytes] = []
+
+    def walk(low: int, high: int) -> None:
+        if high <= start or end <= low:
+            proof.append(subtree_hash(low, high, perfect))
+        elif not (start <= low and high <= end):
+            k = split_point(high - low)
+            walk(low, low + k)
+            walk(low + k, high)
+
+    walk(0, size)
+    return proof
+
+
+def root_from_range(
+    start: int, size: int, leaves: Sequence[bytes], proof: Sequence[bytes]
+) -> bytes | None:
+    """The root that leaf hashes ``leaves`` from ``start`` and ``proof`` give, or None.
+
+    None when the proof has too few or too many hashes, or a hash of the wrong length.
+    """
+    end = start + len(leaves)
+    if not leaves or not 0 <= start < end <= size or any(len(h) != HASH_SIZE for h in proof):
+        return None
+    hashes = iter(proof)
+
+    def root(low: int, high: int) -> bytes | None:
+        if high <= start or end <= low:
+            return next(hashes, None)
+        if high - low == 1:
+            return leaves[low - start]
+        k = split_point(high - low)
+        left, right = root(low, low + k), root(low + k, high)
+        return None if left is None or right is None else node_hash(left, right)
+
+    found = root(0, size)
+    return None if found is None or next(hashes, None) is not None else found
+
+
 __all__ = [
     "EMPTY_ROOT",
     "HASH_SIZE",
@@ -186,6 +234,8 @@ __all__ = [
     "leaf_hash",
     "node_hash",
     "perfect_root",
+    "range_proof",
+    "root_from_range",
     "split_point",
     "subtree_hash",
     "tree_root",

@@ -5,6 +5,7 @@ proofs are computed from the stored tiles (:mod:`ecp_core.transparency.proofs`).
 """
 
 from collections.abc import Callable
+from datetime import datetime
 
 import attrs
 
@@ -12,8 +13,13 @@ from ecp_core.errors import FieldError, NotFound, ValidationFailed
 from ecp_core.ports.transparency import TransparencyUnit
 from ecp_core.transparency.checkpoints import Checkpoint
 from ecp_core.transparency.keys import LogKeys
-from ecp_core.transparency.merkle import EMPTY_ROOT, consistency_proof, inclusion_proof
-from ecp_core.transparency.model import LogHead
+from ecp_core.transparency.merkle import (
+    EMPTY_ROOT,
+    consistency_proof,
+    inclusion_proof,
+    range_proof,
+)
+from ecp_core.transparency.model import LoggedLeaf, LogHead
 from ecp_core.transparency.notes import NoteKey
 from ecp_core.transparency.proofs import with_tiles
 from ecp_core.transparency.tiles import TileName, tile_width
@@ -27,6 +33,31 @@ class InclusionProof:
     leaf_index: int
     tree_size: int
     hashes: tuple[bytes, ...]
+
+
+MAX_SPAN_LEAVES = 50_000
+"""Leaves one span (an audit export) may hold; a wider window is refused, never cut."""
+
+
+@attrs.frozen
+class LogSpan:
+    """The leaves appended between two checkpoints, and the proofs that tie them to both."""
+
+    start: LogHead | None
+    """The newest checkpoint signed at or before the window's start (None: the log's start)."""
+    end: LogHead
+    """The oldest checkpoint signed at or after the window's end, else the newest."""
+    leaves: tuple[LoggedLeaf | None, ...]
+    """The leaf at each index from the start's size to the end's (None: no row names it)."""
+    range_hashes: tuple[bytes, ...]
+    """With the leaves' hashes, the end's root (:func:`~ecp_core.transparency.merkle.range_proof`)."""
+    consistency: tuple[bytes, ...]
+    """The proof that the start's tree is a prefix of the end's."""
+
+    @property
+    def first(self) -> int:
+        """The index of the span's first leaf."""
+        return 0 if self.start is None else self.start.size
 
 
 def _beyond(field: str, size: int, reached: int) -> ValidationFailed:
@@ -126,6 +157,39 @@ class TransparencyLog:
             )
         return tuple(hashes)
 
+    def span(self, tenant_id: str, since: datetime, until: datetime) -> LogSpan | None:
+        """The leaves between the checkpoints around ``[since, until)``; None for an empty log.
+
+        Every record committed in the window is in the span: a record is in the first
+        checkpoint signed after its commit, and none in the one signed before the window.
+        """
+        with self.unit_of_work() as uow:
+            log = uow.transparency
+            newest = log.head(tenant_id)
+            if newest is None:
+                return None
+            start = log.head_before(tenant_id, since)
+            end = log.head_after(tenant_id, until) or newest
+            first = 0 if start is None else start.size
+            if end.size - first > MAX_SPAN_LEAVES:
+                raise ValidationFailed(
+                    f"the window spans {end.size - first} log leaves; an export holds at most"
+                    f" {MAX_SPAN_LEAVES}: narrow it",
+                    errors=[FieldError(("until",), "an earlier end or a later start")],
+                )
+            stored = {
+                leaf.leaf_index: leaf for leaf in log.leaves_between(tenant_id, first, end.size)
+            }
+            hashes, consistency = with_tiles(
+                lambda keys: log.tiles(tenant_id, keys),
+                lambda perfect: (
+                    range_proof(first, end.size, end.size, perfect) if end.size > first else [],
+                    consistency_proof(first, end.size, perfect),
+                ),
+            )
+        leaves = tuple(stored.get(index) for index in range(first, end.size))
+        return LogSpan(start, end, leaves, tuple(hashes), tuple(consistency))
+
     def head(self, tenant_id: str) -> LogHead | None:
         """The tenant's newest signed head (None before its first checkpoint)."""
         with self.unit_of_work() as uow:
@@ -147,4 +211,4 @@ class TransparencyLog:
         return head.size if head else 0
 
 
-__all__ = ["InclusionProof", "TransparencyLog"]
+__all__ = ["MAX_SPAN_LEAVES", "InclusionProof", "LogSpan", "TransparencyLog"]

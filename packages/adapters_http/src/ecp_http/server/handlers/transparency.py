@@ -13,6 +13,7 @@ from starlette.responses import Response
 from ecp_core.errors import NotFound
 from ecp_core.permissions import Permission
 from ecp_core.runs.audit.bundle import AuditBundle, AuditBundles, LogKey
+from ecp_core.runs.audit.export import AuditExport, AuditExports
 from ecp_core.transparency.keys import key_view
 from ecp_core.transparency.service import TransparencyLog
 from ecp_core.transparency.tiles import parse_tile_path
@@ -21,6 +22,7 @@ from ecp_http.server.services import Services
 from ecp_http.wire.transparency import (
     ConsistencyProofResponse,
     ConsistencyQuery,
+    ExportQuery,
     InclusionProofResponse,
     InclusionQuery,
     LogKeysResponse,
@@ -88,6 +90,15 @@ def bundle(call: Call, services: Services) -> AuditBundle:
     if bundles is None:
         raise NotFound("this server keeps no transparency log (it has no signing key)")
     return bundles.bundle(call.tenant, call.path["run_id"])
+
+
+def export(call: Call, services: Services) -> AuditExport:
+    """A deployment's window of records, every leaf of its log span proved."""
+    exports: AuditExports | None = services.ecp.exports
+    if exports is None:
+        raise NotFound("this server keeps no transparency log (it has no signing key)")
+    query: ExportQuery = call.params
+    return exports.export(call.tenant, query.deployment_ref, query.since, query.until)
 
 
 def _read(
@@ -161,6 +172,18 @@ OPERATIONS = [
         summary="A run's audit bundle: records, keys, checkpoint and inclusion proofs",
         permission=Permission.AUDIT_READ,
         response=AuditBundle,
+        extra_statuses=(404, 409),
+    ),
+    Operation(
+        method="GET",
+        path="/v1/log/export",
+        handler=export,
+        operation_id="audit_export",
+        tag="audit",
+        summary="A deployment's records over a window, every leaf of its log span proved",
+        permission=Permission.AUDIT_READ,
+        response=AuditExport,
+        query=ExportQuery,
         extra_statuses=(404, 409),
     ),
 ]

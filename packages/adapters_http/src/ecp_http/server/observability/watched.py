@@ -239,6 +239,10 @@ class ObservedAudit:
         """Forwarded."""
         return self._inner.get(tenant_id, audit_id)
 
+    def many(self, tenant_id: str, audit_ids: Sequence[str]) -> "dict[str, NodeAuditRecord]":
+        """Forwarded."""
+        return self._inner.many(tenant_id, audit_ids)
+
     def store_erasure(self, record: "NodeAuditRecord") -> None:
         """Forwarded."""
         self._inner.store_erasure(record)

@@ -65,8 +65,33 @@ def _ends_run(record: NodeAuditRecord) -> bool:
     return record.status is AttemptStatus.SUCCEEDED and (kind == "end" or erased)
 
 
-def verify_bundle(document: Mapping[str, Any], log_keys: Sequence[NoteKey] = ()) -> BundleVerdict:
-    """Verify a bundle; ``log_keys`` pins the keys a checkpoint must be signed by."""
+def trusted_checkpoint(
+    text: str, log_keys: Sequence[NoteKey], witness_keys: Sequence[NoteKey] = ()
+) -> Checkpoint:
+    """The checkpoint ``text`` signs, when a log key signed it and every witness cosigned it.
+
+    NoteError names what is wrong: a malformed note, no trusted log signature, a witness's
+    cosignature missing (a witness refuses a fork, so a forked checkpoint lacks it).
+    """
+    note = parse_note(text)
+    head = Checkpoint.parse(note.text)
+    if not any(note.verified_by(key) is not None for key in log_keys):
+        raise NoteError("the checkpoint is not signed by a trusted log key")
+    for witness in witness_keys:
+        if note.verified_by(witness) is None:
+            raise NoteError(f"the checkpoint is not cosigned by the witness {witness.name}")
+    return head
+
+
+def verify_bundle(
+    document: Mapping[str, Any],
+    log_keys: Sequence[NoteKey] = (),
+    witness_keys: Sequence[NoteKey] = (),
+) -> BundleVerdict:
+    """Verify a bundle; ``log_keys`` pins the keys a checkpoint must be signed by.
+
+    Each of ``witness_keys`` must have cosigned the checkpoint.
+    """
     if document.get("format") != BUNDLE_FORMAT:
         return BundleVerdict(error=f"not an audit bundle (format {BUNDLE_FORMAT} expected)")
     try:
@@ -76,19 +101,15 @@ def verify_bundle(document: Mapping[str, Any], log_keys: Sequence[NoteKey] = ())
     pinned = bool(log_keys)
     keys = list(log_keys) or [NoteKey.from_vkey(k.vkey) for k in bundle.log_keys]
     try:
-        note = parse_note(bundle.checkpoint)
-        head = Checkpoint.parse(note.text)
-        signed = any(note.verified_by(key) is not None for key in keys)
+        head = trusted_checkpoint(bundle.checkpoint, keys, witness_keys)
     except NoteError as exc:
         return BundleVerdict(log_key_pinned=pinned, error=f"checkpoint: {exc}")
     verdict = BundleVerdict(
-        checkpoint_verified=signed,
+        checkpoint_verified=True,
         log_key_pinned=pinned,
         record_count=len(bundle.records),
         tree_size=head.size,
     )
-    if not signed:
-        return attrs.evolve(verdict, error="the checkpoint is not signed by a trusted log key")
     if bundle.tree_size != head.size:
         error = f"the bundle says {bundle.tree_size} leaves, its checkpoint {head.size}"
         return attrs.evolve(verdict, error=error)
@@ -127,4 +148,4 @@ def _first_not_included(bundle: AuditBundle, head: Checkpoint) -> str | None:
     return None
 
 
-__all__ = ["BundleVerdict", "verify_bundle"]
+__all__ = ["BundleVerdict", "trusted_checkpoint", "verify_bundle"]

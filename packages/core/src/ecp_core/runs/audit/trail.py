@@ -93,6 +93,14 @@ class AuditTrail:
             entries = uow.audit.for_run(tenant_id, run_id)
         return run.deployment_ref, run.public_status.value, tuple(entries)
 
+    def by_ids(
+        self, tenant_id: str, deployment_ref: str, audit_ids: Sequence[str]
+    ) -> dict[str, NodeAuditRecord]:
+        """The tenant's records among ``audit_ids`` (NotFound when the deployment is unknown)."""
+        with self._uow() as uow:
+            require_deployment(uow, tenant_id, deployment_ref)
+            return uow.audit.many(tenant_id, audit_ids) if audit_ids else {}
+
     def records(
         self,
         tenant_id: str,

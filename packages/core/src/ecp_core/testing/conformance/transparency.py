@@ -7,6 +7,7 @@ an append that does not start at the log's size is refused.
 """
 
 from collections.abc import Callable
+from datetime import timedelta
 
 import attrs
 import pytest
@@ -124,6 +125,49 @@ class TransparencyConformance(StoreSuite):
             assert head is not None
             with pytest.raises(Conflict):
                 tx.transparency.append("t1", 0, [], {}, attrs.evolve(head, size=3))
+
+    @pytest.mark.spec("C16 log-export")
+    def test_leaves_by_index_and_heads_by_time(self, uow: UnitOfWorkFactory) -> None:
+        """Leaves in an index range in order; the heads around an instant; records by id."""
+        records, _ = build_chain([{} for _ in range(5)])
+        clock = FixedClock(NOW)
+        with uow() as tx:
+            for record in records[:2]:
+                tx.audit.append(record)
+            tx.commit()
+        LogIntegrator(uow, KEYS, clock).integrate()  # a head of 2 at NOW
+        clock.advance(60)
+        with uow() as tx:
+            for record in records[2:]:
+                tx.audit.append(record)
+            tx.commit()
+        LogIntegrator(uow, KEYS, clock).integrate()  # a head of 5 a minute later
+        minute = timedelta(seconds=60)
+        with uow() as tx:
+            log = tx.transparency
+            assert [leaf.audit_id for leaf in log.leaves_between("t1", 1, 4)] == [
+                "audit-2",
+                "audit-3",
+                "audit-4",
+            ]
+            assert [leaf.leaf_index for leaf in log.leaves_between("t1", 3, 99)] == [3, 4]
+            assert log.leaves_between("t2", 0, 5) == []
+            sizes = [
+                (h.size if h else None)
+                for h in (
+                    log.head_before("t1", NOW - minute),
+                    log.head_before("t1", NOW),
+                    log.head_before("t1", NOW + 2 * minute),
+                    log.head_after("t1", NOW),
+                    log.head_after("t1", NOW + timedelta(seconds=1)),
+                    log.head_after("t1", NOW + 2 * minute),
+                    log.head_before("t2", NOW + 2 * minute),
+                )
+            ]
+            assert sizes == [None, 2, 5, 2, 5, None, None]
+            found = tx.audit.many("t1", ["audit-1", "audit-5", "missing"])
+            assert {k: v.attempt for k, v in found.items()} == {"audit-1": 1, "audit-5": 5}
+            assert tx.audit.many("t2", ["audit-1"]) == {}
 
 
 __all__ = ["TransparencyConformance", "integrator", "reference_root"]

@@ -1,0 +1,2 @@
+-- transactional: false
+DROP INDEX CONCURRENTLY IF EXISTS ecp_log_heads_by_time;
