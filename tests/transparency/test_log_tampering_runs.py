@@ -68,10 +68,14 @@ def delete_run(server: Console, run_id: str) -> None:
         conn.execute("DELETE FROM ecp_runs WHERE run_id = %s", (run_id,))
 
 
-def export(server: Console, window: dict[str, str]) -> dict[str, Any]:
-    answer = server.client.get("/v1/log/export", params=window, headers=server.headers())
-    assert answer.status_code == 200, answer.text
-    return dict(answer.json())
+def export(server: Console, window: dict[str, str], path, capsys) -> dict[str, Any]:
+    """``ecp audit export`` of the window against the live server, read back from its file."""
+    token = server.headers()["Authorization"].removeprefix("Bearer ")
+    flags = ["--deployment", window["deployment_ref"], "--since", window["since"]]
+    flags += ["--until", window["until"], "--output", str(path), "--url", server.base_url]
+    assert main(["audit", "export", *flags], {"ECP_TOKEN": token}) == 0
+    assert capsys.readouterr().out.startswith(f"wrote {path}: ")
+    return dict(json.loads(path.read_text()))
 
 
 @pytest.mark.spec("C16 log-export", "C16 verify-bundle")
@@ -87,12 +91,12 @@ def test_a_deleted_run_is_named_by_the_window_s_export(
             "until": (datetime.now(UTC) + timedelta(seconds=1)).isoformat(),
         }
 
-        before = export(server, window)
+        before = export(server, window, tmp_path / "export-1.json", capsys)
         assert before["runs"] == [kept, gone, last]
         assert verify(tmp_path / "before.json", capsys, before)["verified"]
 
         delete_run(server, gone)
-        after = export(server, window)
+        after = export(server, window, tmp_path / "export-2.json", capsys)
         assert after["runs"] == [kept, last]
         report = verify(tmp_path / "after.json", capsys, after)
         assert report["consistent"] and not report["complete"]

@@ -55,11 +55,14 @@ class PostgresTransparency(Repository):
         ).fetchall()
         return [row["tenant_id"] for row in rows]
 
-    def lock(self, tenant_id: str) -> bool:
-        """A transaction-level advisory lock on the tenant's log, without waiting."""
+    def lock(self, tenant_id: str, *, wait: bool = False) -> bool:
+        """A transaction-level advisory lock on the tenant's log, waiting only when asked."""
+        key = (LOCK_NAMESPACE + json.dumps(tenant_id),)
+        if wait:
+            self._conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", key)
+            return True
         row = self._conn.execute(
-            "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0)) AS taken",
-            (LOCK_NAMESPACE + json.dumps(tenant_id),),
+            "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0)) AS taken", key
         ).fetchone()
         return bool(row and row["taken"])
 

@@ -27,7 +27,7 @@ class MemoryTransparency(Repository):
         pending = self._t.table("log_pending")
         return sorted(tenant for tenant, leaves in pending.items() if leaves)[:limit]
 
-    def lock(self, tenant_id: str) -> bool:  # noqa: ARG002 - one unit of work at a time
+    def lock(self, tenant_id: str, *, wait: bool = False) -> bool:  # noqa: ARG002 - one at a time
         """Always True: the store's lock is held."""
         return True
 

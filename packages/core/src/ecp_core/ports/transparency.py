@@ -26,8 +26,11 @@ class TransparencyRepository(Protocol):
         """Up to ``limit`` tenants with pending leaves, in tenant id order."""
         ...
 
-    def lock(self, tenant_id: str) -> bool:
-        """Take the tenant's log for this transaction; False when another holds it (no wait)."""
+    def lock(self, tenant_id: str, *, wait: bool = False) -> bool:
+        """Take the tenant's log for this transaction; False when another holds it.
+
+        With ``wait``, wait for the holder to end instead (then always True).
+        """
         ...
 
     def pending(self, tenant_id: str, limit: int) -> list[PendingLeaf]:

@@ -74,11 +74,15 @@ class LogIntegrator:
             tenants = uow.transparency.tenants_pending(TENANTS_PER_PASS)
         return [self.integrate_tenant(tenant) for tenant in tenants]
 
-    def integrate_tenant(self, tenant_id: str) -> Integrated:
-        """Append up to a batch of the tenant's pending leaves and sign the new checkpoint."""
+    def integrate_tenant(self, tenant_id: str, *, wait: bool = False) -> Integrated:
+        """Append up to a batch of the tenant's pending leaves and sign the new checkpoint.
+
+        Another process integrating the tenant is skipped, or with ``wait`` waited for (a
+        reader that needs every committed record in the log: a bundle, an export).
+        """
         with self.unit_of_work() as uow:
             log = uow.transparency
-            if not log.lock(tenant_id):
+            if not log.lock(tenant_id, wait=wait):
                 return Integrated(tenant_id, 0, -1)
             head = log.head(tenant_id)
             size = head.size if head else 0

@@ -97,7 +97,7 @@ class AuditBundles:
             signed_size = Checkpoint.parse(parse_note(checkpoint).text).size
             if len(proofs) == len(audit_ids) and signed_size == size:
                 break
-            self.integrator.integrate_tenant(tenant_id)
+            self.integrator.integrate_tenant(tenant_id, wait=True)
         else:
             raise Conflict("the transparency log is still integrating this run's records")
         return AuditBundle(

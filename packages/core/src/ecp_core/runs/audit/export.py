@@ -132,7 +132,7 @@ class AuditExports:
     def _span(self, tenant_id: str, since: datetime, until: datetime) -> LogSpan | None:
         """The span, once the log holds every record committed before now."""
         for _ in range(_PASSES):
-            if not self.integrator.integrate_tenant(tenant_id).appended:  # or another's at it
+            if not self.integrator.integrate_tenant(tenant_id, wait=True).appended:
                 return self.log.span(tenant_id, since, until)
         raise Conflict("the transparency log is still integrating this tenant's records")
 

@@ -168,6 +168,7 @@ class TransparencyConformance(StoreSuite):
             found = tx.audit.many("t1", ["audit-1", "audit-5", "missing"])
             assert {k: v.attempt for k, v in found.items()} == {"audit-1": 1, "audit-5": 5}
             assert tx.audit.many("t2", ["audit-1"]) == {}
+            assert log.lock("t1", wait=True)  # a free log is taken at once, waiting or not
 
 
 __all__ = ["TransparencyConformance", "integrator", "reference_root"]
