@@ -1,4 +1,4 @@
-"""Tampering done with SQL on a real server's PostgreSQL database, caught by verify-bundle.
+"""Tampering done with SQL on a real server's PostgreSQL database, each kind caught by verify-bundle.
 
 A superuser connection changes the stored evidence the way an insider could: a record rewritten,
 a chain's tail cut, two leaves swapped in the log. The bundle the server then serves fails
@@ -65,37 +65,54 @@ def sql(server: Console, statement: str, *params: object) -> None:
         conn.execute(statement, params)
 
 
-@pytest.mark.spec("C16 verify-bundle")
-def test_sql_tampering_is_caught_by_the_bundle_check(served, capsys, tmp_path):
-    vkey = served.client.get("/v1/log/keys", headers=served.headers()).json()["keys"][0]["vkey"]
-    rewritten, cut, swapped = (finished_run(served) for _ in range(3))
-    for run_id in (rewritten, cut, swapped):
-        assert verdict(served, run_id, vkey, capsys, tmp_path)["verified"]
+def log_key(server: Console) -> str:
+    return str(
+        server.client.get("/v1/log/keys", headers=server.headers()).json()["keys"][0]["vkey"]
+    )
 
+
+def verified_run(server: Console, capsys, tmp_path) -> tuple[str, str]:
+    """A finished run whose bundle verifies before the damage, and the pinned log key."""
+    vkey, run_id = log_key(server), finished_run(server)
+    assert verdict(server, run_id, vkey, capsys, tmp_path)["verified"]
+    return run_id, vkey
+
+
+@pytest.mark.spec("C16 verify-bundle")
+def test_a_rewritten_record_is_caught(served, capsys, tmp_path):
+    run_id, vkey = verified_run(served, capsys, tmp_path)
     sql(
         served,
         "UPDATE ecp_audit_records SET status = 'denied' WHERE run_id = %s AND attempt = 2",
-        rewritten,
+        run_id,
     )
-    found = verdict(served, rewritten, vkey, capsys, tmp_path)
+    found = verdict(served, run_id, vkey, capsys, tmp_path)
     assert not found["chain_verified"] and found["failed_audit_id"] is not None
 
-    sql(served, "DELETE FROM ecp_audit_records WHERE run_id = %s AND attempt = 3", cut)
-    sql(served, "UPDATE ecp_audit_heads SET attempt = 2 WHERE run_id = %s", cut)
-    found = verdict(served, cut, vkey, capsys, tmp_path)
+
+@pytest.mark.spec("C16 verify-bundle")
+def test_a_cut_tail_is_caught(served, capsys, tmp_path):
+    run_id, vkey = verified_run(served, capsys, tmp_path)
+    sql(served, "DELETE FROM ecp_audit_records WHERE run_id = %s AND attempt = 3", run_id)
+    sql(served, "UPDATE ecp_audit_heads SET attempt = 2 WHERE run_id = %s", run_id)
+    found = verdict(served, run_id, vkey, capsys, tmp_path)
     assert found["chain_verified"] and not found["complete"]
     assert "stop short of its end" in found["error"]
 
+
+@pytest.mark.spec("C16 verify-bundle")
+def test_two_reordered_leaves_are_caught(served, capsys, tmp_path):
+    run_id, vkey = verified_run(served, capsys, tmp_path)
     with psycopg.connect(served.database, autocommit=True) as conn:
         (first, one), (second, two) = conn.execute(
             "SELECT l.audit_id, l.leaf_index FROM ecp_log_leaves l JOIN ecp_audit_records r"
             " USING (audit_id) WHERE r.run_id = %s AND r.attempt IN (1, 2) ORDER BY r.attempt",
-            (swapped,),
+            (run_id,),
         ).fetchall()
         moved = "UPDATE ecp_log_leaves SET leaf_index = %s WHERE audit_id = %s"
         conn.execute(moved, (10**12, first))
         conn.execute(moved, (one, second))
         conn.execute(moved, (two, first))
-    found = verdict(served, swapped, vkey, capsys, tmp_path)
+    found = verdict(served, run_id, vkey, capsys, tmp_path)
     assert found["chain_verified"] and not found["included"]
     assert found["error"] == "not in the checkpoint's tree"
