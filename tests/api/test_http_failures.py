@@ -41,8 +41,9 @@ def test_an_unexpected_failure_is_a_500_problem_without_a_traceback(fresh_databa
         assert "unhandled error" in caplog.text
 
 
-@pytest.mark.spec("§4.5 readiness")
-def test_readiness_is_503_while_the_schema_is_outdated(fresh_database):
+@pytest.mark.spec("§4.5 readiness", "C19 schema-newer")
+def test_readiness_is_503_while_the_schema_is_pending_or_newer(fresh_database):
+    from ecp_http.startup.database_setup import migrate
     from ecp_postgres import apply_migrations, rollback_migrations
 
     settings = Settings(
@@ -50,6 +51,12 @@ def test_readiness_is_503_while_the_schema_is_outdated(fresh_database):
         jwt_secret=SECRET,
         audit_signing_key=base64.b64encode(bytes(32)).decode(),
     )
+
+    def schema(client: TestClient) -> tuple[int, str]:
+        answer = client.get("/health/ready")
+        assert answer.json()["status"] == ("ready" if answer.status_code == 200 else "degraded")
+        return answer.status_code, answer.json()["checks"]["schema"]
+
     with TestClient(create_app(settings)) as client:
         assert client.get("/health/ready").status_code == 200
         rollback_migrations(fresh_database, 1)
@@ -57,10 +64,24 @@ def test_readiness_is_503_while_the_schema_is_outdated(fresh_database):
         assert degraded.status_code == 503
         assert degraded.json() == {
             "status": "degraded",
-            "checks": {"schema": "outdated", "dispatcher": "running", "scheduler": "running"},
+            "checks": {"schema": "pending", "dispatcher": "running", "scheduler": "running"},
         }
         apply_migrations(fresh_database)
-        assert client.get("/health/ready").status_code == 200
+        assert schema(client) == (200, "current")
+        # A newer release applied a migration this build does not know: replace this process.
+        with psycopg.connect(fresh_database, autocommit=True) as conn:
+            conn.execute(
+                "INSERT INTO _yoyo_migration (migration_hash, migration_id, applied_at_utc)"
+                " VALUES ('f' || repeat('0', 63), 'core_9999_from_the_future', now())"
+            )
+        assert schema(client) == (503, "newer")
+        listed = migrate({"ECP_DATABASE_URL": fresh_database}, "list")
+        assert listed[-1].startswith("newer    core_9999_from_the_future  (applied by a newer")
+        rollback_migrations(fresh_database, 1)  # newer wins over pending
+        assert schema(client) == (503, "newer")
+        with psycopg.connect(fresh_database, autocommit=True) as conn:
+            conn.execute("DELETE FROM _yoyo_migration WHERE migration_id LIKE 'core_9999%'")
+        assert schema(client) == (503, "pending")
 
 
 @pytest.mark.spec("§4.5 readiness")

@@ -134,7 +134,7 @@ def test_a_migrator_killed_mid_migration_leaves_neither_a_lock_nor_half_a_migrat
         blocker.rollback()
     assert advisory_locks(fresh_database) == 0
     with TestClient(create_app(settings_for(fresh_database))) as client:
-        assert readiness(client) == (503, "outdated")
+        assert readiness(client) == (503, "pending")
         assert apply_migrations(fresh_database) == [last]  # the next start-up applies it once
         assert readiness(client) == (200, "current")
     assert all(applied for _, applied in migration_status(fresh_database))
@@ -146,7 +146,7 @@ def test_a_start_up_waiting_for_the_lock_goes_on_when_its_holder_is_killed(fresh
     with TestClient(create_app(settings_for(fresh_database))) as client:
         with psycopg.connect(fresh_database, autocommit=True) as holder:
             holder.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
-            assert readiness(client) == (503, "outdated")  # answered while the lock is held
+            assert readiness(client) == (503, "pending")  # answered while the lock is held
             with caplog.at_level(logging.INFO, logger="ecp_postgres.migrations"):
                 start_up = in_thread(lambda: apply_migrations(fresh_database))
                 deadline = time.monotonic() + WAIT_SECONDS
@@ -169,7 +169,7 @@ def test_an_older_release_killed_holding_its_lock_row_blocks_nothing(fresh_datab
     with psycopg.connect(fresh_database) as conn:
         assert conn.execute("SELECT count(*) FROM yoyo_lock").fetchone()[0] == 1
     with TestClient(create_app(settings_for(fresh_database))) as client:
-        assert readiness(client) == (503, "outdated")
+        assert readiness(client) == (503, "pending")
         assert apply_migrations(fresh_database) == [last]
         assert readiness(client) == (200, "current")
     with psycopg.connect(fresh_database) as conn:

@@ -58,6 +58,7 @@ SECTIONS: dict[str, str] = {
     "C16": "CONTRACT: the transparency log",
     "C17": "CONTRACT: rollouts and moving waiting runs",
     "C18": "CONTRACT: client libraries",
+    "C19": "CONTRACT: upgrades and recovery",
 }
 """Section id → title; the id is the prefix of every rule id in that section."""
 
@@ -398,6 +399,7 @@ RULES: dict[str, str] = {
     "C16 log-interop": "the served checkpoints, signatures, proofs and tiles verify with Go's reference code (golang.org/x/mod/sumdb/note and tlog), which refuses a flipped bit in a proof, a tile, a root or a signature",
     "C16 log-export": "GET /v1/log/export (audit_read) and ecp audit export give a deployment's window as every leaf of the log between the checkpoint signed at or before its start and the first signed at or after its end, each with its record, a range proof to the later checkpoint and a consistency proof from the earlier; verify-bundle checks it offline and names a leaf whose record is gone or changed, a dropped leaf, a flipped proof hash, a forked start checkpoint, a run left off, a missing witness cosignature",
     "C16 log-retention": "erasure and the TTL purge keep every record's leaf and every proof valid (no leaf changes, earlier checkpoints stay prefixes), and the retention log names each audit record the purge or an erasure erased",
+    "C19 schema-newer": "/health/ready answers 503 with schema newer when the database holds migrations this build does not know (a newer release applied them), pending when some of its own are not applied, current otherwise; newer wins over pending",
     "C18 client-generated": "clients/openapi.json, from which the client libraries' generated parts are made, is the rendering of the served OpenAPI document, and a test fails while it is stale",
     "C15 console-drawing": "the console draws a workflow graph as inline SVG laid out top to bottom (igraph's Sugiyama layout): every node and edge exactly once, no two node boxes overlapping, everything inside the viewBox; nodes coloured by where the run stands, taken edges marked, conditions dashed and labelled, long ids shortened but whole in the title, and the node list beside it as the text alternative",
     "C15 console-deployments": "/console/deployments lists the tenant's deployments (graph_read) with graph version, pause, limit, policy and a link to their runs, in keyset pages whose statements do not grow with the rows; /console/deployments/{ref} draws the version it runs with its policy, the nodes the policy stops and the graph's versions; /console/graphs/{id} draws a chosen version; Pause/Unpause (run_control, CSRF) call the API's service; another tenant's deployment is 404",
@@ -680,6 +682,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     ),
     "C16 log-retention": ("ecp_core.retention.service", "ecp_core.retention.erasure"),
     "C18 client-generated": ("ecp_http.openapi.snapshot",),
+    "C19 schema-newer": ("ecp_postgres.migrations", "ecp_http.server.handlers.health"),
     "C15 console-drawing": ("ecp_http.server.console.drawing",),
     "C15 console-deployments": ("ecp_http.server.console.deployments", "ecp_core.registry.service"),
     "C15 console-charts": ("ecp_http.server.console.charts",),

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     )
     from ecp_postgres.embedded import EmbeddedPostgres
     from ecp_postgres.errors import DatabaseUnavailable
+    from ecp_postgres.migrations import SchemaState, schema_state
     from ecp_postgres.migrations import apply as apply_migrations
     from ecp_postgres.migrations import rollback as rollback_migrations
     from ecp_postgres.migrations import status as migration_status
@@ -39,6 +40,8 @@ _HOMES = {
     "apply_migrations": ("migrations", "apply"),
     "rollback_migrations": ("migrations", "rollback"),
     "migration_status": ("migrations", "status"),
+    "SchemaState": ("migrations", "SchemaState"),
+    "schema_state": ("migrations", "schema_state"),
     "check_database": ("runtime", "check_database"),
     "database_url": ("runtime", "database_url"),
 }
@@ -61,6 +64,7 @@ __all__ = [
     "EmbeddedPostgres",
     "PostgresStore",
     "PostgresUnitOfWork",
+    "SchemaState",
     "apply_migrations",
     "check_database",
     "create_database",
@@ -68,5 +72,6 @@ __all__ = [
     "drop_database",
     "migration_status",
     "rollback_migrations",
+    "schema_state",
     "with_database",
 ]

@@ -28,8 +28,8 @@ class Background(Protocol):
     def wake(self) -> None:
         """Tell the run workers that there is work now."""
 
-    def schema_current(self) -> bool:
-        """Whether every migration is applied; raises when that cannot be read."""
+    def schema_state(self) -> str:
+        """``current``, ``pending`` or ``newer`` (than this build); raises when it cannot be read."""
 
     def dispatcher_alive(self) -> bool:
         """Whether the run workers run."""

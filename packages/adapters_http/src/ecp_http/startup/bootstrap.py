@@ -55,7 +55,7 @@ from ecp_http.startup.core_setup import (
 from ecp_http.startup.database_setup import database
 from ecp_http.startup.hosted import billing_setup, cloud_identity, console_sessions
 from ecp_http.startup.secrets import with_development_secrets
-from ecp_postgres import PostgresStore, apply_migrations, migration_status
+from ecp_postgres import PostgresStore, SchemaState, apply_migrations, schema_state
 from ecp_postgres.notifications import NotificationListener
 from ecp_postgres.operations import queue_figures
 
@@ -102,9 +102,7 @@ class Runtime:
     """Wake-ups by PostgreSQL notifications (ADR 0063); None in memory or with them off."""
     services: Services = attrs.field(init=False)
     """What the handlers use (set by :func:`build`, which makes this runtime their background)."""
-    _schema_read: "Future[list[tuple[str, bool]]] | None" = attrs.field(
-        init=False, default=None, repr=False
-    )
+    _schema_read: "Future[SchemaState] | None" = attrs.field(init=False, default=None, repr=False)
     """The schema read in flight: checks arriving meanwhile wait for it instead of starting one."""
     _schema_guard: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
@@ -120,15 +118,18 @@ class Runtime:
         """Whether the decision scheduler runs; None when it is disabled."""
         return None if self.scheduler is None else self.scheduler.alive
 
-    def schema_current(self) -> bool:
-        """Whether every migration is applied (always, in memory); takes no lock (ADR 0022).
+    def schema_state(self) -> str:
+        """The schema against this build: ``current``, ``pending`` or ``newer``.
+
+        ``pending``: migrations to apply; ``newer``: applied ones this build does not know (a
+        newer release's). Always ``current`` in memory. Takes no lock (ADR 0022).
 
         Raises TimeoutError after :data:`SCHEMA_CHECK_SECONDS`, or the driver's error. The read
         runs on a daemon thread, one at a time, so a read stuck on a frozen database holds one
         thread and never holds up the process's exit.
         """
         if isinstance(self.store, MemoryStore):
-            return True
+            return "current"
         assert self.settings.database_url is not None  # noqa: S101 - checked in build()
         with self._schema_guard:
             read = self._schema_read
@@ -140,7 +141,7 @@ class Runtime:
                     name="ecp-schema-check",
                     daemon=True,
                 ).start()
-        return all(applied for _, applied in read.result(timeout=SCHEMA_CHECK_SECONDS))
+        return read.result(timeout=SCHEMA_CHECK_SECONDS).verdict
 
     def start(self) -> None:
         """Start the run workers, the scheduler and the notification listener (when there)."""
@@ -173,10 +174,10 @@ class Runtime:
             self.tracing.shutdown()  # after the workers: their last spans are exported too
 
 
-def _read_schema(into: "Future[list[tuple[str, bool]]]", url: str) -> None:
+def _read_schema(into: "Future[SchemaState]", url: str) -> None:
     """Read the migration state into ``into``."""
     try:
-        into.set_result(migration_status(url))
+        into.set_result(schema_state(url))
     except Exception as exc:  # noqa: BLE001 - handed to the checks waiting for it
         into.set_exception(exc)
 

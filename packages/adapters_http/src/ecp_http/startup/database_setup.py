@@ -10,7 +10,7 @@ import pathlib
 from collections.abc import Iterator, Mapping
 
 from ecp_http.config.table.serving import DATA_DIR, DATABASE_URL
-from ecp_postgres.migrations import apply, rollback, status
+from ecp_postgres.migrations import apply, rollback, schema_state
 from ecp_postgres.runtime import check_database, database_url
 
 
@@ -39,6 +39,11 @@ def migrate(environ: Mapping[str, str], action: str, count: int = 1) -> list[str
         if action == "rollback":
             undone = rollback(url, count)
             return [f"rolled back {len(undone)} migration(s)", *(f"  {m}" for m in undone)]
+        state = schema_state(url)
         return [
-            f"{'applied' if done else 'pending'}  {migration}" for migration, done in status(url)
+            *(f"{'applied' if done else 'pending'}  {m}" for m, done in state.migrations),
+            *(
+                f"newer    {m}  (applied by a newer release; unknown to this one)"
+                for m in state.unknown
+            ),
         ]

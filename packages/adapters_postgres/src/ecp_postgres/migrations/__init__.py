@@ -11,6 +11,7 @@ import pathlib
 import time
 from collections.abc import Collection, Iterator
 
+import attrs
 import psycopg
 from psycopg import sql
 from yoyo import read_migrations  # type: ignore[import-untyped]
@@ -162,8 +163,25 @@ def rollback(url: str, count: int = 1) -> list[str]:
     return [migration.id for migration in applied]
 
 
-def status(url: str, timeout_seconds: int = STATUS_TIMEOUT_SECONDS) -> list[tuple[str, bool]]:
-    """Every migration id with whether it is applied, in application order.
+@attrs.frozen
+class SchemaState:
+    """Which of this build's migrations a database has, and which it has that this build lacks."""
+
+    migrations: list[tuple[str, bool]]
+    """Every migration this build knows, with whether it is applied, in application order."""
+    unknown: list[str]
+    """Applied migrations this build does not know (a newer release applied them)."""
+
+    @property
+    def verdict(self) -> str:
+        """``newer`` (migrations this build lacks), ``pending`` (some not applied), ``current``."""
+        if self.unknown:
+            return "newer"
+        return "current" if all(applied for _, applied in self.migrations) else "pending"
+
+
+def schema_state(url: str, timeout_seconds: int = STATUS_TIMEOUT_SECONDS) -> SchemaState:
+    """The database's migrations against this build's.
 
     Takes no lock and writes nothing: one connection (``timeout_seconds`` to connect) and one read
     of yoyo's migration table (``timeout_seconds`` of statement time), so a database that is away
@@ -177,11 +195,19 @@ def status(url: str, timeout_seconds: int = STATUS_TIMEOUT_SECONDS) -> list[tupl
             " set_config('lock_timeout', %(ms)s, false)",
             {"ms": timeout_ms},
         )
-        read = sql.SQL("SELECT migration_hash FROM {}").format(
+        read = sql.SQL("SELECT migration_hash, migration_id FROM {}").format(
             sql.Identifier(default_migration_table)
         )
-        try:
-            applied = {row[0] for row in conn.execute(read)}
-        except psycopg.errors.UndefinedTable:  # nothing ever applied
-            applied = set()
-    return [(migration.id, migration.hash in applied) for migration in every]
+        applied: dict[str, str] = {}
+        with contextlib.suppress(psycopg.errors.UndefinedTable):  # nothing ever applied
+            applied.update((str(h), str(i)) for h, i in conn.execute(read).fetchall())
+    known = {migration.hash for migration in every}
+    return SchemaState(
+        migrations=[(migration.id, migration.hash in applied) for migration in every],
+        unknown=sorted(i for h, i in applied.items() if h not in known),
+    )
+
+
+def status(url: str, timeout_seconds: int = STATUS_TIMEOUT_SECONDS) -> list[tuple[str, bool]]:
+    """Every migration id with whether it is applied, in application order (no lock taken)."""
+    return schema_state(url, timeout_seconds).migrations
