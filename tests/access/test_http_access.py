@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_core.memory import MemoryStore
+from ecp_core.permissions import ROLE_PERMISSIONS, Permission
 from ecp_http.config.settings import Settings
 from ecp_http.server.auth import mint_token
 from ecp_http.startup.app import create_app
@@ -200,6 +201,18 @@ def test_403_comes_before_the_body_is_read(client):
 
 
 # 404 across tenants -------------------------------------------------------------------------
+
+
+@pytest.mark.spec("C2 permission-table")
+def test_a_run_s_approvals_and_one_approval_are_read_under_one_rule(client):
+    """An approval (its proposed payload too) is read by the same roles by id and by run."""
+    run_id, approval_id = waiting_run(client, "acme")
+    for role, granted in ROLE_PERMISSIONS.items():
+        headers = bearer("acme", role)
+        by_id = client.get(f"/v1/approvals/{approval_id}", headers=headers).status_code
+        by_run = client.get(f"/runs/{run_id}/approvals", headers=headers).status_code
+        expected = 200 if Permission.APPROVAL_READ in granted else 403
+        assert (by_id, by_run) == (expected, expected), role
 
 
 @pytest.mark.spec("§5 tenant-isolation")
