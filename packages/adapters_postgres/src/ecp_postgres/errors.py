@@ -9,11 +9,13 @@ from typing import Any
 import psycopg
 from psycopg_pool import PoolClosed, PoolTimeout
 
-from ecp_core.errors import DatabaseUnavailable
+from ecp_core.errors import DatabaseFull, DatabaseUnavailable
 
-__all__ = ["DETAIL", "DatabaseUnavailable", "unavailable"]
+__all__ = ["DETAIL", "FULL_DETAIL", "DatabaseUnavailable", "unavailable"]
 
 DETAIL = "the database is unavailable; try again shortly"
+FULL_DETAIL = "the database is out of disk space; nothing was written; try again once it has room"
+DISK_FULL = "53100"
 
 _SQLSTATES = ("08", "53", "57P01", "57P02", "57P03")
 """Connection exceptions, insufficient resources, and the server shutting down or starting."""
@@ -34,6 +36,8 @@ def unavailable(
         return None
     lost = conn is not None and conn.closed
     sqlstate = getattr(exc, "sqlstate", None) or ""
+    if not lost and sqlstate == DISK_FULL:
+        return DatabaseFull(FULL_DETAIL)
     if lost or (isinstance(exc, psycopg.OperationalError) and sqlstate.startswith(_SQLSTATES)):
         return DatabaseUnavailable(DETAIL, connection_lost=lost)
     return None

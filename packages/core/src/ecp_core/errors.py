@@ -251,6 +251,15 @@ class DatabaseUnavailable(EcpError):
         self.connection_lost = connection_lost
 
 
+class DatabaseFull(DatabaseUnavailable):
+    """The database has no disk space left for a write: nothing of the attempt was kept.
+
+    The operator frees space or grows the disk; the service goes on by itself once it can write.
+    """
+
+    code = "database_full"
+
+
 class WebhookRejected(EcpError):
     """A merchant event that is not signed correctly, or breaks a validity rule: nothing changed."""
 

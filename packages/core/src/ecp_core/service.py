@@ -1,6 +1,6 @@
 """One object that wires the core's use cases together: the embedding entry point."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -171,6 +171,7 @@ class Ecp:
         connectors: ConnectorSetup | None = None,
         audit_verify_connections: int = VERIFY_CONNECTIONS,
         log_origin: str = DEFAULT_LOG_ORIGIN,
+        storage_unavailable: Callable[[BaseException], bool] | None = None,
     ) -> "Ecp":
         """Wire every service.
 
@@ -185,7 +186,9 @@ class Ecp:
         ``audit_signing_required`` and ``deployment_mode`` are reported by audit readiness;
         ``connectors`` (settings-defined connectors, backends) lets connectors be tested;
         ``audit_verify_connections`` caps the units of work audit verifications hold at once;
-        ``log_origin`` prefixes each tenant's transparency log origin (``<origin>/<tenant>``).
+        ``log_origin`` prefixes each tenant's transparency log origin (``<origin>/<tenant>``);
+        ``storage_unavailable`` tells the store's errors of a database away or full from others
+        (the run dispatcher backs off without counting those).
         """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
@@ -210,7 +213,13 @@ class Ecp:
         registry = GraphRegistry(uow, clock, ids, known_actions=known_actions)
         connector_service = ConnectorService(uow, clock, connectors or ConnectorSetup())
         runs = RunService(
-            uow, clock, ids, stepper, lifecycle, dispatch=dispatch_retry or DISPATCH_RETRY
+            uow,
+            clock,
+            ids,
+            stepper,
+            lifecycle,
+            dispatch=dispatch_retry or DISPATCH_RETRY,
+            storage_unavailable=storage_unavailable,
         )
         log_keys = None if signer is None else LogKeys(log_origin, signer, tuple(verification_keys))
         trail = AuditTrail(uow, keys, connections=audit_verify_connections)

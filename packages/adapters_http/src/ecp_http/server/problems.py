@@ -70,6 +70,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "quota_exhausted": 429,
     "not_ready": 503,
     "database_unavailable": 503,
+    "database_full": 503,
     "merchant_unavailable": 502,
     "identity_provider_unavailable": 502,
     "model_call_failed": 502,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ecp_core.errors import DatabaseUnavailable
 from ecp_core.memory import MemoryStore
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention.model import ConfiguredDefaults
@@ -56,6 +57,7 @@ from ecp_http.startup.database_setup import database
 from ecp_http.startup.hosted import billing_setup, cloud_identity, console_sessions
 from ecp_http.startup.secrets import with_development_secrets
 from ecp_postgres import PostgresStore, SchemaState, apply_migrations, schema_state
+from ecp_postgres.errors import unavailable
 from ecp_postgres.notifications import NotificationListener
 from ecp_postgres.operations import queue_figures
 
@@ -174,6 +176,11 @@ class Runtime:
             self.tracing.shutdown()  # after the workers: their last spans are exported too
 
 
+def storage_unavailable(exc: BaseException) -> bool:
+    """Whether PostgreSQL's error ``exc`` means the database is away or out of space."""
+    return unavailable(exc) is not None or isinstance(exc, DatabaseUnavailable)
+
+
 def _read_schema(into: "Future[SchemaState]", url: str) -> None:
     """Read the migration state into ``into``."""
     try:
@@ -274,6 +281,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         audit_signing_required=settings.audit_signing_required,
         audit_verify_connections=settings.audit_verify_connections,
         log_origin=settings.log_origin,
+        storage_unavailable=storage_unavailable if isinstance(store, PostgresStore) else None,
         deployment_mode=DeploymentMode.HOSTED
         if settings.hosted.enabled
         else DeploymentMode.SELF_HOSTED,

@@ -36,6 +36,7 @@ from ecp_core.runs.run.model import (
     CancelRunRequest,
     PauseRequest,
     Run,
+    RunClaim,
     StartRunRequest,
 )
 from ecp_core.runs.run.search import SEARCH_CURSOR, RunFilter
@@ -47,6 +48,11 @@ log = logging.getLogger("ecp_core.runs")
 
 CHAINED_ATTEMPTS = 16
 """At most this many further attempts share one transaction (a claim stays short and fair)."""
+
+
+def _database_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` is the core's own word for the database being away or full."""
+    return isinstance(exc, DatabaseUnavailable)
 
 
 class RunService:
@@ -61,9 +67,16 @@ class RunService:
         lifecycle: RunLifecycle,
         *,
         dispatch: RetrySchedule = DISPATCH_RETRY,
+        storage_unavailable: Callable[[BaseException], bool] | None = None,
     ) -> None:
-        """Wire the service; ``dispatch`` bounds and spaces the retries of a failing dispatch."""
+        """Wire the service; ``dispatch`` bounds and spaces the retries of a failing dispatch.
+
+        ``storage_unavailable`` tells an error of the database being away or full (which backs
+        a run off without counting against it) from others; by default the core's own
+        :class:`DatabaseUnavailable`.
+        """
         self._uow = uow
+        self._unavailable = storage_unavailable or _database_unavailable
         self._clock = clock
         self._ids = ids
         self._stepper = stepper
@@ -213,23 +226,29 @@ class RunService:
                     exc_info=exc,
                     extra={**facts, "dispatch_attempt": claim.dispatch_failures + 1},
                 )
-                try:
-                    # Still holding the claim, so no other worker retries before the backoff.
-                    uow.runs.undo_to_claim()
-                except Exception:  # noqa: BLE001 - the transaction itself is gone
-                    # The connection broke, not the run (the database went away): back off
-                    # without counting, so an outage never ends a run with dispatch_error.
-                    log.warning("run dispatch lost its transaction", extra=facts)
-                    counted = False
-                else:
+                # The database refusing the work (full, restarting) is not the run's failure:
+                # back off without counting, so no such spell ends a run with dispatch_error.
+                counted = not self._unavailable(exc)
+                if counted:
                     try:
-                        return self._failures.count(uow, claim, exc)
-                    except Exception:  # the fallback below still counts and backs off
-                        log.exception(
-                            "counting a failed dispatch failed; counting afresh", extra=facts
-                        )
-                        counted = True
-        # The claim's unit of work is unusable: back the run off (and count) in a fresh one.
+                        # Still holding the claim, so no other worker retries before the backoff.
+                        uow.runs.undo_to_claim()
+                    except Exception:  # noqa: BLE001 - the transaction itself is gone
+                        # The connection broke, not the run (the database went away): back off
+                        # without counting, so an outage never ends a run with dispatch_error.
+                        log.warning("run dispatch lost its transaction", extra=facts)
+                        counted = False
+                    else:
+                        try:
+                            return self._failures.count(uow, claim, exc)
+                        except Exception:  # the fallback below still counts and backs off
+                            log.exception(
+                                "counting a failed dispatch failed; counting afresh", extra=facts
+                            )
+        return self._back_off(claim, counted=counted)
+
+    def _back_off(self, claim: RunClaim, *, counted: bool) -> Run | None:
+        """Back the claimed run off (and count the failure) in a unit of work of its own."""
         with self._uow() as uow:
             uow.runs.record_dispatch_failure(
                 claim.tenant_id, claim.run_id, self._failures.not_before(claim), counted=counted
