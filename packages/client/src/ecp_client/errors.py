@@ -45,7 +45,9 @@ class EcpError(ClientError):
         problem: dict[str, Any] | None = None,
     ) -> None:
         """A problem of ``status``; ``code`` defaults to the class's."""
-        super().__init__(f"HTTP {status} {code or self.code}: {detail}")
+        lines = [f"HTTP {status} {code or self.code}: {detail}"]
+        lines += [f"  {'.'.join(map(str, error.loc)) or '(body)'}: {error.msg}" for error in errors]
+        super().__init__("\n".join(lines))
         self.status = status
         self.detail = detail
         if code is not None:

@@ -91,13 +91,28 @@ class TaskWorker:
     """Claims, runs and settles tasks until stopped (or after one claim with ``once``)."""
 
     def __init__(
-        self, options: WorkerOptions, function: TaskFunction, headers: Mapping[str, str]
+        self,
+        options: WorkerOptions,
+        function: TaskFunction,
+        *,
+        api_key: str | None = None,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
-        """Work for ``options`` with ``function``, sending ``headers`` (credentials) each time."""
+        """Work for ``options`` with ``function``, as a project API key or a bearer token."""
         self._options = options
         self._function = function
-        self._client = Client(options.url, headers=headers, timeout=10.0)
-        self._beats = Client(options.url, headers=headers, timeout=10.0, retry=HEARTBEAT_RETRY)
+        self._client = Client(
+            options.url, api_key=api_key, token=token, headers=headers, timeout=10.0
+        )
+        self._beats = Client(
+            options.url,
+            api_key=api_key,
+            token=token,
+            headers=headers,
+            timeout=10.0,
+            retry=HEARTBEAT_RETRY,
+        )
         self._stopping = False
         self._idle = False  # claiming or pausing: a stop signal interrupts at once
 

@@ -74,7 +74,7 @@ def _work(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
             max_tasks=args.max_tasks,
             once=args.once,
         )
-        return TaskWorker(options, function, headers).run()
+        return TaskWorker(options, function, headers=headers).run()
     except WorkerRefused as exc:
         sys.stderr.write(f"ecp worker: {exc}\n")
         return 2
