@@ -5,6 +5,7 @@ runs; the 429s and the problem of every declared code come from a stand-in serve
 (``tests/support/receiver.py``) that records what it was sent.
 """
 
+import asyncio
 import collections
 import json
 import pathlib
@@ -20,7 +21,7 @@ from tests.support.e2e import gated_action_graph
 from tests.support.live_serve import ecp_serve
 from tests.support.receiver import receiver
 
-from ecp_client import Client, RetryPolicy
+from ecp_client import AsyncClient, Client, RetryPolicy
 from ecp_client.problems import BY_CODE, QuotaExhausted
 
 pytestmark = pytest.mark.integration
@@ -71,6 +72,21 @@ def test_a_429_is_waited_out_with_one_idempotency_key_for_every_try():
         b'{"deployment_ref": "refunds", "input": {"order": "A-1"}}'
     }
     assert 2.0 <= took < 10.0
+
+
+@pytest.mark.spec("C18 client-py-retries")
+def test_the_async_client_waits_out_a_429_with_one_idempotency_key_too():
+    async def start(base: str) -> str:
+        async with AsyncClient(base, token="t") as client:
+            return (await client.runs.start("refunds", idempotency_key="mine")).run_id
+
+    with receiver(script=[429], default=201, reply_body=json.dumps(RUN).encode()) as hook:
+        hook.reply_headers = {"Retry-After": "1"}
+        began = time.monotonic()
+        assert asyncio.run(start(hook.url.removesuffix("/hook"))) == "r-1"
+        took = time.monotonic() - began
+    assert [got.headers["idempotency-key"] for got in hook.received] == ["mine", "mine"]
+    assert 1.0 <= took < 8.0
 
 
 @pytest.mark.spec("C18 client-py-retries", "C18 client-py-errors")
