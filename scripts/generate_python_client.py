@@ -69,8 +69,12 @@ ROOTS = (
     "DecisionListResponse",
     "WebhookEventPayload",
     "Delivery",
+    "IngestResult",
 )
 """The schemas the resources return; the generation holds these and what they reach."""
+
+HIDDEN = frozenset({"lock_token", "secret"})
+"""Fields left out of a model's ``repr``, so that logging a model does not log a credential."""
 
 HEADER = '''"""The API's response models, generated from clients/openapi.json: do not edit by hand.
 
@@ -217,10 +221,15 @@ def _model(name: str, schema: Mapping[str, Any], types: _Types) -> str:
         if not field.isidentifier() or keyword.iskeyword(field):
             raise SystemExit(f"{name}.{field} is not a Python name: extend the generator")
         annotation = types.of(spec)
+        default = None
         if field not in required:
             default = _default(annotation, spec)
             if default == "None" and "None" not in annotation.split(" | "):
                 annotation += " | None"
+        if field in HIDDEN:
+            given = "" if default is None else f"default={default}, "
+            annotation += f" = attrs.field({given}repr=False)"
+        elif default is not None:
             annotation += f" = {default}"
         lines.append(f"    {field}: {annotation}")
         if description := spec.get("description"):

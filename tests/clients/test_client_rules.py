@@ -17,6 +17,7 @@ from standardwebhooks import Webhook
 
 from ecp_client import EcpError
 from ecp_client._core import Answer, Call, Retrying, RetryPolicy, error, nothing, retry_after
+from ecp_client.models import ClaimedTask, SubscriptionCreated, SubscriptionView
 from ecp_client.problems import BY_CODE, HttpError
 from ecp_client.webhooks import WebhookVerificationFailed, verify
 
@@ -167,3 +168,30 @@ def test_a_signed_delivery_verifies_and_any_flipped_byte_is_refused(
         verify(headers, tampered, secret, now=NOW.timestamp())
     with pytest.raises(WebhookVerificationFailed):
         verify(headers, body, secret, now=NOW.timestamp() + 301)
+
+
+def test_a_models_repr_leaves_out_lock_tokens_and_secrets():
+    task = ClaimedTask(
+        task_id="t-1",
+        lock_token="token-value",
+        run_id="r-1",
+        node_id="n",
+        attempt=1,
+        topic="x",
+        arguments={},
+        state={},
+        locked_until=NOW,
+    )
+    assert "token-value" not in repr(task)
+    assert "t-1" in repr(task)
+    view = SubscriptionView(
+        subscription_id="s-1",
+        tenant_id="t",
+        deployment_ref="d",
+        target_url="https://example.com",
+        event_types=["run.started"],
+        created_at=NOW,
+    )
+    created = SubscriptionCreated(subscription=view, secret="whsec_value")
+    assert "whsec_value" not in repr(created)
+    assert "s-1" in repr(created)

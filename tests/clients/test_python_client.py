@@ -5,6 +5,7 @@ allowed); each test works in a tenant of its own.
 """
 
 import asyncio
+import json
 import os
 import pathlib
 import signal
@@ -163,6 +164,29 @@ def test_every_list_iterates_across_several_pages(admin, live, tenant):
     assert sorted(listed_tasks) == sorted(r.run_id for r in tasks)
     assert len(list(admin.webhooks.list())) == MANY
     assert list(admin.decisions.list(page_size=PAGE)) == []
+
+
+@pytest.mark.spec("C18 client-py-resources")
+def test_evidence_batches_are_stored_once_by_event_id(admin):
+    document = json.loads((ROOT / "clients" / "openapi.json").read_text())
+    paths = document["paths"]
+    example = {
+        kind: paths[f"/v1/evidence/{kind}"]["post"]["requestBody"]["content"]["application/json"][
+            "example"
+        ]["events"]
+        for kind in ("executions", "outcomes", "charge-revisions", "source-inventories")
+    }
+    first = admin.evidence.executions(example["executions"])
+    assert (first.received, first.stored, first.replayed) == (len(example["executions"]),) * 2 + (
+        0,
+    )
+    again = admin.evidence.executions(example["executions"])
+    assert (again.stored, again.replayed) == (0, len(example["executions"]))
+    assert admin.evidence.outcomes(example["outcomes"]).stored == len(example["outcomes"])
+    revisions = admin.evidence.charge_revisions(example["charge-revisions"])
+    assert revisions.stored == len(example["charge-revisions"])
+    inventories = admin.evidence.source_inventories(example["source-inventories"])
+    assert inventories.stored == len(example["source-inventories"])
 
 
 @pytest.mark.spec("C18 client-py-errors")

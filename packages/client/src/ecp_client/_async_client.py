@@ -48,6 +48,7 @@ class AsyncClient:
         self.approvals = resources.Approvals(sender)
         self.tasks = resources.Tasks(sender)
         self.webhooks = resources.Subscriptions(sender)
+        self.evidence = resources.Evidence(sender)
         self.decisions = resources.Decisions(sender)
 
     async def aclose(self) -> None:

@@ -252,6 +252,26 @@ class Subscriptions(_Resource):
         return await self._send(calls.send_test_event(subscription_id))
 
 
+class Evidence(_Resource):
+    """Economic evidence: batches of events, stored once by their ``event_id``."""
+
+    async def executions(self, events: Sequence[Json]) -> m.IngestResult:
+        """Store execution events (what each step cost)."""
+        return await self._send(calls.ingest_evidence("executions", events))
+
+    async def outcomes(self, events: Sequence[Json]) -> m.IngestResult:
+        """Store outcome events (what each run achieved)."""
+        return await self._send(calls.ingest_evidence("outcomes", events))
+
+    async def charge_revisions(self, events: Sequence[Json]) -> m.IngestResult:
+        """Store revisions of charges already reported."""
+        return await self._send(calls.ingest_evidence("charge-revisions", events))
+
+    async def source_inventories(self, events: Sequence[Json]) -> m.IngestResult:
+        """Store source inventories (what a source window should hold)."""
+        return await self._send(calls.ingest_evidence("source-inventories", events))
+
+
 class Decisions(_Resource):
     """Version decisions."""
 

@@ -274,6 +274,16 @@ def send_test_event(subscription_id: str) -> Call[m.Delivery]:
     return Call(method="POST", path=path, read=model(m.Delivery))
 
 
+# Evidence
+
+
+def ingest_evidence(kind: str, events: Sequence[Json]) -> Call[m.IngestResult]:
+    """``POST /v1/evidence/{kind}``: a batch; an exact replay of a stored event changes nothing."""
+    path = quoted("/v1/evidence/{}", kind)
+    body = {"events": list(events)}
+    return Call(method="POST", path=path, body=body, read=model(m.IngestResult), idempotent=True)
+
+
 # Decisions
 
 

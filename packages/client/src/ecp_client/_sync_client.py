@@ -46,6 +46,7 @@ class Client:
         self.approvals = resources.Approvals(sender)
         self.tasks = resources.Tasks(sender)
         self.webhooks = resources.Subscriptions(sender)
+        self.evidence = resources.Evidence(sender)
         self.decisions = resources.Decisions(sender)
 
     def close(self) -> None:

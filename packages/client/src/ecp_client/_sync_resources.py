@@ -251,6 +251,26 @@ class Subscriptions(_Resource):
         return self._send(calls.send_test_event(subscription_id))
 
 
+class Evidence(_Resource):
+    """Economic evidence: batches of events, stored once by their ``event_id``."""
+
+    def executions(self, events: Sequence[Json]) -> m.IngestResult:
+        """Store execution events (what each step cost)."""
+        return self._send(calls.ingest_evidence("executions", events))
+
+    def outcomes(self, events: Sequence[Json]) -> m.IngestResult:
+        """Store outcome events (what each run achieved)."""
+        return self._send(calls.ingest_evidence("outcomes", events))
+
+    def charge_revisions(self, events: Sequence[Json]) -> m.IngestResult:
+        """Store revisions of charges already reported."""
+        return self._send(calls.ingest_evidence("charge-revisions", events))
+
+    def source_inventories(self, events: Sequence[Json]) -> m.IngestResult:
+        """Store source inventories (what a source window should hold)."""
+        return self._send(calls.ingest_evidence("source-inventories", events))
+
+
 class Decisions(_Resource):
     """Version decisions."""
 

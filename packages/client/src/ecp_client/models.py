@@ -40,6 +40,7 @@ __all__ = [
     "GraphListResponse",
     "GraphRegistration",
     "GraphVersion",
+    "IngestResult",
     "LogKey",
     "NodeAuditRecord",
     "OutcomeSemantics",
@@ -454,7 +455,7 @@ class ClaimedTask:
     """The task's arguments, from the node."""
     attempt: int
     """Which attempt this is (1 on the first)."""
-    lock_token: str
+    lock_token: str = attrs.field(repr=False)
     """Proves the worker holds the task; sent back with heartbeat, complete and fail."""
     locked_until: datetime
     """When the worker's hold on the task ends unless a heartbeat extends it."""
@@ -803,6 +804,18 @@ class GraphRegistration:
 
 
 @attrs.frozen(kw_only=True)
+class IngestResult:
+    """What a batch did: events newly stored and exact replays left as they were."""
+
+    received: int
+    """Events in the batch."""
+    replayed: int
+    """Exact repeats of stored events, left as they were."""
+    stored: int
+    """Events newly stored."""
+
+
+@attrs.frozen(kw_only=True)
 class SubscriptionView:
     """A subscription as listed: everything but the secret."""
 
@@ -826,7 +839,7 @@ class SecretRotated:
 
     previous_secret_expires_at: datetime
     """Until when the secret before it keeps signing beside it (24 hours from the rotation)."""
-    secret: str
+    secret: str = attrs.field(repr=False)
     """The new signing secret, in the ``whsec_`` form; shown this once."""
     subscription: SubscriptionView
     """The subscription (without secrets)."""
@@ -836,7 +849,7 @@ class SecretRotated:
 class SubscriptionCreated:
     """The answer to a subscription: its view and, this once, the signing secret."""
 
-    secret: str
+    secret: str = attrs.field(repr=False)
     """The signing secret: the one given, or a ``whsec_`` one the server made; shown this once."""
     subscription: SubscriptionView
     """The subscription made (without its secret)."""
