@@ -1,6 +1,6 @@
-"""``ecp worker``: the command line of the external-task worker (:mod:`ecp_client.worker`, the client library's loop).
+"""``ecp worker``: the command line of the external-task worker (:mod:`ecp_client.worker`).
 
-It talks only to the service's HTTP API (``--url`` or ``ECP_URL``) with ``ECP_API_KEY`` or
+It runs the client library's loop and talks only to the service's HTTP API (``--url`` or ``ECP_URL``) with ``ECP_API_KEY`` or
 ``ECP_TOKEN``; it never opens the database. A refusal (no credentials, a function that cannot be
 imported, a claim the server refuses) is one line on stderr and exit status 2.
 """
