@@ -308,7 +308,10 @@ def formatted(text: str, path: pathlib.Path) -> str:
     where = str(path.relative_to(ROOT))
     # The fixes a generator would otherwise have to get right by hand: import order, a sorted
     # __all__, and `yield from` where unasync turned `async for ... yield` into a plain loop.
-    for command in (["check", "--fix-only", "--unsafe-fixes", "--select", "I,RUF022,UP028"], ["format"]):
+    for command in (
+        ["check", "--fix-only", "--unsafe-fixes", "--select", "I,RUF022,UP028"],
+        ["format"],
+    ):
         done = subprocess.run(  # noqa: S603 - this venv's ruff on our own text
             [ruff, *command, "--stdin-filename", where, "-"],
             input=text,
