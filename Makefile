@@ -5,7 +5,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-PACKAGES := packages/core packages/adapters_postgres packages/adapters_http packages/adapters_idp packages/adapters_billing
+PACKAGES := packages/core packages/adapters_postgres packages/adapters_http packages/adapters_idp packages/adapters_billing packages/client
 PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
 # uv from PyPI, pinned: the one on PATH when it is this version, else a small venv of its own.
@@ -71,6 +71,7 @@ golang:
 # The client libraries' generated parts, from the OpenAPI document the server serves (docs/clients.md).
 clients: install
 	$(BIN)/python -m ecp_http.openapi.snapshot --output clients/openapi.json
+	$(BIN)/python scripts/generate_python_client.py
 
 run: install-serve
 	$(BIN)/ecp serve

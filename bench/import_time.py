@@ -8,6 +8,7 @@ seconds on a busy machine. It asserts nothing about timing (ADR 0052).
 
 - ``import ecp_core``: the package alone; its public names load on first use.
 - ``from ecp_core import Ecp``: the facade and every area of the domain, as a server loads it.
+- ``import ecp_client``: the client library (httpx loads with the first ``Client``, the next case).
 - ``import ecp_http.startup.app`` and ``ecp_http.cli``: the server's app factory and the command line.
 - first condition: importing the CEL binding, compiling and evaluating one edge condition, then
   the cost of one more evaluation of it, in microseconds.
@@ -29,12 +30,17 @@ CASES = (
     ("import ecp_core", "import ecp_core"),
     ("from ecp_core import GraphBuilder", "from ecp_core import GraphBuilder"),
     ("from ecp_core import Ecp", "from ecp_core import Ecp"),
+    ("import ecp_client", "import ecp_client"),
+    ("from ecp_client import Client", "from ecp_client import Client"),
     ("import ecp_http", "import ecp_http"),
     ("import ecp_http.startup.app", "import ecp_http.startup.app"),
     ("import ecp_http.cli", "import ecp_http.cli"),
 )
 
-WARM_UP = "import ecp_core.service, ecp_http.startup.app, ecp_http.cli, cel, jsonschema"
+WARM_UP = (
+    "import ecp_core.service, ecp_http.startup.app, ecp_http.cli, cel, jsonschema, "
+    "ecp_client.worker"
+)
 """Loads every module the cases load, so that each case finds its byte code cached."""
 
 FIRST_CONDITION = """

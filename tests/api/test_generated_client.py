@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-PACKAGE = "ecp_client"
+PACKAGE = "ecp_generated_client"  # not ecp_client: the real client library is installed
 GENERATOR_CONFIG = {
     "package_name_override": PACKAGE,
     # The migration report is a PDF: the generator reads bytes only for octet-stream.

@@ -24,6 +24,7 @@ FORBIDDEN = (
     "ecp_postgres",
     "ecp_idp",
     "ecp_billing",
+    "ecp_client",
 )
 
 

@@ -1,4 +1,4 @@
-"""The five packages as a user gets them: wheels built from the checkout, installed in an empty venv.
+"""The six packages as a user gets them: wheels built from the checkout, installed in an empty venv.
 
 ``pip install ecp-http`` (here ``uv pip install``, from the built wheels and the lock's versions
 in the uv cache that ``make install`` filled, with no network) serves against
@@ -33,8 +33,9 @@ PACKAGES = {
     "ecp_http": "adapters_http",
     "ecp_idp": "adapters_idp",
     "ecp_billing": "adapters_billing",
+    "ecp_client": "client",
 }
-SIBLINGS = ("ecp-core", "ecp-postgres", "ecp-http", "ecp-idp", "ecp-billing")
+SIBLINGS = ("ecp-core", "ecp-postgres", "ecp-http", "ecp-idp", "ecp-billing", "ecp-client")
 STARTUP_SECONDS = 60.0
 
 
@@ -47,7 +48,7 @@ def uv(*args: str | pathlib.Path) -> str:
 
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory) -> dict[str, pathlib.Path]:
-    """The five wheels, built from the checkout, by import name."""
+    """The six wheels, built from the checkout, by import name."""
     out = tmp_path_factory.mktemp("wheels")
     uv("build", "--offline", "--all-packages", "--wheel", "--out-dir", out)
     return {name: next(out.glob(f"{name}-0.1.0-*.whl")) for name in PACKAGES}

@@ -11,7 +11,7 @@ import pathlib
 import time
 from decimal import Decimal
 
-from ecp_http.cli.task_worker import ClaimedTask
+from ecp_client.models import ClaimedTask
 
 
 def _markers() -> pathlib.Path:

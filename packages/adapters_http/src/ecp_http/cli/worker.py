@@ -1,6 +1,6 @@
-"""``ecp worker``: the command line of the external-task worker (:mod:`ecp_http.cli.task_worker`).
+"""``ecp worker``: the command line of the external-task worker (:mod:`ecp_client.worker`).
 
-It talks only to the service's HTTP API (``--url`` or ``ECP_URL``) with ``ECP_API_KEY`` or
+It runs the client library's loop and talks only to the service's HTTP API (``--url`` or ``ECP_URL``) with ``ECP_API_KEY`` or
 ``ECP_TOKEN``; it never opens the database. A refusal (no credentials, a function that cannot be
 imported, a claim the server refuses) is one line on stderr and exit status 2.
 """
@@ -20,12 +20,12 @@ from ecp_http.cli.args import whole_number
 from ecp_http.config.table.client import API_KEY, TOKEN
 
 if TYPE_CHECKING:
-    from ecp_http.cli.task_worker import TaskFunction
+    from ecp_client.worker import TaskFunction
 
 
 def load_function(spec: str) -> "TaskFunction":
     """The callable named by ``module:function``, importable from here or ``PYTHONPATH``."""
-    from ecp_http.cli.task_worker import WorkerRefused  # noqa: PLC0415 - when the command runs
+    from ecp_client.worker import WorkerRefused  # noqa: PLC0415 - when the command runs
 
     module_name, _, name = spec.partition(":")
     if not module_name or not name:
@@ -46,7 +46,7 @@ def load_function(spec: str) -> "TaskFunction":
 
 
 def _credentials(environ: Mapping[str, str]) -> dict[str, str]:
-    from ecp_http.cli.task_worker import WorkerRefused  # noqa: PLC0415 - when the command runs
+    from ecp_client.worker import WorkerRefused  # noqa: PLC0415 - when the command runs
 
     headers = credential_headers(environ)
     if headers is None:
@@ -57,8 +57,8 @@ def _credentials(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _work(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    from ecp_client.worker import TaskWorker, WorkerOptions, WorkerRefused  # noqa: PLC0415
     from ecp_http import logs  # noqa: PLC0415 - imported when the command runs (ADR 0053)
-    from ecp_http.cli.task_worker import TaskWorker, WorkerOptions, WorkerRefused  # noqa: PLC0415
 
     try:
         headers = _credentials(environ)
@@ -74,7 +74,7 @@ def _work(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
             max_tasks=args.max_tasks,
             once=args.once,
         )
-        return TaskWorker(options, function, headers).run()
+        return TaskWorker(options, function, headers=headers).run()
     except WorkerRefused as exc:
         sys.stderr.write(f"ecp worker: {exc}\n")
         return 2

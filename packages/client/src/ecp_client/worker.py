@@ -1,35 +1,42 @@
-"""``ecp worker``: run a Python function as an external-task worker over the HTTP API.
+"""The task-worker loop: run a Python function for every task of some topics (``ecp worker``).
 
-The worker claims tasks of its topics (long-polling), calls a function with a :class:`ClaimedTask`
-for each, and completes the task with the returned object or fails it with the exception's text;
-a thread heartbeats the claimed tasks at a third of their lock time. Delivery is at-least-once: a
-worker that dies loses its lock, and another worker gets the task.
+The worker claims tasks of its topics (long-polling), calls a function with each
+:class:`~ecp_client.models.ClaimedTask`, and completes the task with the returned dict or fails
+it with the exception's text; a thread heartbeats the claimed tasks at a third of their lock
+time. SIGTERM or SIGINT stops claiming and exits after the current task (a second one leaves it
+to expire). Delivery is at-least-once: a worker that dies loses its lock, and another worker
+gets the task.
 """
 
-import json
 import logging
 import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from decimal import Decimal
-from typing import Any
 
 import attrs
-import httpx
 
-from ecp_http.cli import api_client
+from ecp_client._convert import dumps
+from ecp_client._core import RetryPolicy
+from ecp_client._sync_client import Client
+from ecp_client.errors import ConnectionFailed, EcpError
+from ecp_client.models import ClaimedTask
+
+__all__ = ["ClaimedTask", "TaskFunction", "TaskWorker", "WorkerOptions", "WorkerRefused"]
 
 MAX_BACKOFF_SECONDS = 10.0
 MAX_ERROR_CHARS = 4000
-JSON = {"Content-Type": "application/json"}
 FATAL_CLAIM_STATUSES = frozenset({400, 401, 403, 404, 422})  # a setting to fix, not to wait out
+HEARTBEAT_RETRY = RetryPolicy(attempts=3, max_wait=2.0, deadline=10.0)
 logger = logging.getLogger("ecp.worker")
+
+TaskFunction = Callable[[ClaimedTask], object]
+"""What a worker runs: a function of a :class:`ClaimedTask` that returns a dict."""
 
 
 class WorkerRefused(Exception):
-    """The worker cannot start or go on as configured; exit status 2, the message says why."""
+    """The worker cannot start or go on as configured; the message says why."""
 
 
 class _Interrupted(BaseException):
@@ -41,30 +48,8 @@ class _Abandoned(BaseException):
 
 
 @attrs.frozen(kw_only=True)
-class ClaimedTask:
-    """A task as the worker function sees it: the node's arguments and the run state.
-
-    ``lock_token`` proves the claim (the worker completes with it when the function returns).
-    """
-
-    task_id: str
-    run_id: str
-    node_id: str
-    attempt: int
-    topic: str
-    arguments: dict[str, Any]
-    state: dict[str, Any]
-    locked_until: datetime
-    lock_token: str = attrs.field(repr=False)
-
-
-TaskFunction = Callable[[ClaimedTask], object]
-"""What ``ecp worker`` runs: a function of a :class:`ClaimedTask` that returns a dict."""
-
-
-@attrs.frozen(kw_only=True)
 class WorkerOptions:
-    """How a worker claims: its id, topics, and the claim's limits (see ``ecp worker -h``)."""
+    """How a worker claims: the service, its id, topics, and the claim's limits."""
 
     url: str
     topics: tuple[str, ...]
@@ -73,30 +58,6 @@ class WorkerOptions:
     wait_seconds: int = 20
     max_tasks: int = 1
     once: bool = False
-
-
-def problem_text(response: httpx.Response) -> str:
-    """An error answer in one line: status, problem code and detail."""
-    return api_client.problem_text(response.status_code, response.text).split("\n", 1)[0]
-
-
-def _json(value: object) -> str:
-    """Decimals (money) and aware datetimes as strings; anything else is not JSON."""
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, datetime) and value.tzinfo is not None:
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-def _task(item: dict[str, Any]) -> ClaimedTask:
-    names = ("task_id", "run_id", "node_id", "attempt", "topic", "lock_token")
-    return ClaimedTask(
-        **{name: item[name] for name in names},
-        arguments=item.get("arguments") or {},
-        state=item.get("state") or {},
-        locked_until=datetime.fromisoformat(item["locked_until"]),
-    )
 
 
 class _Heartbeat(threading.Thread):
@@ -130,14 +91,28 @@ class TaskWorker:
     """Claims, runs and settles tasks until stopped (or after one claim with ``once``)."""
 
     def __init__(
-        self, options: WorkerOptions, function: TaskFunction, headers: Mapping[str, str]
+        self,
+        options: WorkerOptions,
+        function: TaskFunction,
+        *,
+        api_key: str | None = None,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
-        """Work for ``options`` with ``function``, sending ``headers`` on every request."""
+        """Work for ``options`` with ``function``, as a project API key or a bearer token."""
         self._options = options
         self._function = function
-        timeout = httpx.Timeout(10.0, read=options.wait_seconds + 30.0)
-        self._client = httpx.Client(base_url=options.url, headers=dict(headers), timeout=timeout)
-        self._beats = httpx.Client(base_url=options.url, headers=dict(headers), timeout=10.0)
+        self._client = Client(
+            options.url, api_key=api_key, token=token, headers=headers, timeout=10.0
+        )
+        self._beats = Client(
+            options.url,
+            api_key=api_key,
+            token=token,
+            headers=headers,
+            timeout=10.0,
+            retry=HEARTBEAT_RETRY,
+        )
         self._stopping = False
         self._idle = False  # claiming or pausing: a stop signal interrupts at once
 
@@ -187,28 +162,24 @@ class TaskWorker:
 
     def _claim(self) -> list[ClaimedTask] | None:
         """The next batch (possibly empty), or None when stopped."""
-        body: dict[str, Any] = {
-            "worker_id": self._options.worker_id,
-            "topics": list(self._options.topics),
-            "max_tasks": self._options.max_tasks,
-            "wait_seconds": self._options.wait_seconds,
-        }
-        if self._options.lock_seconds is not None:
-            body["lock_seconds"] = self._options.lock_seconds
+        options = self._options
         delay, self._idle = 0.5, True
         try:
             while not self._stopping:
                 try:
-                    response = self._client.post("/v1/tasks/claim", json=body)
-                except httpx.TransportError as exc:
-                    logger.warning("cannot reach %s: %s", self._options.url, exc)
-                    delay = self._pause(delay)
-                    continue
-                if response.status_code == httpx.codes.OK:
-                    return [_task(item) for item in response.json()["tasks"]]
-                if response.status_code in FATAL_CLAIM_STATUSES:
-                    raise WorkerRefused(f"the claim was refused: {problem_text(response)}")
-                logger.warning("claim answered %s", problem_text(response))
+                    return self._client.tasks.claim(
+                        options.worker_id,
+                        options.topics,
+                        max_tasks=options.max_tasks,
+                        wait_seconds=options.wait_seconds,
+                        lock_seconds=options.lock_seconds,
+                    )
+                except ConnectionFailed as exc:
+                    logger.warning("cannot reach %s: %s", options.url, exc)
+                except EcpError as exc:
+                    if exc.status in FATAL_CLAIM_STATUSES:
+                        raise WorkerRefused(f"the claim was refused: {exc}") from None
+                    logger.warning("claim answered %s", exc)
                 delay = self._pause(delay)
         except _Interrupted:
             pass  # a claimed batch lost here is claimed again once its locks expire
@@ -235,60 +206,56 @@ class TaskWorker:
             heartbeat.stop()
 
     def _handle(self, task: ClaimedTask, heartbeat: _Heartbeat) -> None:
-        facts = {"task_id": task.task_id, "run_id": task.run_id, "attempt": task.attempt}
-        facts["worker_id"] = self._options.worker_id
+        facts: dict[str, object] = {"task_id": task.task_id, "run_id": task.run_id}
+        facts |= {"attempt": task.attempt, "worker_id": self._options.worker_id}
         logger.info("task claimed", extra={**facts, "topic": task.topic})
         try:
-            body = self._completion(task)
+            output = self._output(task)
         except Exception as exc:
             heartbeat.release(task.task_id)
             error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
             logger.warning("task failed", exc_info=True, extra={**facts, "error": error})
-            self._settle(task, "fail", json.dumps({"lock_token": task.lock_token, "error": error}))
+            self._settle(task, "fail", lambda: self._client.tasks.fail(task, error))
             return
         heartbeat.release(task.task_id)
-        if self._settle(task, "complete", body):
+        if self._settle(task, "complete", lambda: self._client.tasks.complete(task, output)):
             logger.info("task completed", extra=facts)
 
-    def _completion(self, task: ClaimedTask) -> str:
-        """The body of ``complete``: the function's output, which must be a JSON object."""
+    def _output(self, task: ClaimedTask) -> dict[str, object]:
+        """The function's output, which must be a JSON object (Decimals and times as text)."""
         output = self._function(task)
         if not isinstance(output, dict):
             raise TypeError(f"the function returned {type(output).__name__}, not a dict")
-        return json.dumps({"lock_token": task.lock_token, "output": output}, default=_json)
+        dumps(output)  # not JSON: a TypeError here fails the task
+        return output
 
-    def _settle(self, task: ClaimedTask, verb: str, body: str) -> bool:
-        """POST ``complete`` or ``fail`` until the server answers; whether it took it."""
+    def _settle(self, task: ClaimedTask, verb: str, send: Callable[[], object]) -> bool:
+        """``complete`` or ``fail`` until the server answers; whether it took it."""
         delay, facts = 0.5, {"task_id": task.task_id, "run_id": task.run_id}
         while True:
             try:
-                response = self._client.post(
-                    f"/v1/tasks/{task.task_id}/{verb}", content=body, headers=JSON
-                )
-            except httpx.TransportError as exc:
+                send()
+            except ConnectionFailed as exc:
                 logger.warning("cannot reach %s to %s: %s", self._options.url, verb, exc)
                 delay = self._pause(delay)  # even when stopping: the outcome is worth sending
                 continue
-            if response.status_code == httpx.codes.OK:
-                return True
-            if response.status_code == httpx.codes.CONFLICT:
-                logger.warning("lock lost: another worker has the task", extra=facts)
-            else:
-                logger.error("%s refused: %s", verb, problem_text(response), extra=facts)
-            return False
+            except EcpError as exc:
+                if exc.status == 409:  # noqa: PLR2004 - Conflict
+                    logger.warning("lock lost: another worker has the task", extra=facts)
+                else:
+                    logger.error("%s refused: %s", verb, exc, extra=facts)  # noqa: TRY400
+                return False
+            return True
 
     def heartbeat(self, task: ClaimedTask) -> bool:
         """Extend ``task``'s lock once; False when the lock is gone (stop beating for it)."""
-        body: dict[str, Any] = {"lock_token": task.lock_token}
-        if self._options.lock_seconds is not None:
-            body["lock_seconds"] = self._options.lock_seconds
         try:
-            response = self._beats.post(f"/v1/tasks/{task.task_id}/heartbeat", json=body)
-        except httpx.TransportError as exc:
+            self._beats.tasks.heartbeat(task, lock_seconds=self._options.lock_seconds)
+        except ConnectionFailed as exc:
             logger.warning("heartbeat did not reach %s: %s", self._options.url, exc)
             return True
-        if response.status_code == httpx.codes.OK:
-            return True
-        facts = {"task_id": task.task_id, "run_id": task.run_id}
-        logger.warning("heartbeat refused: %s", problem_text(response), extra=facts)
-        return False
+        except EcpError as exc:
+            facts = {"task_id": task.task_id, "run_id": task.run_id}
+            logger.warning("heartbeat refused: %s", exc, extra=facts)
+            return False
+        return True
