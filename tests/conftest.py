@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from tests.support.console_browser import console
 from tests.support.e2e_server import admin, browser, e2e_database, ecp_server, tenant
+from tests.support.outage import outage_database
 from tests.support.postgres import (
     fresh_database,
     migrated_template,
@@ -60,6 +61,7 @@ __all__ = [
     "ecp_server",
     "fresh_database",
     "migrated_template",
+    "outage_database",
     "postgres_store",
     "postgres_url",
     "tenant",

@@ -9,16 +9,10 @@ stops and starts with ``pg_ctl`` the way an operator would (``-m fast``, then a 
 import base64
 import collections
 import logging
-import os
-import pathlib
-import shutil
 import socket
-import subprocess
-import tempfile
 import threading
 import time
 import uuid
-import warnings
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -28,6 +22,7 @@ import pytest
 import uvicorn
 from starlette.testclient import TestClient
 from tests.support.e2e import gated_action_graph
+from tests.support.outage import PgCtl
 from tests.support.runs import three_steps
 
 from ecp_core import Ecp, Ed25519Signer
@@ -39,7 +34,7 @@ from ecp_http.config.settings import Settings
 from ecp_http.server.auth import mint_token
 from ecp_http.server.problems import RETRY_AFTER_SECONDS
 from ecp_http.startup.app import create_app
-from ecp_postgres import EmbeddedPostgres, PostgresStore, apply_migrations, create_database
+from ecp_postgres import PostgresStore
 
 pytestmark = pytest.mark.integration
 
@@ -174,43 +169,6 @@ def test_background_threads_log_an_outage_once_and_its_end(fresh_database, caplo
 # --- the load test: a real server, a real PostgreSQL stopped and crash-restarted -------------
 
 
-class PgCtl:
-    """``pg_ctl`` on an embedded server, with pgserver's binaries and as its system user."""
-
-    def __init__(self, pgdata: pathlib.Path) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from pgserver._commands import POSTGRES_BIN_PATH
-
-        self.binary = pathlib.Path(POSTGRES_BIN_PATH) / "pg_ctl"
-        self.pgdata = pgdata
-        # As root, pgserver runs PostgreSQL as its own unprivileged user (postgres refuses root).
-        self.user = "pgserver" if os.geteuid() == 0 else None
-        self.socket_dir = (pgdata / "postmaster.pid").read_text().splitlines()[4]
-
-    def _run(self, *args: str) -> None:
-        subprocess.run(
-            [str(self.binary), "-D", str(self.pgdata), "-w", "-t", "60", *args],
-            user=self.user,
-            check=True,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=90,
-        )
-
-    def stop_fast(self) -> None:
-        self._run("-m", "fast", "stop")
-
-    def start(self) -> None:
-        """Start as pgserver does: no TCP listener, the same socket folder, the same log."""
-        log = str(self.pgdata / "log")
-        self._run("-o", '-h ""', "-o", f"-k {self.socket_dir}", "-l", log, "start")
-
-    def crash_restart(self) -> None:
-        self._run("-m", "immediate", "restart")
-
-
 class Load:
     """Clients that start runs and approve them, retrying each 503 as told, and what they saw."""
 
@@ -278,25 +236,6 @@ class Load:
                         self.wrong.append(f"client {index}: {exc}")
                     return
                 number += 1
-
-
-@pytest.fixture
-def outage_database() -> Iterator[tuple[str, PgCtl]]:
-    """A migrated database on a PostgreSQL of this test alone, and the pg_ctl that drives it."""
-    folder = tempfile.mkdtemp(prefix="ecp-outage-")
-    server = EmbeddedPostgres(folder)
-    pg_ctl = None
-    try:
-        url = create_database(server.start(), "ecp_outage")
-        apply_migrations(url)
-        pg_ctl = PgCtl(server.pgdata)
-        yield url, pg_ctl
-    finally:
-        # pgserver knows the first postmaster only: the one started here is stopped here.
-        if pg_ctl is not None and (server.pgdata / "postmaster.pid").exists():
-            pg_ctl.stop_fast()
-        server.stop()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
