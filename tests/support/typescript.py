@@ -6,6 +6,7 @@ package once per session, and run Node's test runner with a live server's addres
 the environment, showing Node's output when it fails.
 """
 
+import fcntl
 import os
 import pathlib
 import shutil
@@ -44,12 +45,19 @@ def npm(*args: str, timeout: float = 300.0) -> subprocess.CompletedProcess[str]:
 
 
 def build() -> pathlib.Path:
-    """Install the dev dependencies when missing and build ``dist/`` (once per process)."""
-    with _built:
+    """Install the dev dependencies when missing and build ``dist/`` (once per process).
+
+    A file lock keeps two test processes (pytest-xdist) from installing or building at once.
+    """
+    with _built, (PACKAGE / "package.json").open("rb") as anchor:
         if not _state.get("built"):
-            if not (PACKAGE / "node_modules" / ".package-lock.json").exists():
-                npm("ci", "--no-audit", "--no-fund")
-            npm("run", "build")
+            fcntl.flock(anchor, fcntl.LOCK_EX)
+            try:
+                if not (PACKAGE / "node_modules" / ".package-lock.json").exists():
+                    npm("ci", "--no-audit", "--no-fund")
+                npm("run", "build")
+            finally:
+                fcntl.flock(anchor, fcntl.LOCK_UN)
             _state["built"] = True
     return PACKAGE
 

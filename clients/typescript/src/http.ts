@@ -72,7 +72,10 @@ export async function errorOf(response: Response): Promise<EcpError> {
   const text = await response.text();
   let problem: Problem;
   try {
-    const parsed = JSON.parse(text) as Partial<Problem>;
+    const parsed = JSON.parse(text) as Partial<Problem> | null;
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw new TypeError("not a problem object");
+    }
     problem = {
       type: parsed.type ?? "about:blank",
       title: parsed.title ?? response.statusText,

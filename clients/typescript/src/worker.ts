@@ -74,8 +74,9 @@ export async function runWorker(tasks: Tasks, options: WorkerOptions): Promise<v
   const onStop = (): void => stop.abort();
   options.signal?.addEventListener("abort", onStop, { once: true });
   if (options.signal?.aborted) stop.abort();
-  const signals = options.handleSignals === false ? [] : (["SIGTERM", "SIGINT"] as const);
-  for (const name of signals) process.on(name, onStop);
+  const nodeProcess = typeof process === "undefined" ? undefined : process;
+  const signals = options.handleSignals === false || !nodeProcess ? [] : (["SIGTERM", "SIGINT"] as const);
+  for (const name of signals) nodeProcess?.on(name, onStop);
   log.info(`worker started worker_id=${workerId} topics=${options.topics.join(",")}`);
   try {
     let delay = 500;
@@ -108,7 +109,7 @@ export async function runWorker(tasks: Tasks, options: WorkerOptions): Promise<v
       }
     }
   } finally {
-    for (const name of signals) process.off(name, onStop);
+    for (const name of signals) nodeProcess?.off(name, onStop);
     options.signal?.removeEventListener("abort", onStop);
     log.info(`worker stopped worker_id=${workerId}`);
   }

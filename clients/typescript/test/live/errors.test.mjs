@@ -62,6 +62,7 @@ test("every documented code has its class, and an unknown code is an EcpError", 
   assert.ok(codes.length >= 40, `${codes.length} codes`);
   const server = await standIn((request) => {
     const code = new globalThis.URL(request.url, "http://x").searchParams.get("code");
+    if (code === "not-a-problem") return { status: 502, headers: { "content-type": "text/html" }, body: "Bad Gateway" };
     const status = code === "http_error" ? 418 : code === "internal_error" ? 500 : 400;
     return {
       status,
@@ -81,6 +82,10 @@ test("every documented code has its class, and an unknown code is an EcpError", 
       assert.equal(error.requestId, `req-${code}`);
       assert.equal(error.detail ?? error.problem.detail, `a ${code}`);
     }
+    const proxied = await ecp.transport.json({ method: "GET", path: "/x", query: { code: "not-a-problem" } }).catch((e) => e);
+    assert.equal(proxied.constructor, ecpClient.HttpError, "an answer that is not a problem");
+    assert.equal(proxied.status, 502);
+    assert.equal(proxied.code, "http_error");
   } finally {
     await server.close();
   }
