@@ -59,3 +59,28 @@ test("a delivery is verified and a tampered one refused", async () => {
     await receiver.close();
   }
 });
+
+test("any body and secret signed as Standard Webhooks says verifies; any flipped byte is refused", async () => {
+  const { createHmac, randomBytes, randomInt } = await import("node:crypto");
+  for (let i = 0; i < 200; i += 1) {
+    const key = randomBytes(24 + randomInt(41));
+    const secret = i % 2 ? `whsec_${key.toString("base64").replace(/=+$/, "")}` : `plain-${key.toString("hex")}`;
+    const hmacKey = i % 2 ? key : Buffer.from(secret, "utf8");
+    const body = Buffer.from(JSON.stringify({ n: i, text: randomBytes(randomInt(200)).toString("latin1") }));
+    const id = `msg_${randomBytes(8).toString("hex")}`;
+    const timestamp = String(Math.floor(Date.now() / 1000) - randomInt(200));
+    const sign = (k) => createHmac("sha256", k).update(`${id}.${timestamp}.`).update(body).digest("base64");
+    const headers = {
+      "webhook-id": id,
+      "webhook-timestamp": timestamp,
+      "webhook-signature": `v1,${sign(randomBytes(32))} v1,${sign(hmacKey)}`,
+    };
+    await verifyWebhook(headers, new Uint8Array(body), secret);
+    const flipped = Buffer.from(body);
+    flipped[randomInt(flipped.length)] ^= 1 << randomInt(8);
+    await assert.rejects(verifyWebhook(headers, new Uint8Array(flipped), secret), WebhookVerificationError);
+    const spec = { "x-service-signature": createHmac("sha256", hmacKey).update(body).digest("hex") };
+    await verifyWebhook(spec, new Uint8Array(body), secret);
+    await assert.rejects(verifyWebhook(spec, new Uint8Array(flipped), secret), WebhookVerificationError);
+  }
+});
