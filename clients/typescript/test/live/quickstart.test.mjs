@@ -1,7 +1,8 @@
 // The quickstart through the client: register, deploy, start, approve, verify.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { all, client, deploy, gatedGraph, unique } from "../helpers.mjs";
+import { Client } from "ecp-client";
+import { all, client, deploy, gatedGraph, unique, URL_ } from "../helpers.mjs";
 
 test("register, deploy, start, approve and verify a run", async () => {
   const ecp = client();
@@ -44,4 +45,14 @@ test("pause, unpause and cancel a run", async () => {
   assert.equal(unpaused.status, "waiting_approval");
   const canceled = await ecp.runs.cancel(run.run_id, { reason: "not needed" });
   assert.equal(canceled.status, "canceled");
+});
+
+test("a project API key is sent as X-API-Key", async () => {
+  const ecp = client();
+  const ref = unique("keyed");
+  await deploy(ecp, gatedGraph(ref));
+  const made = await ecp.transport.json({ method: "POST", path: "/v1/api-keys", body: { name: ref, role: "operator" } });
+  const keyed = new Client({ baseUrl: URL_, apiKey: made.key });
+  const run = await keyed.runs.start({ deployment_ref: ref });
+  assert.equal((await keyed.runs.get(run.run_id)).run_id, run.run_id);
 });
