@@ -21,7 +21,7 @@ LOCKED := uv.lock pyproject.toml $(foreach p,$(PACKAGES),$(p)/pyproject.toml) te
 SERVE_STAMP := $(VENV)/.installed-serve
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: install install-serve lock browser golang run dev-cloud test lint bench fuzz spec-map docs clients clean
+.PHONY: install install-serve lock browser golang typescript run dev-cloud test lint bench fuzz spec-map docs clients clean
 
 install: $(DEV_STAMP)
 
@@ -68,10 +68,23 @@ golang:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq golang-go golang-golang-x-mod-dev >/dev/null; }
 
-# The client libraries' generated parts, from the OpenAPI document the server serves (docs/clients.md).
-clients: install
+# Debian's Node.js and npm for the TypeScript client (clients/typescript), when not yet there, and
+# its pinned dev dependencies from its package-lock.json (npm ci) when the lock is newer than them.
+typescript:
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+	  echo "installing Debian's nodejs and npm for the TypeScript client"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
+	@[ clients/typescript/node_modules/.package-lock.json -nt clients/typescript/package-lock.json ] || \
+	  (cd clients/typescript && npm ci --no-audit --no-fund)
+
+# The client libraries' generated parts, from the OpenAPI document the server serves (docs/clients.md):
+# the snapshot, then the TypeScript client's types and problem classes (openapi-typescript, pinned).
+clients: install typescript
 	$(BIN)/python -m ecp_http.openapi.snapshot --output clients/openapi.json
 	$(BIN)/python scripts/generate_python_client.py
+	cd clients/typescript && npm run --silent generate
 
 run: install-serve
 	$(BIN)/ecp serve
@@ -81,7 +94,7 @@ dev-cloud: install-serve
 	$(BIN)/ecp dev-cloud
 
 # Two processes (ADR 0040); PYTEST_WORKERS=0 runs everything in one.
-test: install browser golang lint
+test: install browser golang typescript lint
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 lint: install
