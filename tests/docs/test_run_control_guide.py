@@ -19,6 +19,8 @@ pytestmark = [
         "C14 approvers",
         "C14 limits",
         "C14 timer",
+        "C17 migrate",
+        "C17 migrate-refused",
     ),
 ]
 

@@ -31,12 +31,16 @@ def _boom(_: ActionContext) -> dict[str, Any]:
 class World:
     """A fresh in-memory service on a clock the test moves, with a failing ``boom`` action."""
 
-    def __init__(self) -> None:
+    def __init__(self, uow: Any = None) -> None:
+        """On a fresh memory store, or on the store ``uow`` opens units of work of."""
         actions = ActionRegistry()
         actions.register("boom", _boom)
         self.clock = FixedClock(EPOCH)
-        self.ecp = Ecp.in_memory(
-            signer=SIGNER, clock=self.clock, ids=SequentialIds("c"), actions=actions
+        options: dict[str, Any] = {"clock": self.clock, "ids": SequentialIds("c")}
+        self.ecp = (
+            Ecp.in_memory(signer=SIGNER, actions=actions, **options)
+            if uow is None
+            else Ecp.build(uow, signer=SIGNER, actions=actions, **options)
         )
 
     def deploy(self, ref: str, graph: GraphDefinition) -> None:

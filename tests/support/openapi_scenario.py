@@ -35,6 +35,17 @@ GRAPH = {
     ],
 }
 
+GRAPH_V2 = {
+    **GRAPH,
+    "nodes": [
+        {**node, "summary": "Approve the refund (checked twice)"}
+        if node["id"] == "review"
+        else node
+        for node in GRAPH["nodes"]
+    ],
+}
+"""The graph's second version, to which waiting runs are moved."""
+
 
 @dataclass(frozen=True)
 class Step:
@@ -239,5 +250,27 @@ QUICKSTART = [
     Step("retention_list_legal_holds"),
     Step("retention_release_legal_hold", path=lambda ids: {"hold_id": ids["hold_id"]}),
     Step("retention_audit_log"),
+    *[
+        Step(
+            "runs_start",
+            {"deployment_ref": "refunds", "input": {"order_id": f"A-20{n}", "amount": "5.00"}},
+            headers={"Prefer": "wait=10"},
+            keep=lambda run, n=n: {f"moving_run_{n}": run["run_id"]},
+            record=False,
+        )
+        for n in (1, 2)
+    ],
+    Step("graphs_register", GRAPH_V2, record=False),
+    Step(
+        "runs_migrate",
+        {"graph_version_ref": "refund-triage@2"},
+        role="operator",
+        path=lambda ids: {"run_id": ids["moving_run_1"]},
+    ),
+    Step(
+        "runs_migrate_version",
+        {"from_version": "refund-triage@1", "to_version": "refund-triage@2", "limit": 10},
+        role="operator",
+    ),
 ]
 """The quickstart and the reads and writes around it, in an order that works."""

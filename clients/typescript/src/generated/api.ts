@@ -884,6 +884,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runs/{run_id}/migrate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a run waiting for an approval, an interrupt, a task or a timer to another version of its graph, where the node it waits at exists (under its id, or the id `node_map` gives it) with the same kind. The run keeps its state and what it waits for, and goes on in the new version; one `migrated` audit record. Otherwise 422 `migration_not_possible` saying why, and nothing changes
+         * @description Needs the `run_control` permission.
+         */
+        post: operations["runs_migrate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/runs/{run_id}/pause": {
         parameters: {
             query?: never;
@@ -2420,6 +2440,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/migrate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the waiting runs of one version to another version of the same graph, up to `limit` of them newest first: each moves or is refused as `POST /runs/{run_id}/migrate` would, and the answer gives each run's outcome and the cursor of the next page
+         * @description Needs the `run_control` permission.
+         */
+        post: operations["runs_migrate_version"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tasks": {
         parameters: {
             query?: never;
@@ -3369,7 +3409,7 @@ export interface components {
          * @description Outcome of one node attempt, as written in its audit record.
          * @enum {string}
          */
-        AttemptStatus: "succeeded" | "failed" | "rejected" | "waiting_approval" | "waiting_interrupt" | "waiting_timer" | "approved" | "denied" | "resumed" | "escalated" | "canceled";
+        AttemptStatus: "succeeded" | "failed" | "rejected" | "waiting_approval" | "waiting_interrupt" | "waiting_timer" | "approved" | "denied" | "resumed" | "escalated" | "canceled" | "migrated";
         /** @description The answer to a submission; ``digest`` and ``expires_at`` describe the one in force. */
         AttestationAck: {
             /** @description Whether the attestation in force is the one submitted (false when another won). */
@@ -5691,6 +5731,52 @@ export interface components {
              */
             period_start?: string | null;
         };
+        /** @description Body of ``POST /runs/{run_id}/migrate``. */
+        MigrateRunRequest: {
+            /** @description The version to move the run to (`<graph_id>@<version>`): another version of its graph. */
+            graph_version_ref: string;
+            /**
+             * @description Renamed nodes, `{"old": "new"}`: the node the run waits at in its version, and the node it is in the target. A node it leaves out keeps its id. Each old node must exist in the run's version and each new one in the target.
+             * @default null
+             */
+            node_map?: {
+                [key: string]: string;
+            } | null;
+        };
+        /** @description Body of ``POST /v1/runs/migrate``: move the waiting runs of one version, a page at a time. */
+        MigrateVersionRequest: {
+            /**
+             * @description Where the previous call stopped (its `next_cursor`).
+             * @default null
+             */
+            cursor?: string | null;
+            /** @description The version whose waiting runs move (`<graph_id>@<version>`). */
+            from_version: string;
+            /**
+             * @description How many waiting runs this call looks at (1 to 500).
+             * @default 100
+             */
+            limit?: number;
+            /**
+             * @description Renamed nodes, `{"old": "new"}`, as for one run.
+             * @default null
+             */
+            node_map?: {
+                [key: string]: string;
+            } | null;
+            /** @description The version they move to: another version of the same graph. */
+            to_version: string;
+        };
+        /** @description What one call of the bulk move did to each waiting run it looked at, newest first. */
+        MigrateVersionResponse: {
+            /**
+             * @description Send it back as `cursor` for the next page; null when every waiting run was looked at.
+             * @default null
+             */
+            next_cursor?: string | null;
+            /** @description Each run looked at, in the order they were tried. */
+            results: components["schemas"]["RunMigrationResult"][];
+        };
         /** @description One missing kind of evidence: its stable code and a sentence saying what is missing. */
         MigrationEvidenceGap: {
             /** @description The missing kind of evidence, as a stable code. */
@@ -5703,6 +5789,11 @@ export interface components {
          * @enum {string}
          */
         MigrationGapCode: "no_paired_case_level_evidence" | "too_few_pairs_for_hoeffding99" | "unpaired_cases" | "no_monthly_spread" | "no_predictive_validation";
+        /**
+         * @description What the bulk move did to one run.
+         * @enum {string}
+         */
+        MigrationOutcome: "migrated" | "refused";
         /**
          * @description The method's verdict: this version of it always abstains.
          * @enum {string}
@@ -6288,6 +6379,23 @@ export interface components {
              * @default []
              */
             steps?: components["schemas"]["ErasureStepResult"][];
+        };
+        /** @description One run of the bulk move: moved, or refused and why. */
+        RunMigrationResult: {
+            /** @description `migrated`, or `refused` (nothing about the run changed). */
+            outcome: components["schemas"]["MigrationOutcome"];
+            /**
+             * @description Why it was refused, as `migration_not_possible` says it for one run; null when moved.
+             * @default null
+             */
+            reason?: string | null;
+            /**
+             * @description The run after the move; null when refused.
+             * @default null
+             */
+            run?: components["schemas"]["RunStatusResponse"] | null;
+            /** @description The run's id. */
+            run_id: string;
         };
         /**
          * @description Run status as clients see it.
@@ -7731,7 +7839,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10263,7 +10371,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10422,7 +10530,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10965,7 +11073,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11234,7 +11342,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11910,7 +12018,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12013,7 +12121,177 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "evidence_window_too_large",
+                     *       "detail": "An example of evidence window too large.",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Content",
+                     *       "type": "urn:ecp:error:evidence_window_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    runs_migrate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MigrateRunRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunStatusResponse"];
+                };
+            };
+            /** @description Bad Request (code: `malformed_json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_json",
+                     *       "detail": "An example of malformed json.",
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "urn:ecp:error:malformed_json"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (code: `unauthenticated`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthenticated",
+                     *       "detail": "An example of unauthenticated.",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "urn:ecp:error:unauthenticated"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (code: `forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "An example of forbidden.",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "urn:ecp:error:forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found (code: `not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "An example of not found.",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "urn:ecp:error:not_found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict (code: `already_approved`, `already_subscribed`, `approval_already_resolved`, `approval_changed`, `approval_withdrawn`, `audit_chain_conflict`, `audit_record_not_erasable`, `certification_blocked`, `certification_revoked`, `certification_transition_not_allowed`, `conflict`, `connector_settings_defined`, `illegal_transition`, `legal_hold_active`, `lock_lost`, `no_merchant_customer`, `outcome_definition_immutable`, `run_canceled`, `run_finished`, `run_still_active`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "already_approved",
+                     *       "detail": "An example of already approved.",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "urn:ecp:error:already_approved"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large (code: `payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "payload_too_large",
+                     *       "detail": "An example of payload too large.",
+                     *       "status": 413,
+                     *       "title": "Content Too Large",
+                     *       "type": "urn:ecp:error:payload_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type (code: `unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unsupported_media_type",
+                     *       "detail": "An example of unsupported media type.",
+                     *       "status": 415,
+                     *       "title": "Unsupported Media Type",
+                     *       "type": "urn:ecp:error:unsupported_media_type"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12219,7 +12497,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12417,7 +12695,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12933,7 +13211,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13404,7 +13682,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13591,7 +13869,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13847,7 +14125,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14308,7 +14586,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14536,7 +14814,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14625,7 +14903,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14973,7 +15251,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15352,7 +15630,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15628,7 +15906,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16334,7 +16612,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16558,7 +16836,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16933,7 +17211,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17377,7 +17655,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17471,7 +17749,7 @@ export interface operations {
                     "application/json": components["schemas"]["LoginResponse"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17809,7 +18087,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17919,7 +18197,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18120,7 +18398,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18217,7 +18495,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18407,7 +18685,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18705,7 +18983,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19008,7 +19286,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19205,7 +19483,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19542,7 +19820,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19774,7 +20052,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19978,7 +20256,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -20327,7 +20605,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -20561,7 +20839,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -20875,7 +21153,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -21096,7 +21374,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -21424,7 +21702,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -21518,7 +21796,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -21713,7 +21991,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -22006,7 +22284,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -22193,7 +22471,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -22488,7 +22766,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -22675,7 +22953,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -22863,7 +23141,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -23101,7 +23379,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -23309,7 +23587,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -23508,7 +23786,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -23704,7 +23982,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -23933,7 +24211,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -24144,7 +24422,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -24360,7 +24638,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -24617,7 +24895,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -25337,7 +25615,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditExport"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -25512,7 +25790,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -25613,7 +25891,7 @@ export interface operations {
                     "application/json": components["schemas"]["InclusionProofResponse"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -25905,7 +26183,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -26066,7 +26344,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -26149,7 +26427,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -26377,7 +26655,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -26653,7 +26931,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -27043,7 +27321,175 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "evidence_window_too_large",
+                     *       "detail": "An example of evidence window too large.",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Content",
+                     *       "type": "urn:ecp:error:evidence_window_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    runs_migrate_version: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MigrateVersionRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MigrateVersionResponse"];
+                };
+            };
+            /** @description Bad Request (code: `malformed_json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_json",
+                     *       "detail": "An example of malformed json.",
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "urn:ecp:error:malformed_json"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (code: `unauthenticated`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthenticated",
+                     *       "detail": "An example of unauthenticated.",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "urn:ecp:error:unauthenticated"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (code: `forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "An example of forbidden.",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "urn:ecp:error:forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found (code: `not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "An example of not found.",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "urn:ecp:error:not_found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict (code: `already_approved`, `already_subscribed`, `approval_already_resolved`, `approval_changed`, `approval_withdrawn`, `audit_chain_conflict`, `audit_record_not_erasable`, `certification_blocked`, `certification_revoked`, `certification_transition_not_allowed`, `conflict`, `connector_settings_defined`, `illegal_transition`, `legal_hold_active`, `lock_lost`, `no_merchant_customer`, `outcome_definition_immutable`, `run_canceled`, `run_finished`, `run_still_active`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "already_approved",
+                     *       "detail": "An example of already approved.",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "urn:ecp:error:already_approved"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large (code: `payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "payload_too_large",
+                     *       "detail": "An example of payload too large.",
+                     *       "status": 413,
+                     *       "title": "Content Too Large",
+                     *       "type": "urn:ecp:error:payload_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type (code: `unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unsupported_media_type",
+                     *       "detail": "An example of unsupported media type.",
+                     *       "status": 415,
+                     *       "title": "Unsupported Media Type",
+                     *       "type": "urn:ecp:error:unsupported_media_type"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -27161,7 +27607,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -27359,7 +27805,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -27656,7 +28102,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -27841,7 +28287,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -28014,7 +28460,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -28145,7 +28591,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -28416,7 +28862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -28760,7 +29206,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -29013,7 +29459,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -29569,7 +30015,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -206,6 +206,12 @@ export class InvalidJsonValueError extends EcpError {
   static override readonly code: string = "invalid_json_value";
 }
 
+/** `migration_not_possible` (HTTP 422): A run cannot move to the version asked (ADR 0090); the detail says why. Nothing changed. */
+export class MigrationNotPossibleError extends EcpError {
+  /** The problem code this class stands for. */
+  static override readonly code: string = "migration_not_possible";
+}
+
 /** `not_canonical_json` (HTTP 422): A value cannot be written as RFC 8785 canonical JSON (NaN, huge integer, non-JSON type). */
 export class NotCanonicalJsonError extends EcpError {
   /** The problem code this class stands for. */
@@ -344,6 +350,7 @@ export const PROBLEM_CLASSES: Readonly<Record<string, typeof EcpError>> = Object
   unsupported_media_type: UnsupportedMediaTypeError,
   evidence_window_too_large: EvidenceWindowTooLargeError,
   invalid_json_value: InvalidJsonValueError,
+  migration_not_possible: MigrationNotPossibleError,
   not_canonical_json: NotCanonicalJsonError,
   plan_not_purchasable: PlanNotPurchasableError,
   schema_not_applicable: SchemaNotApplicableError,

@@ -6,6 +6,7 @@ The twin of ``RunFilter.admits``; the conformance suite holds the two equal
 
 from ecp_core.runs.run.model import POLICY_VIOLATION
 from ecp_core.runs.run.search import RunFilter
+from ecp_core.runs.run.state_machine import WAITING
 from ecp_core.types import RunPublicStatus
 
 _UNPAUSED = "paused_by = '[]'::jsonb"
@@ -20,6 +21,8 @@ _BY_STATUS = {
     ),
 }
 """Public statuses that are not simply the stored status (``public_status``)."""
+_WAITING = "status IN ({})".format(", ".join(f"'{status.value}'" for status in sorted(WAITING)))
+"""The runs that wait for something (``RunFilter.waiting``)."""
 
 
 def search_clauses(where: RunFilter) -> tuple[list[str], list[object]]:
@@ -41,6 +44,11 @@ def search_clauses(where: RunFilter) -> tuple[list[str], list[object]]:
     if where.run_or_key is not None:
         clauses.append("(run_id = %s OR idempotency_key = %s)")
         values += [where.run_or_key, where.run_or_key]
+    if where.graph_version_ref is not None:
+        clauses.append("graph_version_ref = %s")
+        values.append(where.graph_version_ref)
+    if where.waiting:
+        clauses.append(_WAITING)
     return clauses, values
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "MalformedJson",
     "MerchantUnavailable",
     "MethodNotAllowed",
+    "MigrationNotPossible",
     "ModelCallFailed",
     "NoMerchantCustomer",
     "NotAnApprover",
@@ -266,6 +267,12 @@ class InvalidJsonValue(EcpError):
     code = "invalid_json_value"
 
 
+class MigrationNotPossible(EcpError):
+    """A run cannot move to the version asked (ADR 0090); the detail says why. Nothing changed."""
+
+    code = "migration_not_possible"
+
+
 class NotCanonicalJson(EcpError):
     """A value cannot be written as RFC 8785 canonical JSON (NaN, huge integer, non-JSON type)."""
 
@@ -403,6 +410,7 @@ BY_CODE: dict[str, type[EcpError]] = {
     "unsupported_media_type": UnsupportedMediaType,
     "evidence_window_too_large": EvidenceWindowTooLarge,
     "invalid_json_value": InvalidJsonValue,
+    "migration_not_possible": MigrationNotPossible,
     "not_canonical_json": NotCanonicalJson,
     "plan_not_purchasable": PlanNotPurchasable,
     "schema_not_applicable": SchemaNotApplicable,

@@ -122,6 +122,12 @@ class AlreadyApproved(Conflict):
     code = "already_approved"
 
 
+class MigrationNotPossible(EcpError):
+    """A run cannot move to the version asked (ADR 0090); the detail says why. Nothing changed."""
+
+    code = "migration_not_possible"
+
+
 class IllegalTransition(EcpError):
     """A run was asked to move between states the state machine does not connect."""
 

@@ -129,6 +129,7 @@ class AttemptStatus(enum.StrEnum):
     RESUMED = "resumed"
     ESCALATED = "escalated"
     CANCELED = "canceled"
+    MIGRATED = "migrated"
 
 
 class CostMeasurement(enum.StrEnum):

@@ -1,15 +1,17 @@
-"""``ecp runs list|show|cancel|pause|unpause``: the tenant's runs, over the API.
+"""``ecp runs list|show|cancel|pause|unpause|migrate``: the tenant's runs, over the API.
 
 ``list`` pages through ``GET /admin/runs`` (newest first; an admin's credentials); ``show`` reads
 ``GET /runs/{run_id}`` and, with ``--timeline``, ``GET /runs/{run_id}/timeline``; ``cancel``
 posts ``/runs/{run_id}/cancel`` with its reason, ``pause`` and ``unpause`` post
-``/runs/{run_id}/pause`` and ``/unpause`` (an admin's or an operator's credentials).
+``/runs/{run_id}/pause`` and ``/unpause`` (an admin's or an operator's credentials); ``migrate``
+moves a version's waiting runs (:mod:`ecp_http.cli.run_migrate`).
 """
 
 import argparse
 from collections.abc import Mapping
 from typing import Any
 
+from ecp_http.cli import run_migrate
 from ecp_http.cli.api_client import (
     Api,
     Page,
@@ -119,7 +121,8 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     """Add ``runs list|show`` to the ``ecp`` parser."""
     runs = commands.add_parser(
         "runs",
-        help="list the tenant's runs, show one run and its timeline, cancel one (over the API)",
+        help="list the tenant's runs, show one run and its timeline, cancel, pause or move runs "
+        "(over the API)",
         description="Read runs through the service's API. Credentials: ECP_TOKEN (a bearer "
         "token) or ECP_API_KEY (a project API key); the service: --url or ECP_URL.",
     )
@@ -154,3 +157,4 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         add_url_option(action)
         add_format_option(action)
         action.set_defaults(handler=run)
+    run_migrate.add_parser(actions)

@@ -67,6 +67,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "evidence_window_too_large": 422,
     "plan_not_purchasable": 422,
     "secret_value_refused": 422,
+    "migration_not_possible": 422,
     "quota_exhausted": 429,
     "not_ready": 503,
     "database_unavailable": 503,

@@ -100,6 +100,14 @@ class TaskRepository(Protocol):
         """
         ...
 
+    def repoint(self, tenant_id: str, run_id: str, node_id: str, now: datetime) -> list[Task]:
+        """Point the run's open (waiting or locked) tasks at ``node_id``, held until commit.
+
+        Their run moved to another version of its graph (ADR 0090); locks, workers and tokens
+        stay. The tasks moved, by task id.
+        """
+        ...
+
     def erase_run(self, tenant_id: str, run_id: str) -> int:
         """Empty the payloads (arguments, state, output, error) of a run's tasks; how many changed.
 

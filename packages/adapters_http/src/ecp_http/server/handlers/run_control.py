@@ -1,7 +1,12 @@
-"""Run control: cancel a run; pause and unpause a run or a deployment (ADRs 0074, 0076)."""
+"""Run control: cancel, pause, unpause and move runs; pause deployments (ADRs 0074, 0076, 0090)."""
 
 from ecp_core.deployments.model import Deployment
 from ecp_core.permissions import Permission
+from ecp_core.runs.run.migration import (
+    MigrateRunRequest,
+    MigrateVersionRequest,
+    MigrateVersionResponse,
+)
 from ecp_core.runs.run.model import CancelRunRequest, PauseRequest, RunStatusResponse
 from ecp_http.server.routing import Call, Operation
 from ecp_http.server.services import Services
@@ -45,6 +50,19 @@ def unpause_deployment(call: Call, services: Services) -> Deployment:
     return deployment
 
 
+def migrate_run(call: Call, services: Services) -> RunStatusResponse:
+    """Move a waiting run to another version of its graph (ADR 0090)."""
+    assert call.actor is not None  # noqa: S101 - an authenticated operation
+    request: MigrateRunRequest = call.body
+    return RunStatusResponse.of(services.ecp.runs.migrate(call.actor, call.path["run_id"], request))
+
+
+def migrate_runs(call: Call, services: Services) -> MigrateVersionResponse:
+    """Move a page of one version's waiting runs to another version, each on its own."""
+    assert call.actor is not None  # noqa: S101 - an authenticated operation
+    return services.ecp.runs.migrate_version(call.actor, call.body)
+
+
 _KEEPS_WAITING = (
     " A run waiting for a person or a worker keeps waiting (its approval can be resolved, its "
     "task completed) and shows `paused` once it would run again."
@@ -64,6 +82,34 @@ OPERATIONS = [
         permission=Permission.RUN_CONTROL,
         body=CancelRunRequest,
         response=RunStatusResponse,
+    ),
+    Operation(
+        method="POST",
+        path="/runs/{run_id}/migrate",
+        handler=migrate_run,
+        operation_id="runs_migrate",
+        tag=TAG,
+        summary="Move a run waiting for an approval, an interrupt, a task or a timer to another "
+        "version of its graph, where the node it waits at exists (under its id, or the id "
+        "`node_map` gives it) with the same kind. The run keeps its state and what it waits for, "
+        "and goes on in the new version; one `migrated` audit record. Otherwise 422 "
+        "`migration_not_possible` saying why, and nothing changes",
+        permission=Permission.RUN_CONTROL,
+        body=MigrateRunRequest,
+        response=RunStatusResponse,
+    ),
+    Operation(
+        method="POST",
+        path="/v1/runs/migrate",
+        handler=migrate_runs,
+        operation_id="runs_migrate_version",
+        tag=TAG,
+        summary="Move the waiting runs of one version to another version of the same graph, up to "
+        "`limit` of them newest first: each moves or is refused as `POST /runs/{run_id}/migrate` "
+        "would, and the answer gives each run's outcome and the cursor of the next page",
+        permission=Permission.RUN_CONTROL,
+        body=MigrateVersionRequest,
+        response=MigrateVersionResponse,
     ),
     Operation(
         method="POST",

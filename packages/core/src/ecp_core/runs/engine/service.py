@@ -28,10 +28,16 @@ from ecp_core.runs.engine.dispatch import DISPATCH_RETRY
 from ecp_core.runs.engine.failures import DispatchFailures
 from ecp_core.runs.engine.lifecycle import RunLifecycle
 from ecp_core.runs.engine.limits import RunLimits
+from ecp_core.runs.engine.migration import RunMigrations
 from ecp_core.runs.engine.starts import FirstAttemptsFailed, RunStarts
 from ecp_core.runs.engine.step import Stepper
 from ecp_core.runs.engine.timers import WAKE_BATCH, TimerWakes, Woken
 from ecp_core.runs.run.attempts import AttemptRecord
+from ecp_core.runs.run.migration import (
+    MigrateRunRequest,
+    MigrateVersionRequest,
+    MigrateVersionResponse,
+)
 from ecp_core.runs.run.model import (
     CancelRunRequest,
     PauseRequest,
@@ -83,6 +89,7 @@ class RunService:
         self._lifecycle = lifecycle
         self._dispatch = dispatch
         self._control = RunControl(uow, clock, lifecycle)
+        self._migrations = RunMigrations(uow, clock, lifecycle)
         self._limits = RunLimits(uow)
         self._failures = DispatchFailures(clock, stepper, lifecycle, dispatch)
         self._timers = TimerWakes(uow, clock, stepper, lifecycle)
@@ -99,6 +106,16 @@ class RunService:
     def cancel(self, actor: ActorIdentity, run_id: str, request: CancelRunRequest) -> Run:
         """Cancel the run and the runs it started (see :class:`RunControl`); the run after it."""
         return self._control.cancel(actor, run_id, request)
+
+    def migrate(self, actor: ActorIdentity, run_id: str, request: MigrateRunRequest) -> Run:
+        """Move a waiting run to another version of its graph (see :class:`RunMigrations`)."""
+        return self._migrations.migrate(actor, run_id, request)
+
+    def migrate_version(
+        self, actor: ActorIdentity, request: MigrateVersionRequest
+    ) -> MigrateVersionResponse:
+        """Move a page of one version's waiting runs to another version; each run's outcome."""
+        return self._migrations.migrate_version(actor, request)
 
     def pause(self, actor: ActorIdentity, run_id: str, request: PauseRequest | None = None) -> Run:
         """Pause the run's dispatch (see :class:`RunControl`); the run after it."""

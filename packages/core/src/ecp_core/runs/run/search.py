@@ -11,6 +11,7 @@ from datetime import datetime
 import attrs
 
 from ecp_core.runs.run.model import Run
+from ecp_core.runs.run.state_machine import WAITING
 from ecp_core.types import RunPublicStatus
 
 SEARCH_CURSOR = "run-search"
@@ -30,6 +31,10 @@ class RunFilter:
     """Started before this instant."""
     run_or_key: str | None = None
     """A run id, or the idempotency key a run was started with."""
+    graph_version_ref: str | None = None
+    """The graph version the run is on."""
+    waiting: bool = False
+    """Only runs that wait (for an approval, an interrupt, a task, a child run or a timer)."""
 
     def admits(self, run: Run) -> bool:
         """Whether ``run`` matches every filter given."""
@@ -39,6 +44,8 @@ class RunFilter:
             and (self.created_from is None or run.created_at >= self.created_from)
             and (self.created_to is None or run.created_at < self.created_to)
             and self.run_or_key in (None, run.run_id, run.idempotency_key)
+            and self.graph_version_ref in (None, run.graph_version_ref)
+            and (not self.waiting or run.status in WAITING)
         )
 
 

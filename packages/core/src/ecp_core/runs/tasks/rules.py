@@ -149,6 +149,17 @@ def withdraw(task: Task, now: datetime) -> Task:
     )
 
 
+def repoint(task: Task, node_id: str, now: datetime) -> Task:
+    """``task`` offered by ``node_id`` instead: its run moved to another graph version (ADR 0090).
+
+    Only an open task moves (an ended one stays as it is); its lock, worker and token stay, so its
+    holder reports as before.
+    """
+    if task.status not in OPEN:
+        return task
+    return attrs.evolve(task, node_id=node_id, updated_at=now)
+
+
 def erased(task: Task) -> Task:
     """``task`` without its payloads: no arguments, state, output or error text."""
     return attrs.evolve(

@@ -91,6 +91,13 @@ class RuleApplyingTasks(ABC):
             self._save(task)
         return withdrawn
 
+    def repoint(self, tenant_id: str, run_id: str, node_id: str, now: datetime) -> list[Task]:
+        """Point the run's open tasks at ``node_id`` (its run moved version); the tasks moved."""
+        moved = [rules.repoint(task, node_id, now) for task in self._open_of_run(tenant_id, run_id)]
+        for task in moved:
+            self._save(task)
+        return moved
+
     def heartbeat(
         self,
         tenant_id: str,

@@ -25,10 +25,11 @@ drawn_runs = st.lists(
         st.booleans(),  # paused by itself
         st.booleans(),  # a policy failure (when failed)
         st.none() | st.sampled_from(["k1", "k2"]),
+        st.sampled_from(["g@1", "g@2"]),
     ),
     max_size=14,
 )
-"""Runs as (tenant, status, deployment, start minute, paused, policy failure, key)."""
+"""Runs as (tenant, status, deployment, start minute, paused, policy failure, key, version)."""
 
 drawn_filters = st.builds(
     RunFilter,
@@ -37,17 +38,20 @@ drawn_filters = st.builds(
     created_from=st.none() | st.integers(0, 5).map(lambda m: NOW + timedelta(minutes=m)),
     created_to=st.none() | st.integers(0, 6).map(lambda m: NOW + timedelta(minutes=m)),
     run_or_key=st.none() | st.sampled_from(["k1", "k2", "run-00", "run-03"]),
+    graph_version_ref=st.none() | st.sampled_from(["g@1", "g@2"]),
+    waiting=st.booleans(),
 )
 
 
 def _sample(prefix: str, index: int, drawn: tuple) -> Run:  # type: ignore[type-arg]
-    tenant, status, ref, minute, paused, policy, key = drawn
+    tenant, status, ref, minute, paused, policy, key, version = drawn
     made = run(f"{prefix}run-{index:02d}", tenant=prefix + tenant, status=status, key=key)
     moment = NOW + timedelta(minutes=minute)
     failure = FailureState(reason=POLICY_VIOLATION if policy else "action_error")
     return attrs.evolve(
         made,
         deployment_ref=ref,
+        graph_version_ref=version,
         created_at=moment,
         updated_at=moment,
         paused_by=(PauseSource.RUN,) if paused else (),
@@ -58,7 +62,7 @@ def _sample(prefix: str, index: int, drawn: tuple) -> Run:  # type: ignore[type-
 class RunSearchProperties(ExampleStoreSuite):
     """Paging through the run list on random runs and filters."""
 
-    @pytest.mark.spec("C15 console-runs", "C1 list-paging")
+    @pytest.mark.spec("C15 console-runs", "C1 list-paging", "C17 migrate-bulk")
     @settings(
         deadline=None,
         max_examples=60,

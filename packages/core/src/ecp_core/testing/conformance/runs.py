@@ -143,6 +143,9 @@ class RunRepositoryConformance(StoreSuite):
         assert ids(RunFilter(run_or_key="order-7")) == ["run-0"]
         assert ids(RunFilter(run_or_key="run-5")) == ["run-5"]
         assert ids(RunFilter(run_or_key="run-8")) == []  # another tenant's
+        assert ids(RunFilter(waiting=True)) == []
+        assert ids(RunFilter(graph_version_ref="g@1")) == [f"run-{i}" for i in range(7, -1, -1)]
+        assert ids(RunFilter(graph_version_ref="g@2")) == []
         with uow() as tx:
             assert [r.run_id for r in tx.runs.search("t1", RunFilter(), limit=2)] == [
                 "run-7",

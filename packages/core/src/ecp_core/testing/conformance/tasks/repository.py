@@ -3,6 +3,7 @@
 from datetime import timedelta
 from typing import Any
 
+import attrs
 import pytest
 
 from ecp_core.errors import Conflict, LockLost, NotFound, RunCanceled
@@ -248,6 +249,47 @@ class TaskRepositoryConformance(StoreSuite):
                 tx.tasks.complete("t1", "held", lock_token=token, output={}, now=LATER)
             with pytest.raises(RunCanceled):
                 tx.tasks.fail("t1", "held", lock_token=token, error="late", now=LATER)
+
+    @pytest.mark.spec("C17 migrate")
+    def test_repointing_moves_the_open_tasks_of_the_run_and_keeps_their_locks(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """Repointing a run's tasks (it moved version) takes its open ones; locks stay usable."""
+        offer_all(
+            uow,
+            task("held", run_id="run-1"),
+            task("queued", run_id="run-1", topic="ship"),
+            task("done", run_id="run-1", topic="file"),
+            task("other-run", run_id="run-2"),
+            task("other-tenant", run_id="run-1", tenant="t2"),
+        )
+        (held,) = claim_now(uow, limit=1)
+        (done,) = claim_now(uow, topics=("file",))
+        assert held.lock_token is not None
+        assert done.lock_token is not None
+        with uow() as tx:
+            tx.tasks.complete("t1", "done", lock_token=done.lock_token, output={}, now=NOW)
+            tx.commit()
+        with uow() as tx:
+            moved = tx.tasks.repoint("t1", "run-1", "renamed", LATER)
+            tx.commit()
+        assert [(t.task_id, t.node_id, t.updated_at) for t in moved] == [
+            ("held", "renamed", LATER),
+            ("queued", "renamed", LATER),
+        ]
+        assert moved[0] == attrs.evolve(held, node_id="renamed", updated_at=LATER)
+        with uow() as tx:
+            nodes = {t.task_id: t.node_id for t in tx.tasks.for_run("t1", "run-1", limit=10)}
+            assert nodes == {"held": "renamed", "queued": "renamed", "done": "pay"}
+            others = [tx.tasks.get("t1", "other-run"), tx.tasks.get("t2", "other-tenant")]
+            assert [t.node_id for t in others if t is not None] == ["pay", "pay"]
+            tx.tasks.heartbeat(
+                "t1", "held", lock_token=held.lock_token, now=LATER, lock_seconds=None
+            )
+        with uow() as tx:
+            tx.tasks.repoint("t1", "run-1", "again", LATER)  # rolled back: nothing changes
+        with uow() as tx:
+            assert tx.tasks.get("t1", "held").node_id == "renamed"
 
     def test_a_claim_rolled_back_leaves_the_task_waiting(self, uow: UnitOfWorkFactory) -> None:
         """A claim rolled back leaves the task waiting."""
