@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 from tests.support.e2e_server import serving
+from tests.support.runs import PAY_GRAPH
 
 from ecp_http.config.settings import Settings
 from ecp_http.server.auth import mint_token
@@ -30,15 +31,7 @@ ADMIN = {"Authorization": "Bearer " + mint_token(SECRET, tenant="disk", roles=["
 WAIT = {"Prefer": "wait=10"}
 DISK_MB = 200
 HEADROOM = 4 * 1024 * 1024
-GRAPH = {
-    "graph_id": "pay",
-    "entry": "review",
-    "nodes": [
-        {"id": "review", "kind": "approval", "summary": "Pay", "rationale": "Money moves"},
-        {"id": "done", "kind": "end"},
-    ],
-    "edges": [{"source": "review", "target": "done"}],
-}
+GRAPH = PAY_GRAPH
 
 
 @contextlib.contextmanager

@@ -23,6 +23,7 @@ import pytest
 from tests.support.e2e_server import serving
 from tests.support.guides import sh_blocks, with_values
 from tests.support.receiver import receiver
+from tests.support.runs import PAY_GRAPH
 
 from ecp_http.config.settings import Settings
 from ecp_http.server.auth import mint_token
@@ -37,15 +38,7 @@ ADMIN = {"Authorization": "Bearer " + mint_token(SECRET, tenant=TENANT, roles=["
 WORKER = {"Authorization": "Bearer " + mint_token(SECRET, tenant=TENANT, roles=["worker"])}
 WAIT = {"Prefer": "wait=10"}
 GRAPHS = [
-    {
-        "graph_id": "pay",
-        "entry": "review",
-        "nodes": [
-            {"id": "review", "kind": "approval", "summary": "Pay", "rationale": "Money moves"},
-            {"id": "done", "kind": "end"},
-        ],
-        "edges": [{"source": "review", "target": "done"}],
-    },
+    PAY_GRAPH,
     {
         "graph_id": "charge",
         "entry": "charge",

@@ -1,4 +1,6 @@
-"""A small graph and its deployment, shared by the dispatch tests."""
+"""Small graphs and their deployments, shared by the dispatch and end-to-end tests."""
+
+from typing import Any
 
 from ecp_core import CreateDeploymentRequest, Ecp, GraphBuilder
 from ecp_core.graphs.definition import GraphDefinition
@@ -22,3 +24,15 @@ def deploy_three_steps(ecp: Ecp, *tenants: str, ref: str = "d") -> None:
     for tenant in tenants:
         ecp.graphs.register(tenant, graph)
         ecp.graphs.deploy(tenant, CreateDeploymentRequest(deployment_ref=ref, graph_id="g"))
+
+
+PAY_GRAPH: dict[str, Any] = {
+    "graph_id": "pay",
+    "entry": "review",
+    "nodes": [
+        {"id": "review", "kind": "approval", "summary": "Pay", "rationale": "Money moves"},
+        {"id": "done", "kind": "end"},
+    ],
+    "edges": [{"source": "review", "target": "done"}],
+}
+"""``review`` (an approval) → ``done``: three audit records a run once approved (over HTTP)."""

@@ -12,20 +12,13 @@ from typing import Any
 import psycopg
 import pytest
 from tests.support.console_browser import WAIT, Console, console_server
+from tests.support.runs import PAY_GRAPH
 
 from ecp_http.cli import main
 
 pytestmark = pytest.mark.e2e
 
-GRAPH = {
-    "graph_id": "pay",
-    "entry": "review",
-    "nodes": [
-        {"id": "review", "kind": "approval", "summary": "Pay", "rationale": "Money moves"},
-        {"id": "done", "kind": "end"},
-    ],
-    "edges": [{"source": "review", "target": "done"}],
-}
+GRAPH = PAY_GRAPH
 
 
 @pytest.fixture

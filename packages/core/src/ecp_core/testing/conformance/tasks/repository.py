@@ -8,10 +8,33 @@ import pytest
 
 from ecp_core.errors import Conflict, LockLost, NotFound, RunCanceled
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
-from ecp_core.runs.tasks.model import TaskStatus
+from ecp_core.runs.tasks.model import Task, TaskStatus
 from ecp_core.testing.conformance._base import StoreSuite
 from ecp_core.testing.conformance.tasks.samples import LATER, claim_now, offer_all, task
 from ecp_core.testing.samples import NOW
+
+
+def run_with_open_and_done_tasks(uow: UnitOfWorkFactory) -> Task:
+    """Run ``run-1`` of t1 with a held, a queued and a completed task, beside two others.
+
+    The others: a task of ``run-2`` and one of another tenant's ``run-1``. Returns the held task.
+    """
+    offer_all(
+        uow,
+        task("held", run_id="run-1"),
+        task("queued", run_id="run-1", topic="ship"),
+        task("done", run_id="run-1", topic="file"),
+        task("other-run", run_id="run-2"),
+        task("other-tenant", run_id="run-1", tenant="t2"),
+    )
+    (held,) = claim_now(uow, limit=1)
+    (done,) = claim_now(uow, topics=("file",))
+    assert held.lock_token is not None
+    assert done.lock_token is not None
+    with uow() as tx:
+        tx.tasks.complete("t1", "done", lock_token=done.lock_token, output={}, now=NOW)
+        tx.commit()
+    return held
 
 
 @pytest.mark.spec("C10 external-tasks")
@@ -203,21 +226,7 @@ class TaskRepositoryConformance(StoreSuite):
         self, uow: UnitOfWorkFactory
     ) -> None:
         """Withdrawing a run's tasks takes its open ones only; their holder's reports are refused."""
-        offer_all(
-            uow,
-            task("held", run_id="run-1"),
-            task("queued", run_id="run-1", topic="ship"),
-            task("done", run_id="run-1", topic="file"),
-            task("other-run", run_id="run-2"),
-            task("other-tenant", run_id="run-1", tenant="t2"),
-        )
-        (held,) = claim_now(uow, limit=1)
-        (done,) = claim_now(uow, topics=("file",))
-        assert held.lock_token is not None
-        assert done.lock_token is not None
-        with uow() as tx:
-            tx.tasks.complete("t1", "done", lock_token=done.lock_token, output={}, now=NOW)
-            tx.commit()
+        held = run_with_open_and_done_tasks(uow)
         with uow() as tx:
             withdrawn = tx.tasks.withdraw("t1", "run-1", LATER)
             tx.commit()
@@ -255,21 +264,7 @@ class TaskRepositoryConformance(StoreSuite):
         self, uow: UnitOfWorkFactory
     ) -> None:
         """Repointing a run's tasks (it moved version) takes its open ones; locks stay usable."""
-        offer_all(
-            uow,
-            task("held", run_id="run-1"),
-            task("queued", run_id="run-1", topic="ship"),
-            task("done", run_id="run-1", topic="file"),
-            task("other-run", run_id="run-2"),
-            task("other-tenant", run_id="run-1", tenant="t2"),
-        )
-        (held,) = claim_now(uow, limit=1)
-        (done,) = claim_now(uow, topics=("file",))
-        assert held.lock_token is not None
-        assert done.lock_token is not None
-        with uow() as tx:
-            tx.tasks.complete("t1", "done", lock_token=done.lock_token, output={}, now=NOW)
-            tx.commit()
+        held = run_with_open_and_done_tasks(uow)
         with uow() as tx:
             moved = tx.tasks.repoint("t1", "run-1", "renamed", LATER)
             tx.commit()
