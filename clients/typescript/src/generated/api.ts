@@ -12152,6 +12152,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "graph_version_ref": "refund-triage@2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MigrateRunRequest"];
             };
         };
@@ -12162,6 +12167,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "campaign_id": null,
+                     *       "created_at": "2026-12-06T13:41:53.822773Z",
+                     *       "deployment_ref": "refunds",
+                     *       "failure_state": null,
+                     *       "graph_version_ref": "refund-triage@2",
+                     *       "output": null,
+                     *       "parent_run_id": null,
+                     *       "paused": {
+                     *         "approval_id": "01a24b96-f420-7577-8b87-996548286e8e",
+                     *         "input_payload": {
+                     *           "amount": "5.00",
+                     *           "category": "refund",
+                     *           "order_id": "A-201"
+                     *         },
+                     *         "node_id": "review"
+                     *       },
+                     *       "pending_approval_ids": [
+                     *         "01a24b96-f420-7577-8b87-996548286e8e"
+                     *       ],
+                     *       "priority": 5,
+                     *       "run_id": "01a24b96-f41e-702c-8bc3-132bbe1d1b3f",
+                     *       "started_by": "developer",
+                     *       "status": "waiting_approval",
+                     *       "tenant_id": "acme",
+                     *       "thread_id": "01a24b96-f41e-702c-8bc3-132bbe1d1b3f",
+                     *       "updated_at": "2026-12-06T13:41:53.834689Z",
+                     *       "wait_until": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["RunStatusResponse"];
                 };
             };
@@ -27350,6 +27386,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "from_version": "refund-triage@1",
+                 *       "limit": 10,
+                 *       "to_version": "refund-triage@2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MigrateVersionRequest"];
             };
         };
@@ -27360,6 +27403,81 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "next_cursor": null,
+                     *       "results": [
+                     *         {
+                     *           "outcome": "migrated",
+                     *           "reason": null,
+                     *           "run": {
+                     *             "campaign_id": null,
+                     *             "created_at": "2026-12-06T13:41:53.826881Z",
+                     *             "deployment_ref": "refunds",
+                     *             "failure_state": null,
+                     *             "graph_version_ref": "refund-triage@2",
+                     *             "output": null,
+                     *             "parent_run_id": null,
+                     *             "paused": {
+                     *               "approval_id": "01a24b96-f424-727c-811e-71dc85c2c5c2",
+                     *               "input_payload": {
+                     *                 "amount": "5.00",
+                     *                 "category": "refund",
+                     *                 "order_id": "A-202"
+                     *               },
+                     *               "node_id": "review"
+                     *             },
+                     *             "pending_approval_ids": [
+                     *               "01a24b96-f424-727c-811e-71dc85c2c5c2"
+                     *             ],
+                     *             "priority": 5,
+                     *             "run_id": "01a24b96-f422-76f4-8598-9783d3aa6f80",
+                     *             "started_by": "developer",
+                     *             "status": "waiting_approval",
+                     *             "tenant_id": "acme",
+                     *             "thread_id": "01a24b96-f422-76f4-8598-9783d3aa6f80",
+                     *             "updated_at": "2026-12-06T13:41:53.839112Z",
+                     *             "wait_until": null
+                     *           },
+                     *           "run_id": "01a24b96-f422-76f4-8598-9783d3aa6f80"
+                     *         },
+                     *         {
+                     *           "outcome": "migrated",
+                     *           "reason": null,
+                     *           "run": {
+                     *             "campaign_id": null,
+                     *             "created_at": "2026-12-06T13:41:53.753085Z",
+                     *             "deployment_ref": "refunds",
+                     *             "failure_state": null,
+                     *             "graph_version_ref": "refund-triage@2",
+                     *             "output": null,
+                     *             "parent_run_id": null,
+                     *             "paused": {
+                     *               "approval_id": "01a24b96-f3da-701f-ae28-ece55ca06be2",
+                     *               "input_payload": {
+                     *                 "amount": "9.99",
+                     *                 "category": "refund",
+                     *                 "order_id": "A-1003"
+                     *               },
+                     *               "node_id": "review"
+                     *             },
+                     *             "pending_approval_ids": [
+                     *               "01a24b96-f3da-701f-ae28-ece55ca06be2"
+                     *             ],
+                     *             "priority": 5,
+                     *             "run_id": "01a24b96-f3d9-73a2-bed8-1c3e0e8a89ae",
+                     *             "started_by": "developer",
+                     *             "status": "waiting_approval",
+                     *             "tenant_id": "acme",
+                     *             "thread_id": "01a24b96-f3d9-73a2-bed8-1c3e0e8a89ae",
+                     *             "updated_at": "2026-12-06T13:41:53.840074Z",
+                     *             "wait_until": null
+                     *           },
+                     *           "run_id": "01a24b96-f3d9-73a2-bed8-1c3e0e8a89ae"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["MigrateVersionResponse"];
                 };
             };
