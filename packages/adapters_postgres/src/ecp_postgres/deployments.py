@@ -2,6 +2,7 @@
 
 from ecp_core.deployments.model import Deployment, TenantLimits
 from ecp_core.errors import exists
+from ecp_core.graphs.definition import version_ref
 from ecp_postgres.rows import Repository, Table
 from ecp_postgres.run_context import context_columns, context_joins, limited_key, remember
 
@@ -22,6 +23,12 @@ RETURNING {", ".join(DEPLOYMENTS.columns)}
 
 _SET_LIMIT = f"""
 UPDATE ecp_deployments SET max_concurrent_runs = %s WHERE tenant_id = %s AND deployment_ref = %s
+RETURNING {", ".join(DEPLOYMENTS.columns)}
+"""  # noqa: S608 - column names are ours
+
+_REBIND = f"""
+UPDATE ecp_deployments SET graph_id = %s, graph_version = %s, graph_version_ref = %s
+ WHERE tenant_id = %s AND deployment_ref = %s
 RETURNING {", ".join(DEPLOYMENTS.columns)}
 """  # noqa: S608 - column names are ours
 
@@ -67,6 +74,16 @@ class PostgresDeployments(Repository):
     def set_paused(self, tenant_id: str, deployment_ref: str, *, paused: bool) -> Deployment | None:
         """Pause or unpause the deployment (its row held until commit); the deployment after."""
         row = self._conn.execute(_SET_PAUSED, (paused, tenant_id, deployment_ref)).fetchone()
+        return None if row is None else DEPLOYMENTS.load(row)
+
+    def rebind(
+        self, tenant_id: str, deployment_ref: str, graph_id: str, graph_version: int
+    ) -> Deployment | None:
+        """Bind the deployment to another graph version; the deployment after, or None."""
+        ref = version_ref(graph_id, graph_version)
+        row = self._conn.execute(
+            _REBIND, (graph_id, graph_version, ref, tenant_id, deployment_ref)
+        ).fetchone()
         return None if row is None else DEPLOYMENTS.load(row)
 
     def page(self, tenant_id: str, *, limit: int, after: str | None = None) -> list[Deployment]:

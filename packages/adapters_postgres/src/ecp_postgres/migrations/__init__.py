@@ -35,6 +35,7 @@ AREAS = (
     "certification",
     "connectors",
     "transparency",
+    "rollouts",
 )
 """Folders of migration chains; later areas (retention, webhooks, evidence …) append here."""
 
