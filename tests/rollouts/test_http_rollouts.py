@@ -193,3 +193,22 @@ def test_api_keys_and_browser_sessions_get_403_on_create_assign_and_verify(
         ]
         == "forbidden"
     )
+
+
+@pytest.mark.spec("C17 rollout-assign")
+def test_a_run_started_under_a_rollout_shows_its_arm_and_a_subject_keeps_it(
+    client: TestClient,
+) -> None:
+    rollout = client.post("/v1/rollouts", json=CANARY, headers=auth()).json()
+    seen = {}
+    for n in range(40):
+        body = {"deployment_ref": "canary", "thread_id": f"customer-{n % 8}"}
+        run = client.post("/runs", json=body, headers=auth("operator")).json()
+        assert run["rollout_id"] == rollout["rollout_id"]
+        assert run["graph_version_ref"] == rollout["arms"][run["arm"]]["graph_version_ref"]
+        assert seen.setdefault(body["thread_id"], run["arm"]) == run["arm"]  # by subject
+        read = client.get(f"/runs/{run['run_id']}", headers=auth()).json()
+        assert (read["rollout_id"], read["arm"]) == (run["rollout_id"], run["arm"])
+    counted = client.get(f"/v1/rollouts/{rollout['rollout_id']}/verify", headers=auth()).json()
+    assert sum(a["observed"] for a in counted["arms"]) == 8  # one per subject
+    assert counted["homogeneous"] is None  # below the minimum count

@@ -103,6 +103,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert decisions | bills <= complete
         # Issue 20: the governance areas are the newest; each rolls back alone, newest first.
         governance = [
+            ("rollouts_0001_rollouts", {"ecp_rollouts", "ecp_rollout_assignments"}),
             (
                 "transparency_0001_log",
                 {"ecp_log_pending", "ecp_log_leaves", "ecp_log_tiles", "ecp_log_heads"},

@@ -10,11 +10,21 @@ DEPLOYMENTS = Table("ecp_deployments", Deployment)
 
 _GET = f"""
 SELECT {", ".join(f"d.{c}" for c in DEPLOYMENTS.columns)},
-       {context_columns("d")}
+       {context_columns("d")},
+       EXISTS (SELECT 1 FROM ecp_rollouts o
+                WHERE o.tenant_id = d.tenant_id AND o.deployment_ref = d.deployment_ref
+                  AND o.status = 'active') AS rollout_active
   FROM ecp_deployments d{context_joins("d")}
  WHERE d.tenant_id = %s AND d.deployment_ref = %s
 """  # noqa: S608 - column names are ours
-"""A deployment with the context its runs' attempts read (:mod:`ecp_postgres.run_context`)."""
+"""A deployment with the context its runs' attempts read (:mod:`ecp_postgres.run_context`) and
+whether it has an active rollout, which the transaction remembers (``rollout_key``): a start
+under no rollout then asks nothing more (ADR 0089)."""
+
+
+def rollout_key(tenant_id: str, deployment_ref: str) -> tuple[str, str, str]:
+    """The transaction memo's key for whether the deployment has an active rollout."""
+    return ("rollout_active", tenant_id, deployment_ref)
 
 _SET_PAUSED = f"""
 UPDATE ecp_deployments SET paused = %s WHERE tenant_id = %s AND deployment_ref = %s
@@ -69,6 +79,7 @@ class PostgresDeployments(Repository):
         if row is None:
             return None
         remember(self._conn, row, tenant_id, deployment_ref, read_subscriptions=False)
+        self._memo()[rollout_key(tenant_id, deployment_ref)] = bool(row["rollout_active"])
         return DEPLOYMENTS.load(row)
 
     def set_paused(self, tenant_id: str, deployment_ref: str, *, paused: bool) -> Deployment | None:

@@ -4,6 +4,7 @@ from datetime import datetime
 
 from ecp_core.errors import Conflict
 from ecp_core.rollouts.model import Assignment, Rollout
+from ecp_postgres.deployments import rollout_key
 from ecp_postgres.rows import Repository, Table
 
 ROLLOUTS = Table("ecp_rollouts", Rollout, jsonb=["arms"])
@@ -32,6 +33,7 @@ class PostgresRollouts(Repository):
 
     def add(self, rollout: Rollout) -> None:
         """Store a new rollout."""
+        self._memo().pop(rollout_key(rollout.tenant_id, rollout.deployment_ref), None)
         msg = f"deployment {rollout.deployment_ref!r} has an active rollout"
         self._insert(ROLLOUTS, rollout, Conflict(msg))
 
@@ -40,7 +42,9 @@ class PostgresRollouts(Repository):
         return self._one(ROLLOUTS, "tenant_id = %s AND rollout_id = %s", (tenant_id, rollout_id))
 
     def active(self, tenant_id: str, deployment_ref: str) -> Rollout | None:
-        """The deployment's active rollout, or None."""
+        """The deployment's active rollout, or None (no read when its deployment read said so)."""
+        if self._memo().get(rollout_key(tenant_id, deployment_ref)) is False:
+            return None
         return self._one(
             ROLLOUTS,
             "tenant_id = %s AND deployment_ref = %s AND status = 'active'",
@@ -49,6 +53,7 @@ class PostgresRollouts(Repository):
 
     def replace(self, rollout: Rollout) -> None:
         """Store the rollout's new state (matched on tenant and id)."""
+        self._memo().pop(rollout_key(rollout.tenant_id, rollout.deployment_ref), None)
         sets = ", ".join(
             f"{c} = %({c})s" for c in ROLLOUTS.columns if c not in ("tenant_id", "rollout_id")
         )

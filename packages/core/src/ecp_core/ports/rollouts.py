@@ -57,7 +57,7 @@ class WithRollouts(Protocol):
         ...
 
 
-class RolloutsUnit(Transaction, WithRollouts, WithGraphs, WithDeployments, Protocol):
+class RolloutsUnit(Transaction, WithGraphs, WithDeployments, WithRollouts, Protocol):
     """What the rollout use cases need of storage."""
 
 

@@ -127,12 +127,16 @@ class RolloutResponse:
     """A rollout as clients see it (the key is never shown)."""
 
     rollout_id: str
+    """The rollout's opaque id."""
     deployment_ref: str
     unit: RolloutUnit
+    """What one assignment is for: a run, or a subject."""
     method_version: str
     """Always `homogeneous-assignment-v1`."""
     status: RolloutStatus
+    """`active` while it assigns; `ended` once an arm was promoted."""
     arms: tuple[ArmResponse, ...]
+    """The arms, numbered from 0."""
     period: int
     """The number of the current weight setting (1 at creation, one more per change)."""
     created_at: datetime
@@ -165,6 +169,7 @@ class RolloutListResponse:
     """A page of the tenant's rollouts by id; ``next_cursor`` when more remain."""
 
     rollouts: tuple[RolloutResponse, ...]
+    """The page of rollouts, by id."""
     next_cursor: str | None = None
 
 
@@ -196,6 +201,7 @@ class ArmCount:
     expected: float
     """The count the weight implies: the period's assignments times the weight."""
     observed: int
+    """How many units the arm was assigned in the period."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -203,7 +209,9 @@ class TimeBucket:
     """The assignments of one time slice of the period, per arm."""
 
     start: datetime
+    """The slice's first instant."""
     end: datetime
+    """The slice's last instant."""
     observed: tuple[int, ...]
     """The count per arm, by arm number."""
 
@@ -213,6 +221,7 @@ class VerifyResponse:
     """``GET /v1/rollouts/{id}/verify``: whether assignment followed the weights (ADR 0089)."""
 
     method_version: str
+    """Always `homogeneous-assignment-v1`."""
     homogeneous: bool | None
     """False when either test flags (p < 0.001); null (abstain) below the minimum count."""
     sample_ratio_p_value: float | None
@@ -224,6 +233,8 @@ class VerifyResponse:
     period: int
     """The weight period verified (the current one)."""
     arms: tuple[ArmCount, ...]
+    """Per arm, by number: the observed count and the count the weights imply."""
     time_buckets: tuple[TimeBucket, ...]
+    """The period cut into equal-width time slices, with each arm's count in each."""
     limitations: tuple[str, ...]
     """What the verification does not show, in words."""

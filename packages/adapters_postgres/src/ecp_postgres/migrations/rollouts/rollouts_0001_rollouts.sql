@@ -1,4 +1,4 @@
--- depends: core_0013_concurrency_limits
+-- depends: core_0014_run_rollout_arm
 -- Randomized rollouts (ADR 0089). A rollout holds its arms (with the buckets each owns) and its
 -- secret assignment key; a partial unique index keeps one active rollout per deployment. Each
 -- unit's first assignment in a weight period is kept once (the primary key), and read back per
