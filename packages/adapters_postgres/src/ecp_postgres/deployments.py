@@ -26,6 +26,7 @@ def rollout_key(tenant_id: str, deployment_ref: str) -> tuple[str, str, str]:
     """The transaction memo's key for whether the deployment has an active rollout."""
     return ("rollout_active", tenant_id, deployment_ref)
 
+
 _SET_PAUSED = f"""
 UPDATE ecp_deployments SET paused = %s WHERE tenant_id = %s AND deployment_ref = %s
 RETURNING {", ".join(DEPLOYMENTS.columns)}
