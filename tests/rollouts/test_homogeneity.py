@@ -87,10 +87,13 @@ def rollout(weights: list[int]) -> Rollout:
 
 
 def spread(counts: list[int]) -> list[tuple[int, datetime]]:
-    """Assignments with the arms interleaved evenly over an hour."""
-    arms = [arm for arm, count in enumerate(counts) for _ in range(count)]
-    order = sorted(range(len(arms)), key=lambda i: (i * 7919) % len(arms))
-    return [(arms[i], T0 + timedelta(seconds=n)) for n, i in enumerate(order)]
+    """Assignments one a second, each arm as evenly spread over the time as its count allows."""
+    total, taken, order = sum(counts), [0] * len(counts), []
+    for k in range(total):
+        arm = max(range(len(counts)), key=lambda a: counts[a] * (k + 1) / total - taken[a])
+        taken[arm] += 1
+        order.append((arm, T0 + timedelta(seconds=k)))
+    return order
 
 
 @pytest.mark.spec("C17 rollout-verify")
@@ -123,3 +126,23 @@ def test_verify_flags_an_arm_whose_share_drifted_over_time() -> None:
     assert drifted.drift_p_value is not None
     assert drifted.drift_p_value < 0.001
     assert drifted.homogeneous is False
+
+
+@pytest.mark.spec("C17 rollout-verify")
+@given(
+    weights=st.sampled_from([[90, 10], [50, 50], [34, 33, 33], [70, 20, 10], [100, 0]]),
+    scale=st.integers(2, 40),
+)
+def test_counts_exactly_at_the_weights_verify_and_are_all_counted(
+    weights: list[int], scale: int
+) -> None:
+    counts = [w * scale for w in weights]
+    report = verify(rollout(weights), spread(counts))
+    assert [a.observed for a in report.arms] == counts
+    assert [a.expected for a in report.arms] == [float(c) for c in counts]
+    assert sum(sum(b.observed) for b in report.time_buckets) == sum(counts)
+    if sum(counts) < MIN_COUNT:
+        assert report.homogeneous is None
+    else:
+        assert report.homogeneous is True
+        assert report.sample_ratio_p_value == pytest.approx(1.0)
