@@ -79,6 +79,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "core_0013_concurrency_limits",
             "pending",
+            "core_0014_run_rollout_arm",
+            "pending",
             "audit_0001_records_and_heads",
             "pending",
             "audit_0002_salts",
@@ -146,10 +148,12 @@ def test_migrate_list_apply_rollback(postgres_url):
             "transparency_0001_log",
             "pending",
             "transparency_0002_heads_by_time",
+            "pending",
+            "rollouts_0001_rollouts",
         ]
-        assert "applied 47 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 47
-        assert "transparency_0002_heads_by_time" in ecp("migrate", "rollback", url=url)
+        assert "applied 49 migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == 49
+        assert "rollouts_0001_rollouts" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:
         drop_database(postgres_url, "ecp_test_cli")

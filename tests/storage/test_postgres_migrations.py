@@ -103,6 +103,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert decisions | bills <= complete
         # Issue 20: the governance areas are the newest; each rolls back alone, newest first.
         governance = [
+            ("rollouts_0001_rollouts", {"ecp_rollouts", "ecp_rollout_assignments"}),
             ("transparency_0002_heads_by_time", set()),
             (
                 "transparency_0001_log",

@@ -272,5 +272,45 @@ QUICKSTART = [
         {"from_version": "refund-triage@1", "to_version": "refund-triage@2", "limit": 10},
         role="operator",
     ),
+    Step(
+        "graphs_create_deployment",
+        {"deployment_ref": "refunds-canary", "graph_id": "refund-triage"},
+        record=False,
+    ),
+    Step(
+        "rollouts_create",
+        {
+            "deployment_ref": "refunds-canary",
+            "arms": [
+                {"graph_version_ref": "refund-triage@1", "weight": 90},
+                {"graph_version_ref": "refund-triage@2", "weight": 10},
+            ],
+            "unit": "subject",
+        },
+        keep=lambda rollout: {"rollout_id": rollout["rollout_id"]},
+    ),
+    Step("rollouts_list"),
+    Step("rollouts_get", path=lambda ids: {"rollout_id": ids["rollout_id"]}),
+    Step(
+        "rollouts_assign",
+        {"unit_id": "customer-42"},
+        path=lambda ids: {"rollout_id": ids["rollout_id"]},
+    ),
+    Step(
+        "rollouts_update",
+        {
+            "arms": [
+                {"graph_version_ref": "refund-triage@1", "weight": 80},
+                {"graph_version_ref": "refund-triage@2", "weight": 20},
+            ]
+        },
+        path=lambda ids: {"rollout_id": ids["rollout_id"]},
+    ),
+    Step("rollouts_verify", path=lambda ids: {"rollout_id": ids["rollout_id"]}),
+    Step(
+        "rollouts_end",
+        {"graph_version_ref": "refund-triage@2"},
+        path=lambda ids: {"rollout_id": ids["rollout_id"]},
+    ),
 ]
 """The quickstart and the reads and writes around it, in an order that works."""

@@ -2440,6 +2440,114 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rollouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's rollouts by id
+         * @description Needs the `run_read` permission.
+         */
+        get: operations["rollouts_list"];
+        put?: never;
+        /**
+         * Start a randomized rollout of a deployment over arms of graph versions with weights summing to 100 (one active per deployment: 409); takes a JWT (403 `jwt_required` for API keys and browser sessions)
+         * @description Needs the `deployment_write` permission.
+         */
+        post: operations["rollouts_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rollouts/{rollout_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a rollout
+         * @description Needs the `run_read` permission.
+         */
+        get: operations["rollouts_get"];
+        /**
+         * Change the weights of an active rollout's arms; a new weight period starts and units move only out of arms that shrink
+         * @description Needs the `deployment_write` permission.
+         */
+        put: operations["rollouts_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rollouts/{rollout_id}/assign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The arm a unit is assigned (the same every time while the weights stay); takes a JWT
+         * @description Needs the `run_start` permission.
+         */
+        post: operations["rollouts_assign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rollouts/{rollout_id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a rollout by promoting one arm: the deployment runs its graph version
+         * @description Needs the `deployment_write` permission.
+         */
+        post: operations["rollouts_end"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rollouts/{rollout_id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the current weight period's assignments followed the weights (`homogeneous-assignment-v1`: sample-ratio and drift tests); takes a JWT
+         * @description Needs the `run_read` permission.
+         */
+        get: operations["rollouts_verify"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/migrate": {
         parameters: {
             query?: never;
@@ -3405,6 +3513,41 @@ export interface components {
          * @enum {string}
          */
         ApprovalStatus: "pending" | "resolved" | "escalated" | "withdrawn";
+        /** @description An arm's observed count of assignments and the count its weight implies. */
+        ArmCount: {
+            /** @description The count the weight implies: the period's assignments times the weight. */
+            expected: number;
+            /** @description How many units the arm was assigned in the period. */
+            observed: number;
+        };
+        /** @description One arm of a create or weight-change request. */
+        ArmRequest: {
+            /** @description The graph version this arm runs, `<graph_id>@<version>`. */
+            graph_version_ref: string;
+            /** @description The arm's share in percent; the arms' weights sum to 100. */
+            weight: number;
+        };
+        /** @description An arm as answered. */
+        ArmResponse: {
+            /** @description The graph version, as `<graph_id>@<version>`. */
+            graph_version_ref: string;
+            /** @description The arm's number, from 0 in the order the arms were given. */
+            index: number;
+            /** @description The arm's share in percent. */
+            weight: number;
+        };
+        /** @description Body of ``POST /v1/rollouts/{id}/assign``. */
+        AssignRequest: {
+            /** @description The unit to assign (a run id or a subject); the same id always gets the same arm while the weights stay. */
+            unit_id: string;
+        };
+        /** @description The arm a unit is assigned and the graph version it runs. */
+        AssignResponse: {
+            /** @description The arm's number. */
+            arm: number;
+            /** @description The graph version, as `<graph_id>@<version>`. */
+            graph_version_ref: string;
+        };
         /**
          * @description Outcome of one node attempt, as written in its audit record.
          * @enum {string}
@@ -4725,6 +4868,18 @@ export interface components {
              */
             run_id?: string | null;
         };
+        /** @description Body of ``POST /v1/rollouts``: arms are numbered from 0 in the order given. */
+        CreateRolloutRequest: {
+            /** @description The arms, numbered from 0 in this order; weights are whole percents summing to 100. */
+            arms: components["schemas"]["ArmRequest"][];
+            /** @description The deployment's name within the tenant. */
+            deployment_ref: string;
+            /**
+             * @description What is assigned: each run (`run`) or each subject (`subject`, the run's thread).
+             * @default run
+             */
+            unit?: components["schemas"]["RolloutUnit"];
+        };
         /** @description Body of ``POST /v1/decision-schedules``. */
         CreateScheduleRequest: {
             /** @description The workflow version compared against (the one in use). */
@@ -5184,6 +5339,11 @@ export interface components {
             target_path?: null;
             /** @description Not taken by this kind of node: left out, or empty. */
             until_path?: null;
+        };
+        /** @description Body of ``POST /v1/rollouts/{id}/end``: the arm to promote. */
+        EndRolloutRequest: {
+            /** @description The graph version of the arm to promote; the deployment runs it from then on. */
+            graph_version_ref: string;
         };
         /** @description The result of an erasure request: one entry per run, and the total newly erased. */
         ErasureReport: {
@@ -6363,6 +6523,58 @@ export interface components {
          * @enum {string}
          */
         RetentionPolicySource: "tenant" | "configured_default" | "system_default" | "synthesized";
+        /** @description A page of the tenant's rollouts by id; ``next_cursor`` when more remain. */
+        RolloutListResponse: {
+            /**
+             * @description The cursor of the next page (also in the `Link` header); null on the last.
+             * @default null
+             */
+            next_cursor?: string | null;
+            /** @description The page of rollouts, by id. */
+            rollouts: components["schemas"]["RolloutResponse"][];
+        };
+        /** @description A rollout as clients see it (the key is never shown). */
+        RolloutResponse: {
+            /** @description The arms, numbered from 0. */
+            arms: components["schemas"]["ArmResponse"][];
+            /**
+             * Format: date-time
+             * @description When it was created (RFC 3339, UTC).
+             */
+            created_at: string;
+            /** @description The deployment's name within the tenant. */
+            deployment_ref: string;
+            /** @description Always `homogeneous-assignment-v1`. */
+            method_version: string;
+            /** @description The number of the current weight setting (1 at creation, one more per change). */
+            period: number;
+            /**
+             * @description The arm promoted by `end`; null while active.
+             * @default null
+             */
+            promoted_graph_version_ref?: string | null;
+            /** @description The rollout's opaque id. */
+            rollout_id: string;
+            /** @description `active` while it assigns; `ended` once an arm was promoted. */
+            status: components["schemas"]["RolloutStatus"];
+            /** @description What one assignment is for: a run, or a subject. */
+            unit: components["schemas"]["RolloutUnit"];
+            /**
+             * Format: date-time
+             * @description When it last changed (RFC 3339, UTC).
+             */
+            updated_at: string;
+        };
+        /**
+         * @description An active rollout assigns; an ended one promoted one arm and assigns no more.
+         * @enum {string}
+         */
+        RolloutStatus: "active" | "ended";
+        /**
+         * @description What one assignment is for: each run on its own, or each subject across its runs.
+         * @enum {string}
+         */
+        RolloutUnit: "run" | "subject";
         /** @description What erasing one run did; ``erased`` is False when a guard stopped it. */
         RunErasure: {
             /** @description Whether the run is erased now. */
@@ -6404,6 +6616,11 @@ export interface components {
         RunPublicStatus: "pending" | "running" | "waiting_approval" | "waiting_interrupt" | "waiting_task" | "waiting_child" | "waiting_timer" | "completed" | "failed" | "terminated_by_policy" | "canceled" | "paused";
         /** @description A run as clients see it. */
         RunStatusResponse: {
+            /**
+             * @description The rollout arm the run was assigned (its number); null without a rollout.
+             * @default null
+             */
+            arm?: number | null;
             /** @description The campaign the run counts toward, which its child runs inherit; null when none. */
             campaign_id: string | null;
             /**
@@ -6433,6 +6650,11 @@ export interface components {
              * @default 5
              */
             priority?: number;
+            /**
+             * @description The rollout that assigned the run its graph version; null when none did.
+             * @default null
+             */
+            rollout_id?: string | null;
             /** @description The run's id. */
             run_id: string;
             /**
@@ -7086,6 +7308,21 @@ export interface components {
              */
             max_concurrent_runs?: number | null;
         };
+        /** @description The assignments of one time slice of the period, per arm. */
+        TimeBucket: {
+            /**
+             * Format: date-time
+             * @description The slice's last instant.
+             */
+            end: string;
+            /** @description The count per arm, by arm number. */
+            observed: number[];
+            /**
+             * Format: date-time
+             * @description The slice's first instant.
+             */
+            start: string;
+        };
         /** @description Cost, successful outcomes and failure tax by version and time window. */
         TimelineResponse: {
             /** @description The width of each time window: an hour or a day. */
@@ -7133,11 +7370,37 @@ export interface components {
             /** @description The state to move to. */
             to: components["schemas"]["CertificationState"];
         };
+        /** @description Body of ``PUT /v1/rollouts/{id}``: the same arms in the same order, new weights. */
+        UpdateRolloutRequest: {
+            /** @description The rollout's arms in order, each with its new weight (summing to 100). */
+            arms: components["schemas"]["ArmRequest"][];
+        };
         /**
          * @description The comparison's answer.
          * @enum {string}
          */
         Verdict: "pass" | "fail" | "abstain";
+        /** @description ``GET /v1/rollouts/{id}/verify``: whether assignment followed the weights (ADR 0089). */
+        VerifyResponse: {
+            /** @description Per arm, by number: the observed count and the count the weights imply. */
+            arms: components["schemas"]["ArmCount"][];
+            /** @description The arm-by-time-bucket independence test's p-value; null when it abstains. */
+            drift_p_value: number | null;
+            /** @description False when either test flags (p < 0.001); null (abstain) below the minimum count. */
+            homogeneous: boolean | null;
+            /** @description What the verification does not show, in words. */
+            limitations: string[];
+            /** @description Always `homogeneous-assignment-v1`. */
+            method_version: string;
+            /** @description The weight period verified (the current one). */
+            period: number;
+            /** @description The sample-ratio-mismatch test's p-value; null when it abstains. */
+            sample_ratio_p_value: number | null;
+            /** @description `chi_square`, `exact_binomial` or null (abstained). */
+            sample_ratio_test: string | null;
+            /** @description The period cut into equal-width time slices, with each arm's count in each. */
+            time_buckets: components["schemas"]["TimeBucket"][];
+        };
         /** @description One workflow version's accounting and whether it has an outcome definition. */
         VersionRow: {
             /** @description The version's figures. */
@@ -7774,8 +8037,9 @@ export interface operations {
                      * @example {
                      *       "runs": [
                      *         {
+                     *           "arm": null,
                      *           "campaign_id": null,
-                     *           "created_at": "2026-12-06T07:09:13.471937Z",
+                     *           "created_at": "2026-12-06T14:16:25.874883Z",
                      *           "deployment_ref": "refunds",
                      *           "failure_state": null,
                      *           "graph_version_ref": "refund-triage@1",
@@ -7788,12 +8052,13 @@ export interface operations {
                      *           "paused": null,
                      *           "pending_approval_ids": [],
                      *           "priority": 5,
-                     *           "run_id": "01a24a2f-737f-7578-b683-2156021da0a8",
+                     *           "rollout_id": null,
+                     *           "run_id": "01a24bb6-9212-709c-9c08-7c6c8a6adf50",
                      *           "started_by": "developer",
                      *           "status": "completed",
                      *           "tenant_id": "acme",
-                     *           "thread_id": "01a24a2f-737f-7578-b683-2156021da0a8",
-                     *           "updated_at": "2026-12-06T07:09:13.488172Z",
+                     *           "thread_id": "01a24bb6-9212-709c-9c08-7c6c8a6adf50",
+                     *           "updated_at": "2026-12-06T14:16:25.929777Z",
                      *           "wait_until": null
                      *         }
                      *       ],
@@ -10146,13 +10411,13 @@ export interface operations {
                     /**
                      * @example {
                      *       "approval": {
-                     *         "action_digest": "sha256:875c40ce1401d924281bebe6e0d41d4ae43e1c49630a2cea69a874363fd6bd1f",
+                     *         "action_digest": "sha256:4193e0dff303650b3e47457e1b78ff2ad6464f0ffb98195ebe65fc3d4b04b1ee",
                      *         "allowed_actions": [
                      *           "approve",
                      *           "reject",
                      *           "edit_and_approve"
                      *         ],
-                     *         "approval_id": "01a24a53-3c3c-76c3-8a7c-59198f9be88f",
+                     *         "approval_id": "01a24bb6-9214-76d0-b7d5-e98640f5c6a9",
                      *         "approvals": [
                      *           {
                      *             "actor": {
@@ -10167,13 +10432,13 @@ export interface operations {
                      *             "decision": "approve",
                      *             "edited_payload": null,
                      *             "reason": "Within policy",
-                     *             "resolved_at": "2026-12-06T07:48:18.654922Z"
+                     *             "resolved_at": "2026-12-06T14:16:25.928284Z"
                      *           }
                      *         ],
                      *         "approver_roles": null,
                      *         "approver_subjects": null,
                      *         "context_excerpt": {},
-                     *         "created_at": "2026-12-06T07:48:18.620118Z",
+                     *         "created_at": "2026-12-06T14:16:25.876467Z",
                      *         "deployment_ref": "refunds",
                      *         "escalated_from_id": null,
                      *         "escalation_action": null,
@@ -10203,23 +10468,24 @@ export interface operations {
                      *           "decision": "approve",
                      *           "edited_payload": null,
                      *           "reason": "Within policy",
-                     *           "resolved_at": "2026-12-06T07:48:18.654922Z"
+                     *           "resolved_at": "2026-12-06T14:16:25.928284Z"
                      *         },
                      *         "resolution_schema_ref": null,
-                     *         "run_id": "01a24a53-3c39-7680-9d4b-55a673a2e193",
+                     *         "run_id": "01a24bb6-9212-709c-9c08-7c6c8a6adf50",
                      *         "run_started_by": "developer",
                      *         "sla_deadline": null,
                      *         "status": "resolved",
                      *         "summary": "Approve the refund",
                      *         "tenant_id": "acme",
-                     *         "thread_id": "01a24a53-3c39-7680-9d4b-55a673a2e193",
-                     *         "updated_at": "2026-12-06T07:48:18.654922Z",
+                     *         "thread_id": "01a24bb6-9212-709c-9c08-7c6c8a6adf50",
+                     *         "updated_at": "2026-12-06T14:16:25.928284Z",
                      *         "urgency_metadata": {},
                      *         "workspace_id": null
                      *       },
                      *       "run": {
+                     *         "arm": null,
                      *         "campaign_id": null,
-                     *         "created_at": "2026-12-06T07:48:18.617843Z",
+                     *         "created_at": "2026-12-06T14:16:25.874883Z",
                      *         "deployment_ref": "refunds",
                      *         "failure_state": null,
                      *         "graph_version_ref": "refund-triage@1",
@@ -10232,12 +10498,13 @@ export interface operations {
                      *         "paused": null,
                      *         "pending_approval_ids": [],
                      *         "priority": 5,
-                     *         "run_id": "01a24a53-3c39-7680-9d4b-55a673a2e193",
+                     *         "rollout_id": null,
+                     *         "run_id": "01a24bb6-9212-709c-9c08-7c6c8a6adf50",
                      *         "started_by": "developer",
                      *         "status": "completed",
                      *         "tenant_id": "acme",
-                     *         "thread_id": "01a24a53-3c39-7680-9d4b-55a673a2e193",
-                     *         "updated_at": "2026-12-06T07:48:18.656172Z",
+                     *         "thread_id": "01a24bb6-9212-709c-9c08-7c6c8a6adf50",
+                     *         "updated_at": "2026-12-06T14:16:25.929777Z",
                      *         "wait_until": null
                      *       }
                      *     }
@@ -10915,15 +11182,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "arm": null,
                      *       "campaign_id": null,
-                     *       "created_at": "2026-12-06T07:09:13.471937Z",
+                     *       "created_at": "2026-12-06T14:16:25.874883Z",
                      *       "deployment_ref": "refunds",
                      *       "failure_state": null,
                      *       "graph_version_ref": "refund-triage@1",
                      *       "output": null,
                      *       "parent_run_id": null,
                      *       "paused": {
-                     *         "approval_id": "01a24a2f-7381-73c5-a568-4c44054e61e0",
+                     *         "approval_id": "01a24bb6-9214-76d0-b7d5-e98640f5c6a9",
                      *         "input_payload": {
                      *           "amount": "42.50",
                      *           "category": "refund",
@@ -10932,15 +11200,16 @@ export interface operations {
                      *         "node_id": "review"
                      *       },
                      *       "pending_approval_ids": [
-                     *         "01a24a2f-7381-73c5-a568-4c44054e61e0"
+                     *         "01a24bb6-9214-76d0-b7d5-e98640f5c6a9"
                      *       ],
                      *       "priority": 5,
-                     *       "run_id": "01a24a2f-737f-7578-b683-2156021da0a8",
+                     *       "rollout_id": null,
+                     *       "run_id": "01a24bb6-9212-709c-9c08-7c6c8a6adf50",
                      *       "started_by": "developer",
                      *       "status": "waiting_approval",
                      *       "tenant_id": "acme",
-                     *       "thread_id": "01a24a2f-737f-7578-b683-2156021da0a8",
-                     *       "updated_at": "2026-12-06T07:09:13.473258Z",
+                     *       "thread_id": "01a24bb6-9212-709c-9c08-7c6c8a6adf50",
+                     *       "updated_at": "2026-12-06T14:16:25.876467Z",
                      *       "wait_until": null
                      *     }
                      */
@@ -11112,15 +11381,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "arm": null,
                      *       "campaign_id": null,
-                     *       "created_at": "2026-12-06T07:09:13.471937Z",
+                     *       "created_at": "2026-12-06T14:16:25.874883Z",
                      *       "deployment_ref": "refunds",
                      *       "failure_state": null,
                      *       "graph_version_ref": "refund-triage@1",
                      *       "output": null,
                      *       "parent_run_id": null,
                      *       "paused": {
-                     *         "approval_id": "01a24a2f-7381-73c5-a568-4c44054e61e0",
+                     *         "approval_id": "01a24bb6-9214-76d0-b7d5-e98640f5c6a9",
                      *         "input_payload": {
                      *           "amount": "42.50",
                      *           "category": "refund",
@@ -11129,15 +11399,16 @@ export interface operations {
                      *         "node_id": "review"
                      *       },
                      *       "pending_approval_ids": [
-                     *         "01a24a2f-7381-73c5-a568-4c44054e61e0"
+                     *         "01a24bb6-9214-76d0-b7d5-e98640f5c6a9"
                      *       ],
                      *       "priority": 5,
-                     *       "run_id": "01a24a2f-737f-7578-b683-2156021da0a8",
+                     *       "rollout_id": null,
+                     *       "run_id": "01a24bb6-9212-709c-9c08-7c6c8a6adf50",
                      *       "started_by": "developer",
                      *       "status": "waiting_approval",
                      *       "tenant_id": "acme",
-                     *       "thread_id": "01a24a2f-737f-7578-b683-2156021da0a8",
-                     *       "updated_at": "2026-12-06T07:09:13.473258Z",
+                     *       "thread_id": "01a24bb6-9212-709c-9c08-7c6c8a6adf50",
+                     *       "updated_at": "2026-12-06T14:16:25.876467Z",
                      *       "wait_until": null
                      *     }
                      */
@@ -11870,8 +12141,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "arm": null,
                      *       "campaign_id": null,
-                     *       "created_at": "2026-12-06T07:09:13.498130Z",
+                     *       "created_at": "2026-12-06T14:16:25.950133Z",
                      *       "deployment_ref": "refunds",
                      *       "failure_state": null,
                      *       "graph_version_ref": "refund-triage@1",
@@ -11880,12 +12152,13 @@ export interface operations {
                      *       "paused": null,
                      *       "pending_approval_ids": [],
                      *       "priority": 5,
-                     *       "run_id": "01a24a2f-739a-722d-91ca-649a7e2d7255",
+                     *       "rollout_id": null,
+                     *       "run_id": "01a24bb6-925e-729b-aa02-88a702fed4a0",
                      *       "started_by": "developer",
                      *       "status": "canceled",
                      *       "tenant_id": "acme",
-                     *       "thread_id": "01a24a2f-739a-722d-91ca-649a7e2d7255",
-                     *       "updated_at": "2026-12-06T07:09:13.502522Z",
+                     *       "thread_id": "01a24bb6-925e-729b-aa02-88a702fed4a0",
+                     *       "updated_at": "2026-12-06T14:16:25.958090Z",
                      *       "wait_until": null
                      *     }
                      */
@@ -12169,15 +12442,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "arm": null,
                      *       "campaign_id": null,
-                     *       "created_at": "2026-12-06T13:41:53.822773Z",
+                     *       "created_at": "2026-12-06T14:16:26.108572Z",
                      *       "deployment_ref": "refunds",
                      *       "failure_state": null,
                      *       "graph_version_ref": "refund-triage@2",
                      *       "output": null,
                      *       "parent_run_id": null,
                      *       "paused": {
-                     *         "approval_id": "01a24b96-f420-7577-8b87-996548286e8e",
+                     *         "approval_id": "01a24bb6-92fe-7493-b41e-235b45d4fc10",
                      *         "input_payload": {
                      *           "amount": "5.00",
                      *           "category": "refund",
@@ -12186,15 +12460,16 @@ export interface operations {
                      *         "node_id": "review"
                      *       },
                      *       "pending_approval_ids": [
-                     *         "01a24b96-f420-7577-8b87-996548286e8e"
+                     *         "01a24bb6-92fe-7493-b41e-235b45d4fc10"
                      *       ],
                      *       "priority": 5,
-                     *       "run_id": "01a24b96-f41e-702c-8bc3-132bbe1d1b3f",
+                     *       "rollout_id": null,
+                     *       "run_id": "01a24bb6-92fc-7687-a8ce-9f2355cb0906",
                      *       "started_by": "developer",
                      *       "status": "waiting_approval",
                      *       "tenant_id": "acme",
-                     *       "thread_id": "01a24b96-f41e-702c-8bc3-132bbe1d1b3f",
-                     *       "updated_at": "2026-12-06T13:41:53.834689Z",
+                     *       "thread_id": "01a24bb6-92fc-7687-a8ce-9f2355cb0906",
+                     *       "updated_at": "2026-12-06T14:16:26.121020Z",
                      *       "wait_until": null
                      *     }
                      */
@@ -12375,15 +12650,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "arm": null,
                      *       "campaign_id": null,
-                     *       "created_at": "2026-12-06T07:09:13.505449Z",
+                     *       "created_at": "2026-12-06T14:16:25.963105Z",
                      *       "deployment_ref": "refunds",
                      *       "failure_state": null,
                      *       "graph_version_ref": "refund-triage@1",
                      *       "output": null,
                      *       "parent_run_id": null,
                      *       "paused": {
-                     *         "approval_id": "01a24a2f-73a2-72d8-97f1-2cc5d8bcd2e7",
+                     *         "approval_id": "01a24bb6-9273-7046-bfe2-98e49dcae7f4",
                      *         "input_payload": {
                      *           "amount": "9.99",
                      *           "category": "refund",
@@ -12392,15 +12668,16 @@ export interface operations {
                      *         "node_id": "review"
                      *       },
                      *       "pending_approval_ids": [
-                     *         "01a24a2f-73a2-72d8-97f1-2cc5d8bcd2e7"
+                     *         "01a24bb6-9273-7046-bfe2-98e49dcae7f4"
                      *       ],
                      *       "priority": 5,
-                     *       "run_id": "01a24a2f-73a1-722c-b514-4d9a43af1fb2",
+                     *       "rollout_id": null,
+                     *       "run_id": "01a24bb6-926b-70cd-8d74-22604f1e6aae",
                      *       "started_by": "developer",
                      *       "status": "waiting_approval",
                      *       "tenant_id": "acme",
-                     *       "thread_id": "01a24a2f-73a1-722c-b514-4d9a43af1fb2",
-                     *       "updated_at": "2026-12-06T07:09:13.506957Z",
+                     *       "thread_id": "01a24bb6-926b-70cd-8d74-22604f1e6aae",
+                     *       "updated_at": "2026-12-06T14:16:25.971995Z",
                      *       "wait_until": null
                      *     }
                      */
@@ -12581,8 +12858,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "arm": null,
                      *       "campaign_id": null,
-                     *       "created_at": "2026-12-06T07:09:13.604077Z",
+                     *       "created_at": "2026-12-06T14:16:26.183218Z",
                      *       "deployment_ref": "cash-or-credit",
                      *       "failure_state": null,
                      *       "graph_version_ref": "cash-or-credit@1",
@@ -12593,12 +12871,13 @@ export interface operations {
                      *       "paused": null,
                      *       "pending_approval_ids": [],
                      *       "priority": 5,
-                     *       "run_id": "01a24a2f-7404-7720-8f04-71f2fc8975a3",
+                     *       "rollout_id": null,
+                     *       "run_id": "01a24bb6-9347-7467-b313-812c9a02fe35",
                      *       "started_by": "developer",
                      *       "status": "completed",
                      *       "tenant_id": "acme",
-                     *       "thread_id": "01a24a2f-7404-7720-8f04-71f2fc8975a3",
-                     *       "updated_at": "2026-12-06T07:09:13.608612Z",
+                     *       "thread_id": "01a24bb6-9347-7467-b313-812c9a02fe35",
+                     *       "updated_at": "2026-12-06T14:16:26.188568Z",
                      *       "wait_until": null
                      *     }
                      */
@@ -13089,15 +13368,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "arm": null,
                      *       "campaign_id": null,
-                     *       "created_at": "2026-12-06T07:09:13.505449Z",
+                     *       "created_at": "2026-12-06T14:16:25.963105Z",
                      *       "deployment_ref": "refunds",
                      *       "failure_state": null,
                      *       "graph_version_ref": "refund-triage@1",
                      *       "output": null,
                      *       "parent_run_id": null,
                      *       "paused": {
-                     *         "approval_id": "01a24a2f-73a2-72d8-97f1-2cc5d8bcd2e7",
+                     *         "approval_id": "01a24bb6-9273-7046-bfe2-98e49dcae7f4",
                      *         "input_payload": {
                      *           "amount": "9.99",
                      *           "category": "refund",
@@ -13106,15 +13386,16 @@ export interface operations {
                      *         "node_id": "review"
                      *       },
                      *       "pending_approval_ids": [
-                     *         "01a24a2f-73a2-72d8-97f1-2cc5d8bcd2e7"
+                     *         "01a24bb6-9273-7046-bfe2-98e49dcae7f4"
                      *       ],
                      *       "priority": 5,
-                     *       "run_id": "01a24a2f-73a1-722c-b514-4d9a43af1fb2",
+                     *       "rollout_id": null,
+                     *       "run_id": "01a24bb6-926b-70cd-8d74-22604f1e6aae",
                      *       "started_by": "developer",
                      *       "status": "waiting_approval",
                      *       "tenant_id": "acme",
-                     *       "thread_id": "01a24a2f-73a1-722c-b514-4d9a43af1fb2",
-                     *       "updated_at": "2026-12-06T07:09:13.506957Z",
+                     *       "thread_id": "01a24bb6-926b-70cd-8d74-22604f1e6aae",
+                     *       "updated_at": "2026-12-06T14:16:25.971995Z",
                      *       "wait_until": null
                      *     }
                      */
@@ -27377,6 +27658,1153 @@ export interface operations {
             };
         };
     };
+    rollouts_list: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "next_cursor": null,
+                     *       "rollouts": [
+                     *         {
+                     *           "arms": [
+                     *             {
+                     *               "graph_version_ref": "refund-triage@1",
+                     *               "index": 0,
+                     *               "weight": 90
+                     *             },
+                     *             {
+                     *               "graph_version_ref": "refund-triage@2",
+                     *               "index": 1,
+                     *               "weight": 10
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-12-06T14:16:26.132347Z",
+                     *           "deployment_ref": "refunds-canary",
+                     *           "method_version": "homogeneous-assignment-v1",
+                     *           "period": 1,
+                     *           "promoted_graph_version_ref": null,
+                     *           "rollout_id": "01a24bb6-9314-7046-b18f-e36f51b49526",
+                     *           "status": "active",
+                     *           "unit": "subject",
+                     *           "updated_at": "2026-12-06T14:16:26.132347Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RolloutListResponse"];
+                };
+            };
+            /** @description Unauthorized (code: `unauthenticated`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthenticated",
+                     *       "detail": "An example of unauthenticated.",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "urn:ecp:error:unauthenticated"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (code: `forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "An example of forbidden.",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "urn:ecp:error:forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "evidence_window_too_large",
+                     *       "detail": "An example of evidence window too large.",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Content",
+                     *       "type": "urn:ecp:error:evidence_window_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rollouts_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "arms": [
+                 *         {
+                 *           "graph_version_ref": "refund-triage@1",
+                 *           "weight": 90
+                 *         },
+                 *         {
+                 *           "graph_version_ref": "refund-triage@2",
+                 *           "weight": 10
+                 *         }
+                 *       ],
+                 *       "deployment_ref": "refunds-canary",
+                 *       "unit": "subject"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateRolloutRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "arms": [
+                     *         {
+                     *           "graph_version_ref": "refund-triage@1",
+                     *           "index": 0,
+                     *           "weight": 90
+                     *         },
+                     *         {
+                     *           "graph_version_ref": "refund-triage@2",
+                     *           "index": 1,
+                     *           "weight": 10
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-12-06T14:16:26.132347Z",
+                     *       "deployment_ref": "refunds-canary",
+                     *       "method_version": "homogeneous-assignment-v1",
+                     *       "period": 1,
+                     *       "promoted_graph_version_ref": null,
+                     *       "rollout_id": "01a24bb6-9314-7046-b18f-e36f51b49526",
+                     *       "status": "active",
+                     *       "unit": "subject",
+                     *       "updated_at": "2026-12-06T14:16:26.132347Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RolloutResponse"];
+                };
+            };
+            /** @description Bad Request (code: `malformed_json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_json",
+                     *       "detail": "An example of malformed json.",
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "urn:ecp:error:malformed_json"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (code: `unauthenticated`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthenticated",
+                     *       "detail": "An example of unauthenticated.",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "urn:ecp:error:unauthenticated"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (code: `forbidden`, `jwt_required`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "An example of forbidden.",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "urn:ecp:error:forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found (code: `not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "An example of not found.",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "urn:ecp:error:not_found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict (code: `already_approved`, `already_subscribed`, `approval_already_resolved`, `approval_changed`, `approval_withdrawn`, `audit_chain_conflict`, `audit_record_not_erasable`, `certification_blocked`, `certification_revoked`, `certification_transition_not_allowed`, `conflict`, `connector_settings_defined`, `illegal_transition`, `legal_hold_active`, `lock_lost`, `no_merchant_customer`, `outcome_definition_immutable`, `run_canceled`, `run_finished`, `run_still_active`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "already_approved",
+                     *       "detail": "An example of already approved.",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "urn:ecp:error:already_approved"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large (code: `payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "payload_too_large",
+                     *       "detail": "An example of payload too large.",
+                     *       "status": 413,
+                     *       "title": "Content Too Large",
+                     *       "type": "urn:ecp:error:payload_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type (code: `unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unsupported_media_type",
+                     *       "detail": "An example of unsupported media type.",
+                     *       "status": 415,
+                     *       "title": "Unsupported Media Type",
+                     *       "type": "urn:ecp:error:unsupported_media_type"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "evidence_window_too_large",
+                     *       "detail": "An example of evidence window too large.",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Content",
+                     *       "type": "urn:ecp:error:evidence_window_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rollouts_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rollout_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "arms": [
+                     *         {
+                     *           "graph_version_ref": "refund-triage@1",
+                     *           "index": 0,
+                     *           "weight": 90
+                     *         },
+                     *         {
+                     *           "graph_version_ref": "refund-triage@2",
+                     *           "index": 1,
+                     *           "weight": 10
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-12-06T14:16:26.132347Z",
+                     *       "deployment_ref": "refunds-canary",
+                     *       "method_version": "homogeneous-assignment-v1",
+                     *       "period": 1,
+                     *       "promoted_graph_version_ref": null,
+                     *       "rollout_id": "01a24bb6-9314-7046-b18f-e36f51b49526",
+                     *       "status": "active",
+                     *       "unit": "subject",
+                     *       "updated_at": "2026-12-06T14:16:26.132347Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RolloutResponse"];
+                };
+            };
+            /** @description Unauthorized (code: `unauthenticated`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthenticated",
+                     *       "detail": "An example of unauthenticated.",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "urn:ecp:error:unauthenticated"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (code: `forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "An example of forbidden.",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "urn:ecp:error:forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found (code: `not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "An example of not found.",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "urn:ecp:error:not_found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity (code: `unknown_parameter`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unknown_parameter",
+                     *       "detail": "An example of unknown parameter.",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Content",
+                     *       "type": "urn:ecp:error:unknown_parameter"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rollouts_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rollout_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "arms": [
+                 *         {
+                 *           "graph_version_ref": "refund-triage@1",
+                 *           "weight": 80
+                 *         },
+                 *         {
+                 *           "graph_version_ref": "refund-triage@2",
+                 *           "weight": 20
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateRolloutRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "arms": [
+                     *         {
+                     *           "graph_version_ref": "refund-triage@1",
+                     *           "index": 0,
+                     *           "weight": 80
+                     *         },
+                     *         {
+                     *           "graph_version_ref": "refund-triage@2",
+                     *           "index": 1,
+                     *           "weight": 20
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-12-06T14:16:26.132347Z",
+                     *       "deployment_ref": "refunds-canary",
+                     *       "method_version": "homogeneous-assignment-v1",
+                     *       "period": 2,
+                     *       "promoted_graph_version_ref": null,
+                     *       "rollout_id": "01a24bb6-9314-7046-b18f-e36f51b49526",
+                     *       "status": "active",
+                     *       "unit": "subject",
+                     *       "updated_at": "2026-12-06T14:16:26.141534Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RolloutResponse"];
+                };
+            };
+            /** @description Bad Request (code: `malformed_json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_json",
+                     *       "detail": "An example of malformed json.",
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "urn:ecp:error:malformed_json"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (code: `unauthenticated`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthenticated",
+                     *       "detail": "An example of unauthenticated.",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "urn:ecp:error:unauthenticated"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (code: `forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "An example of forbidden.",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "urn:ecp:error:forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found (code: `not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "An example of not found.",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "urn:ecp:error:not_found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict (code: `already_approved`, `already_subscribed`, `approval_already_resolved`, `approval_changed`, `approval_withdrawn`, `audit_chain_conflict`, `audit_record_not_erasable`, `certification_blocked`, `certification_revoked`, `certification_transition_not_allowed`, `conflict`, `connector_settings_defined`, `illegal_transition`, `legal_hold_active`, `lock_lost`, `no_merchant_customer`, `outcome_definition_immutable`, `run_canceled`, `run_finished`, `run_still_active`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "already_approved",
+                     *       "detail": "An example of already approved.",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "urn:ecp:error:already_approved"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large (code: `payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "payload_too_large",
+                     *       "detail": "An example of payload too large.",
+                     *       "status": 413,
+                     *       "title": "Content Too Large",
+                     *       "type": "urn:ecp:error:payload_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type (code: `unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unsupported_media_type",
+                     *       "detail": "An example of unsupported media type.",
+                     *       "status": 415,
+                     *       "title": "Unsupported Media Type",
+                     *       "type": "urn:ecp:error:unsupported_media_type"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "evidence_window_too_large",
+                     *       "detail": "An example of evidence window too large.",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Content",
+                     *       "type": "urn:ecp:error:evidence_window_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rollouts_assign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rollout_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "unit_id": "customer-42"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AssignRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "arm": 0,
+                     *       "graph_version_ref": "refund-triage@1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AssignResponse"];
+                };
+            };
+            /** @description Bad Request (code: `malformed_json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_json",
+                     *       "detail": "An example of malformed json.",
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "urn:ecp:error:malformed_json"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (code: `unauthenticated`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthenticated",
+                     *       "detail": "An example of unauthenticated.",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "urn:ecp:error:unauthenticated"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (code: `forbidden`, `jwt_required`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "An example of forbidden.",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "urn:ecp:error:forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found (code: `not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "An example of not found.",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "urn:ecp:error:not_found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict (code: `already_approved`, `already_subscribed`, `approval_already_resolved`, `approval_changed`, `approval_withdrawn`, `audit_chain_conflict`, `audit_record_not_erasable`, `certification_blocked`, `certification_revoked`, `certification_transition_not_allowed`, `conflict`, `connector_settings_defined`, `illegal_transition`, `legal_hold_active`, `lock_lost`, `no_merchant_customer`, `outcome_definition_immutable`, `run_canceled`, `run_finished`, `run_still_active`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "already_approved",
+                     *       "detail": "An example of already approved.",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "urn:ecp:error:already_approved"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large (code: `payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "payload_too_large",
+                     *       "detail": "An example of payload too large.",
+                     *       "status": 413,
+                     *       "title": "Content Too Large",
+                     *       "type": "urn:ecp:error:payload_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type (code: `unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unsupported_media_type",
+                     *       "detail": "An example of unsupported media type.",
+                     *       "status": 415,
+                     *       "title": "Unsupported Media Type",
+                     *       "type": "urn:ecp:error:unsupported_media_type"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "evidence_window_too_large",
+                     *       "detail": "An example of evidence window too large.",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Content",
+                     *       "type": "urn:ecp:error:evidence_window_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rollouts_end: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rollout_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "graph_version_ref": "refund-triage@2"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EndRolloutRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "arms": [
+                     *         {
+                     *           "graph_version_ref": "refund-triage@1",
+                     *           "index": 0,
+                     *           "weight": 80
+                     *         },
+                     *         {
+                     *           "graph_version_ref": "refund-triage@2",
+                     *           "index": 1,
+                     *           "weight": 20
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-12-06T14:16:26.132347Z",
+                     *       "deployment_ref": "refunds-canary",
+                     *       "method_version": "homogeneous-assignment-v1",
+                     *       "period": 2,
+                     *       "promoted_graph_version_ref": "refund-triage@2",
+                     *       "rollout_id": "01a24bb6-9314-7046-b18f-e36f51b49526",
+                     *       "status": "ended",
+                     *       "unit": "subject",
+                     *       "updated_at": "2026-12-06T14:16:26.146258Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RolloutResponse"];
+                };
+            };
+            /** @description Bad Request (code: `malformed_json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_json",
+                     *       "detail": "An example of malformed json.",
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "urn:ecp:error:malformed_json"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (code: `unauthenticated`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthenticated",
+                     *       "detail": "An example of unauthenticated.",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "urn:ecp:error:unauthenticated"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (code: `forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "An example of forbidden.",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "urn:ecp:error:forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found (code: `not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "An example of not found.",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "urn:ecp:error:not_found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict (code: `already_approved`, `already_subscribed`, `approval_already_resolved`, `approval_changed`, `approval_withdrawn`, `audit_chain_conflict`, `audit_record_not_erasable`, `certification_blocked`, `certification_revoked`, `certification_transition_not_allowed`, `conflict`, `connector_settings_defined`, `illegal_transition`, `legal_hold_active`, `lock_lost`, `no_merchant_customer`, `outcome_definition_immutable`, `run_canceled`, `run_finished`, `run_still_active`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "already_approved",
+                     *       "detail": "An example of already approved.",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "urn:ecp:error:already_approved"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large (code: `payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "payload_too_large",
+                     *       "detail": "An example of payload too large.",
+                     *       "status": 413,
+                     *       "title": "Content Too Large",
+                     *       "type": "urn:ecp:error:payload_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type (code: `unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unsupported_media_type",
+                     *       "detail": "An example of unsupported media type.",
+                     *       "status": 415,
+                     *       "title": "Unsupported Media Type",
+                     *       "type": "urn:ecp:error:unsupported_media_type"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity (code: `evidence_window_too_large`, `invalid_json_value`, `migration_not_possible`, `not_canonical_json`, `plan_not_purchasable`, `schema_not_applicable`, `secret_value_refused`, `unknown_action`, `unknown_parameter`, `validation_failed`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "evidence_window_too_large",
+                     *       "detail": "An example of evidence window too large.",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Content",
+                     *       "type": "urn:ecp:error:evidence_window_too_large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rollouts_verify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rollout_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "arms": [
+                     *         {
+                     *           "expected": 0,
+                     *           "observed": 0
+                     *         },
+                     *         {
+                     *           "expected": 0,
+                     *           "observed": 0
+                     *         }
+                     *       ],
+                     *       "drift_p_value": null,
+                     *       "homogeneous": null,
+                     *       "limitations": [
+                     *         "Counts only the assignments of the current weight period; earlier periods are not tested.",
+                     *         "A unit counts once per period, at its first assignment.",
+                     *         "Shows that assignment followed the weights, not that the arms' units are alike in what the tests do not measure.",
+                     *         "Abstains (null) below 100 assignments, and with more than two weighted arms when an arm expects fewer than 5.",
+                     *         "The drift test uses equal-width time buckets and needs at least two of them."
+                     *       ],
+                     *       "method_version": "homogeneous-assignment-v1",
+                     *       "period": 2,
+                     *       "sample_ratio_p_value": null,
+                     *       "sample_ratio_test": null,
+                     *       "time_buckets": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["VerifyResponse"];
+                };
+            };
+            /** @description Unauthorized (code: `unauthenticated`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthenticated",
+                     *       "detail": "An example of unauthenticated.",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "urn:ecp:error:unauthenticated"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (code: `forbidden`, `jwt_required`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "An example of forbidden.",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "urn:ecp:error:forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found (code: `not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "An example of not found.",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "urn:ecp:error:not_found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity (code: `unknown_parameter`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unknown_parameter",
+                     *       "detail": "An example of unknown parameter.",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Content",
+                     *       "type": "urn:ecp:error:unknown_parameter"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     runs_migrate_version: {
         parameters: {
             query?: never;
@@ -27411,15 +28839,16 @@ export interface operations {
                      *           "outcome": "migrated",
                      *           "reason": null,
                      *           "run": {
+                     *             "arm": null,
                      *             "campaign_id": null,
-                     *             "created_at": "2026-12-06T13:41:53.826881Z",
+                     *             "created_at": "2026-12-06T14:16:26.112675Z",
                      *             "deployment_ref": "refunds",
                      *             "failure_state": null,
                      *             "graph_version_ref": "refund-triage@2",
                      *             "output": null,
                      *             "parent_run_id": null,
                      *             "paused": {
-                     *               "approval_id": "01a24b96-f424-727c-811e-71dc85c2c5c2",
+                     *               "approval_id": "01a24bb6-9302-74e1-bc41-bef548db00bf",
                      *               "input_payload": {
                      *                 "amount": "5.00",
                      *                 "category": "refund",
@@ -27428,32 +28857,34 @@ export interface operations {
                      *               "node_id": "review"
                      *             },
                      *             "pending_approval_ids": [
-                     *               "01a24b96-f424-727c-811e-71dc85c2c5c2"
+                     *               "01a24bb6-9302-74e1-bc41-bef548db00bf"
                      *             ],
                      *             "priority": 5,
-                     *             "run_id": "01a24b96-f422-76f4-8598-9783d3aa6f80",
+                     *             "rollout_id": null,
+                     *             "run_id": "01a24bb6-9300-7531-882e-c4a9efc29f44",
                      *             "started_by": "developer",
                      *             "status": "waiting_approval",
                      *             "tenant_id": "acme",
-                     *             "thread_id": "01a24b96-f422-76f4-8598-9783d3aa6f80",
-                     *             "updated_at": "2026-12-06T13:41:53.839112Z",
+                     *             "thread_id": "01a24bb6-9300-7531-882e-c4a9efc29f44",
+                     *             "updated_at": "2026-12-06T14:16:26.124851Z",
                      *             "wait_until": null
                      *           },
-                     *           "run_id": "01a24b96-f422-76f4-8598-9783d3aa6f80"
+                     *           "run_id": "01a24bb6-9300-7531-882e-c4a9efc29f44"
                      *         },
                      *         {
                      *           "outcome": "migrated",
                      *           "reason": null,
                      *           "run": {
+                     *             "arm": null,
                      *             "campaign_id": null,
-                     *             "created_at": "2026-12-06T13:41:53.753085Z",
+                     *             "created_at": "2026-12-06T14:16:25.963105Z",
                      *             "deployment_ref": "refunds",
                      *             "failure_state": null,
                      *             "graph_version_ref": "refund-triage@2",
                      *             "output": null,
                      *             "parent_run_id": null,
                      *             "paused": {
-                     *               "approval_id": "01a24b96-f3da-701f-ae28-ece55ca06be2",
+                     *               "approval_id": "01a24bb6-9273-7046-bfe2-98e49dcae7f4",
                      *               "input_payload": {
                      *                 "amount": "9.99",
                      *                 "category": "refund",
@@ -27462,18 +28893,19 @@ export interface operations {
                      *               "node_id": "review"
                      *             },
                      *             "pending_approval_ids": [
-                     *               "01a24b96-f3da-701f-ae28-ece55ca06be2"
+                     *               "01a24bb6-9273-7046-bfe2-98e49dcae7f4"
                      *             ],
                      *             "priority": 5,
-                     *             "run_id": "01a24b96-f3d9-73a2-bed8-1c3e0e8a89ae",
+                     *             "rollout_id": null,
+                     *             "run_id": "01a24bb6-926b-70cd-8d74-22604f1e6aae",
                      *             "started_by": "developer",
                      *             "status": "waiting_approval",
                      *             "tenant_id": "acme",
-                     *             "thread_id": "01a24b96-f3d9-73a2-bed8-1c3e0e8a89ae",
-                     *             "updated_at": "2026-12-06T13:41:53.840074Z",
+                     *             "thread_id": "01a24bb6-926b-70cd-8d74-22604f1e6aae",
+                     *             "updated_at": "2026-12-06T14:16:26.126032Z",
                      *             "wait_until": null
                      *           },
-                     *           "run_id": "01a24b96-f3d9-73a2-bed8-1c3e0e8a89ae"
+                     *           "run_id": "01a24bb6-926b-70cd-8d74-22604f1e6aae"
                      *         }
                      *       ]
                      *     }

@@ -38,6 +38,12 @@ export class ForbiddenError extends EcpError {
   static override readonly code: string = "forbidden";
 }
 
+/** `jwt_required` (HTTP 403): The operation takes a JWT bearer token; API keys and browser sessions are refused. */
+export class JwtRequiredError extends EcpError {
+  /** The problem code this class stands for. */
+  static override readonly code: string = "jwt_required";
+}
+
 /** `not_an_approver` (HTTP 403): The approval names its approvers (roles or subjects) and the caller is not one of them. */
 export class NotAnApproverError extends EcpError {
   /** The problem code this class stands for. */
@@ -322,6 +328,7 @@ export const PROBLEM_CLASSES: Readonly<Record<string, typeof EcpError>> = Object
   unauthenticated: UnauthenticatedError,
   subscription_inactive: SubscriptionInactiveError,
   forbidden: ForbiddenError,
+  jwt_required: JwtRequiredError,
   not_an_approver: NotAnApproverError,
   self_approval_forbidden: SelfApprovalForbiddenError,
   unknown_role: UnknownRoleError,

@@ -39,6 +39,7 @@ from ecp_postgres.graphs import GraphCache, PostgresGraphs
 from ecp_postgres.policies import PostgresPolicies
 from ecp_postgres.reconciliation import PostgresProviderEvents, PostgresReconciliation
 from ecp_postgres.retention import PostgresRetention
+from ecp_postgres.rollouts import PostgresRollouts
 from ecp_postgres.rows import load_json
 from ecp_postgres.runs import PostgresRuns
 from ecp_postgres.session import UnitConnection
@@ -307,6 +308,11 @@ class PostgresUnitOfWork:
     def transparency(self) -> PostgresTransparency:
         """The transparency logs."""
         return PostgresTransparency(self._conn)
+
+    @functools.cached_property
+    def rollouts(self) -> PostgresRollouts:
+        """The rollouts of this unit of work (made on first use)."""
+        return PostgresRollouts(self._conn)
 
     @functools.cached_property
     def templates(self) -> PostgresTemplates:

@@ -2,6 +2,7 @@
 
 from ecp_core.deployments.model import Deployment, TenantLimits
 from ecp_core.errors import exists
+from ecp_core.graphs.definition import version_ref
 from ecp_postgres.rows import Repository, Table
 from ecp_postgres.run_context import context_columns, context_joins, limited_key, remember
 
@@ -9,11 +10,22 @@ DEPLOYMENTS = Table("ecp_deployments", Deployment)
 
 _GET = f"""
 SELECT {", ".join(f"d.{c}" for c in DEPLOYMENTS.columns)},
-       {context_columns("d")}
+       {context_columns("d")},
+       EXISTS (SELECT 1 FROM ecp_rollouts o
+                WHERE o.tenant_id = d.tenant_id AND o.deployment_ref = d.deployment_ref
+                  AND o.status = 'active') AS rollout_active
   FROM ecp_deployments d{context_joins("d")}
  WHERE d.tenant_id = %s AND d.deployment_ref = %s
 """  # noqa: S608 - column names are ours
-"""A deployment with the context its runs' attempts read (:mod:`ecp_postgres.run_context`)."""
+"""A deployment with the context its runs' attempts read (:mod:`ecp_postgres.run_context`) and
+whether it has an active rollout, which the transaction remembers (``rollout_key``): a start
+under no rollout then asks nothing more (ADR 0089)."""
+
+
+def rollout_key(tenant_id: str, deployment_ref: str) -> tuple[str, str, str]:
+    """The transaction memo's key for whether the deployment has an active rollout."""
+    return ("rollout_active", tenant_id, deployment_ref)
+
 
 _SET_PAUSED = f"""
 UPDATE ecp_deployments SET paused = %s WHERE tenant_id = %s AND deployment_ref = %s
@@ -22,6 +34,12 @@ RETURNING {", ".join(DEPLOYMENTS.columns)}
 
 _SET_LIMIT = f"""
 UPDATE ecp_deployments SET max_concurrent_runs = %s WHERE tenant_id = %s AND deployment_ref = %s
+RETURNING {", ".join(DEPLOYMENTS.columns)}
+"""  # noqa: S608 - column names are ours
+
+_REBIND = f"""
+UPDATE ecp_deployments SET graph_id = %s, graph_version = %s, graph_version_ref = %s
+ WHERE tenant_id = %s AND deployment_ref = %s
 RETURNING {", ".join(DEPLOYMENTS.columns)}
 """  # noqa: S608 - column names are ours
 
@@ -62,11 +80,22 @@ class PostgresDeployments(Repository):
         if row is None:
             return None
         remember(self._conn, row, tenant_id, deployment_ref, read_subscriptions=False)
+        self._memo()[rollout_key(tenant_id, deployment_ref)] = bool(row["rollout_active"])
         return DEPLOYMENTS.load(row)
 
     def set_paused(self, tenant_id: str, deployment_ref: str, *, paused: bool) -> Deployment | None:
         """Pause or unpause the deployment (its row held until commit); the deployment after."""
         row = self._conn.execute(_SET_PAUSED, (paused, tenant_id, deployment_ref)).fetchone()
+        return None if row is None else DEPLOYMENTS.load(row)
+
+    def rebind(
+        self, tenant_id: str, deployment_ref: str, graph_id: str, graph_version: int
+    ) -> Deployment | None:
+        """Bind the deployment to another graph version; the deployment after, or None."""
+        ref = version_ref(graph_id, graph_version)
+        row = self._conn.execute(
+            _REBIND, (graph_id, graph_version, ref, tenant_id, deployment_ref)
+        ).fetchone()
         return None if row is None else DEPLOYMENTS.load(row)
 
     def page(self, tenant_id: str, *, limit: int, after: str | None = None) -> list[Deployment]:

@@ -105,6 +105,8 @@ class FailureState:
 class RunStatusResponse:
     """A run as clients see it."""
 
+    arm: int | None = None
+    """The rollout arm the run was assigned (its number); null without a rollout."""
     campaign_id: str | None
     """The campaign the run counts toward, which its child runs inherit; null when none."""
     created_at: datetime
@@ -125,6 +127,8 @@ class RunStatusResponse:
     """The approvals the run waits for."""
     priority: int = 5
     """0 to 9: higher runs first within the tenant's dispatch."""
+    rollout_id: str | None = None
+    """The rollout that assigned the run its graph version; null when none did."""
     run_id: str
     """The run's id."""
     started_by: str | None = None

@@ -29,6 +29,7 @@ __all__ = [
     "IllegalTransition",
     "InternalError",
     "InvalidJsonValue",
+    "JwtRequired",
     "LegalHoldActive",
     "LockLost",
     "LoginRejected",
@@ -97,6 +98,12 @@ class Forbidden(EcpError):
     """The caller is authenticated but its roles do not grant the permission."""
 
     code = "forbidden"
+
+
+class JwtRequired(EcpError):
+    """The operation takes a JWT bearer token; API keys and browser sessions are refused."""
+
+    code = "jwt_required"
 
 
 class NotAnApprover(EcpError):
@@ -382,6 +389,7 @@ BY_CODE: dict[str, type[EcpError]] = {
     "unauthenticated": Unauthenticated,
     "subscription_inactive": SubscriptionInactive,
     "forbidden": Forbidden,
+    "jwt_required": JwtRequired,
     "not_an_approver": NotAnApprover,
     "self_approval_forbidden": SelfApprovalForbidden,
     "unknown_role": UnknownRole,

@@ -182,6 +182,12 @@ class NotAnApprover(Forbidden):
     code = "not_an_approver"
 
 
+class JwtRequired(Forbidden):
+    """The operation takes a JWT bearer token; API keys and browser sessions are refused."""
+
+    code = "jwt_required"
+
+
 class NotReady(EcpError):
     """The service cannot serve yet (schema not current, a required task stopped)."""
 

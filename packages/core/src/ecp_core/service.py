@@ -34,6 +34,7 @@ from ecp_core.registry.service import GraphRegistry
 from ecp_core.retention.erasure import RunEraser
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.retention.service import RetentionService
+from ecp_core.rollouts.service import RolloutService
 from ecp_core.runs.approvals.model import ApprovalResolutionRequest, ApprovalResolutionResponse
 from ecp_core.runs.approvals.service import ApprovalService
 from ecp_core.runs.approvals.steps import ApprovalSteps
@@ -128,6 +129,8 @@ class Ecp:
     """Certifications of builds: evaluated at read time, moved through their table (ADR 0043)."""
     templates: TemplateService
     """Versioned graph templates that instantiate into graphs through ``graphs`` (ADR 0045)."""
+    rollouts: RolloutService
+    """Randomized rollouts of a deployment's graph versions (ADR 0089)."""
     attestations: AttestationService
     """Server-signed attestations, first write wins per correlation (ADR 0041)."""
     audit_readiness: AuditReadiness
@@ -253,6 +256,7 @@ class Ecp:
                 DeploymentFacts(signer_available=signer is not None, keys=keys),
             ),
             templates=TemplateService(uow, clock, registry, known_actions),
+            rollouts=RolloutService(uow, clock, ids),
             attestations=AttestationService(uow, clock, signer, keys),
             audit_readiness=AuditReadiness(
                 uow,

@@ -35,6 +35,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "unknown_role": 403,
     "self_approval_forbidden": 403,
     "not_an_approver": 403,
+    "jwt_required": 403,
     "not_found": 404,
     "conflict": 409,
     "approval_already_resolved": 409,

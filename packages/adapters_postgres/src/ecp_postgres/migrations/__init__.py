@@ -37,6 +37,7 @@ AREAS = (
     "certification",
     "connectors",
     "transparency",
+    "rollouts",
 )
 """Folders of migration chains; later areas (retention, webhooks, evidence …) append here."""
 

@@ -4,6 +4,7 @@ import attrs
 
 from ecp_core.deployments.model import Deployment, TenantLimits
 from ecp_core.errors import exists
+from ecp_core.graphs.definition import version_ref
 from ecp_core.memory.tables import Repository, Tables, detached
 
 
@@ -50,6 +51,22 @@ class MemoryDeployments(Repository):
         if found is None:
             return None
         changed = attrs.evolve(found, paused=paused)
+        self._t.put("deployments", (tenant_id, deployment_ref), changed)
+        return changed
+
+    def rebind(
+        self, tenant_id: str, deployment_ref: str, graph_id: str, graph_version: int
+    ) -> Deployment | None:
+        """Bind the deployment to another graph version; the deployment after, or None."""
+        found = self.get(tenant_id, deployment_ref)
+        if found is None:
+            return None
+        changed = attrs.evolve(
+            found,
+            graph_id=graph_id,
+            graph_version=graph_version,
+            graph_version_ref=version_ref(graph_id, graph_version),
+        )
         self._t.put("deployments", (tenant_id, deployment_ref), changed)
         return changed
 

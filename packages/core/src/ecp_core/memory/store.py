@@ -23,6 +23,7 @@ from ecp_core.memory.graphs import MemoryGraphs
 from ecp_core.memory.policies import MemoryPolicies
 from ecp_core.memory.reconciliation import MemoryProviderEvents, MemoryReconciliation
 from ecp_core.memory.retention import MemoryRetention
+from ecp_core.memory.rollouts import MemoryRollouts
 from ecp_core.memory.runs import MemoryRuns
 from ecp_core.memory.tables import Tables
 from ecp_core.memory.tasks import MemoryTasks
@@ -80,6 +81,7 @@ class MemoryUnitOfWork:
         self.connectors = MemoryConnectors(tables)
         self.connector_costs = MemoryConnectorCosts(tables)
         self.templates = MemoryTemplates(tables)
+        self.rollouts = MemoryRollouts(tables)
         self.transparency = MemoryTransparency(tables)
         self.subscriptions = MemorySubscriptions(tables)
         self.meters = MemoryMeters(tables)

@@ -23,6 +23,12 @@ class DeploymentRepository(Protocol):
         """Pause or unpause the deployment, held until commit; the deployment after, or None."""
         ...
 
+    def rebind(
+        self, tenant_id: str, deployment_ref: str, graph_id: str, graph_version: int
+    ) -> Deployment | None:
+        """Bind the deployment to another graph version (new runs run it); after, or None."""
+        ...
+
     def page(self, tenant_id: str, *, limit: int, after: str | None = None) -> list[Deployment]:
         """Up to ``limit`` deployments by ref (code point order), after ``after`` when given."""
         ...

@@ -10,6 +10,7 @@ from ecp_core.ports.contracts import WithContracts
 from ecp_core.ports.deployments import WithDeployments
 from ecp_core.ports.graphs import WithGraphs
 from ecp_core.ports.policies import WithPolicies
+from ecp_core.ports.rollouts import WithRollouts
 from ecp_core.ports.tasks import WithTasks
 from ecp_core.ports.unit import Transaction
 from ecp_core.ports.webhooks import WithWebhooks
@@ -204,6 +205,7 @@ class RunsUnit(
     WithAudit,
     WithWebhooks,
     WithTasks,
+    WithRollouts,
     Protocol,
 ):
     """Everything a run's step touches: run, graph, policy, approvals, audit, events, tasks."""

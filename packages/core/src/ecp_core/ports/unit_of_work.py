@@ -18,6 +18,7 @@ from ecp_core.ports.evidence import EvidenceStore, EvidenceUnit
 from ecp_core.ports.reconciliation import ProviderEvents, ReconciliationUnit
 from ecp_core.ports.registry import RegistryUnit
 from ecp_core.ports.retention import RetentionUnit
+from ecp_core.ports.rollouts import RolloutsUnit
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.tasks import TasksUnit
 from ecp_core.ports.templates import TemplatesUnit
@@ -50,6 +51,7 @@ class UnitOfWork(
     AttestationsUnit,
     CertificationUnit,
     TransparencyUnit,
+    RolloutsUnit,
     Protocol,
 ):
     """One transaction over every storage port. Leaving without ``commit`` rolls back."""

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ecp_core.ports.policies import PolicyRepository
     from ecp_core.ports.reconciliation import ReconciliationRepository
     from ecp_core.ports.retention import RetentionRepository
+    from ecp_core.ports.rollouts import RolloutRepository
     from ecp_core.ports.tasks import TaskRepository
     from ecp_core.ports.templates import TemplateRepository
     from ecp_core.ports.transparency import TransparencyRepository
@@ -229,6 +230,11 @@ class ObservedUnitOfWork:
     def tasks(self) -> "TaskRepository":
         """The inner unit of work's ``tasks``."""
         return self._inner.tasks
+
+    @property
+    def rollouts(self) -> "RolloutRepository":
+        """The inner unit of work's ``rollouts``."""
+        return self._inner.rollouts
 
     @property
     def templates(self) -> "TemplateRepository":

@@ -10,8 +10,26 @@ from ecp_core.audit.salted import new_salt
 from ecp_core.audit.service import digest_version_for
 from ecp_core.ports.audit import WithAudit
 from ecp_core.ports.system import Clock, IdFactory, Signer
+from ecp_core.rollouts.model import METHOD_VERSION
 from ecp_core.runs.run.attempts import AttemptRecord
 from ecp_core.runs.run.model import Run
+
+
+def _with_rollout(attempt: AttemptRecord, run: Run) -> AttemptRecord:
+    """The first attempt of a run a rollout assigned, saying which arm and why (ADR 0089)."""
+    rollout = {
+        "rollout_id": run.rollout_id,
+        "arm": run.arm,
+        "graph_version_ref": run.graph_version_ref,
+        "method_version": METHOD_VERSION,
+        "reason": "the rollout active on the deployment assigned this arm from an HMAC of the "
+        "run's unit under the rollout's key",
+    }
+    metadata = attempt.execution_metadata
+    merged = (
+        {**metadata, "rollout": rollout} if isinstance(metadata, dict) else {"rollout": rollout}
+    )
+    return attrs.evolve(attempt, execution_metadata=merged)
 
 
 class AuditWriter:
@@ -41,6 +59,8 @@ class AuditWriter:
         head = uow.audit.head(run.run_id)
         number = 1 if head is None else head.attempt + 1
         version = digest_version_for(uow.audit, run.tenant_id)
+        if number == 1 and run.rollout_id is not None:
+            attempt = _with_rollout(attempt, run)
         record = seal(
             previous_record_digest=None if head is None else head.record_digest,
             signer=self._signer,

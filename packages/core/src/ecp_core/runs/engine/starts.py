@@ -16,6 +16,7 @@ from ecp_core.errors import Conflict, ValidationFailed
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.registry.service import require_deployment, require_graph
+from ecp_core.rollouts.runs import assign_run
 from ecp_core.runs.run.model import DEFAULT_PRIORITY, PauseSource, Run, StartRunRequest
 from ecp_core.types import RunStatus
 
@@ -104,15 +105,20 @@ class RunStarts:
                     if existing.request_digest != fingerprint:
                         raise Conflict("idempotency_key was used with a different request")
                     return existing, False
-            graph = require_graph(uow, tenant_id, deployment.graph_version_ref)
             now = self._clock.now()
             run_id = self._ids.new_id()
+            thread_id = request.thread_id or run_id
+            assigned = assign_run(uow, deployment, run_id, thread_id, now)
+            version_ref = deployment.graph_version_ref if assigned is None else assigned[2]
+            graph = require_graph(uow, tenant_id, version_ref)
             run = Run(
                 run_id=run_id,
                 tenant_id=tenant_id,
                 deployment_ref=deployment.deployment_ref,
-                graph_version_ref=deployment.graph_version_ref,
-                thread_id=request.thread_id or run_id,
+                graph_version_ref=version_ref,
+                rollout_id=None if assigned is None else assigned[0],
+                arm=None if assigned is None else assigned[1],
+                thread_id=thread_id,
                 status=RunStatus.PENDING,
                 state=thaw(request.input),
                 next_node_id=graph.entry,

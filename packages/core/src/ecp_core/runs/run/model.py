@@ -188,6 +188,10 @@ class Run:
     confused with ``paused``, where the run waits for an approval."""
     wait_until: Annotated[datetime, AwareUtc()] | None = None
     """While the run waits at a wait node: when it wakes (ADR 0078); None otherwise."""
+    rollout_id: str | None = None
+    """The rollout that assigned the run its graph version (ADR 0089); None: none did."""
+    arm: Annotated[int, Range(0)] | None = None
+    """The rollout arm the run was assigned; None without a rollout."""
     holds_slot: bool = False
     """Whether the run holds one of its deployment's and its tenant's concurrency slots (ADR
     0079): taken when the engine attempts it, given up as soon as it is not dispatchable (it
@@ -256,6 +260,10 @@ class RunStatusResponse:
     """0 to 9: higher runs first within the tenant's dispatch."""
     wait_until: datetime | None = None
     """While the run waits at a wait node (`waiting_timer`): when it goes on; null otherwise."""
+    rollout_id: str | None = None
+    """The rollout that assigned the run its graph version; null when none did."""
+    arm: int | None = None
+    """The rollout arm the run was assigned (its number); null without a rollout."""
 
     @classmethod
     def of(cls, run: Run) -> "RunStatusResponse":
@@ -278,6 +286,8 @@ class RunStatusResponse:
             started_by=run.started_by,
             priority=run.priority,
             wait_until=run.wait_until,
+            rollout_id=run.rollout_id,
+            arm=run.arm,
         )
 
 

@@ -1,0 +1,1 @@
+ALTER TABLE ecp_runs DROP COLUMN arm, DROP COLUMN rollout_id;

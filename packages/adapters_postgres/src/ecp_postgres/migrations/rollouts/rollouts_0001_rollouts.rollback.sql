@@ -1,0 +1,2 @@
+DROP TABLE ecp_rollout_assignments;
+DROP TABLE ecp_rollouts;
