@@ -14,10 +14,11 @@ from ecp_core.testing.conformance.tasks.samples import LATER, claim_now, offer_a
 from ecp_core.testing.samples import NOW
 
 
-def run_with_open_and_done_tasks(uow: UnitOfWorkFactory) -> Task:
+def run_with_open_and_done_tasks(uow: UnitOfWorkFactory) -> tuple[Task, str]:
     """Run ``run-1`` of t1 with a held, a queued and a completed task, beside two others.
 
-    The others: a task of ``run-2`` and one of another tenant's ``run-1``. Returns the held task.
+    The others: a task of ``run-2`` and one of another tenant's ``run-1``. Returns the held
+    task and its lock token.
     """
     offer_all(
         uow,
@@ -34,7 +35,7 @@ def run_with_open_and_done_tasks(uow: UnitOfWorkFactory) -> Task:
     with uow() as tx:
         tx.tasks.complete("t1", "done", lock_token=done.lock_token, output={}, now=NOW)
         tx.commit()
-    return held
+    return held, held.lock_token
 
 
 @pytest.mark.spec("C10 external-tasks")
@@ -226,7 +227,7 @@ class TaskRepositoryConformance(StoreSuite):
         self, uow: UnitOfWorkFactory
     ) -> None:
         """Withdrawing a run's tasks takes its open ones only; their holder's reports are refused."""
-        held = run_with_open_and_done_tasks(uow)
+        _, token = run_with_open_and_done_tasks(uow)
         with uow() as tx:
             withdrawn = tx.tasks.withdraw("t1", "run-1", LATER)
             tx.commit()
@@ -250,7 +251,6 @@ class TaskRepositoryConformance(StoreSuite):
         }
         claimed = claim_now(uow, topics=("charge", "ship"), now=LATER)
         assert [t.task_id for t in claimed] == ["other-run"]
-        token = held.lock_token
         with uow() as tx:
             with pytest.raises(RunCanceled):
                 tx.tasks.heartbeat("t1", "held", lock_token=token, now=LATER, lock_seconds=None)
@@ -264,7 +264,7 @@ class TaskRepositoryConformance(StoreSuite):
         self, uow: UnitOfWorkFactory
     ) -> None:
         """Repointing a run's tasks (it moved version) takes its open ones; locks stay usable."""
-        held = run_with_open_and_done_tasks(uow)
+        held, token = run_with_open_and_done_tasks(uow)
         with uow() as tx:
             moved = tx.tasks.repoint("t1", "run-1", "renamed", LATER)
             tx.commit()
@@ -278,9 +278,7 @@ class TaskRepositoryConformance(StoreSuite):
             assert nodes == {"held": "renamed", "queued": "renamed", "done": "pay"}
             others = [tx.tasks.get("t1", "other-run"), tx.tasks.get("t2", "other-tenant")]
             assert [t.node_id for t in others if t is not None] == ["pay", "pay"]
-            tx.tasks.heartbeat(
-                "t1", "held", lock_token=held.lock_token, now=LATER, lock_seconds=None
-            )
+            tx.tasks.heartbeat("t1", "held", lock_token=token, now=LATER, lock_seconds=None)
         with uow() as tx:
             tx.tasks.repoint("t1", "run-1", "again", LATER)  # rolled back: nothing changes
         with uow() as tx:
