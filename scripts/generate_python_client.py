@@ -1,11 +1,12 @@
 """Generate the Python client's models and error classes (``make clients``, docs/clients.md).
 
 From ``clients/openapi.json`` (the served OpenAPI document) it writes
-``packages/client/src/ecp_client/models.py``: one frozen attrs class for each schema that the
-client's resources return (the ``ROOTS`` below and every schema they reach). From
+the package ``packages/client/src/ecp_client/models``: one frozen attrs class for each schema
+that the client's resources return (the ``AREAS`` below and every schema they reach), a module
+per area. From
 ``docs/api/errors.md`` (the server's declared problem codes) it writes
 ``packages/client/src/ecp_client/problems.py``: one ``EcpError`` subclass per code, named by it.
-``tests/clients/test_generated_parts.py`` fails when either committed file differs from this
+``tests/clients/test_client_package.py`` fails when a committed file differs from this
 rendering. ``--check`` exits 1 instead of writing when a file is stale.
 """
 
@@ -23,7 +24,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 OPENAPI = ROOT / "clients" / "openapi.json"
 ERRORS = ROOT / "docs" / "api" / "errors.md"
 PACKAGE = ROOT / "packages" / "client" / "src" / "ecp_client"
-MODELS = PACKAGE / "models.py"
+MODELS = PACKAGE / "models"
 PROBLEMS = PACKAGE / "problems.py"
 UNASYNC = {  # the async module written by hand -> its sync twin
     PACKAGE / "_async_client.py": PACKAGE / "_sync_client.py",
@@ -45,49 +46,48 @@ UNASYNC_WORDS = (  # in this order
     ("aclose", "close"),
 )
 
-ROOTS = (
-    "GraphRegistration",
-    "GraphVersion",
-    "GraphListResponse",
-    "Deployment",
-    "DeploymentListResponse",
-    "RunStatusResponse",
-    "AdminRunListResponse",
-    "AuditTimelineResponse",
-    "AuditVerificationResponse",
-    "AuditBundle",
-    "ApprovalRecord",
-    "ApprovalPageResponse",
-    "ApprovalResolutionResponse",
-    "TaskClaimResponse",
-    "TaskSummary",
-    "TaskListResponse",
-    "TaskLockResponse",
-    "SubscriptionCreated",
-    "SubscriptionListResponse",
-    "SecretRotated",
-    "DecisionListResponse",
-    "WebhookEventPayload",
-    "Delivery",
-    "IngestResult",
+AREAS = (
+    ("graphs", ("GraphRegistration", "GraphVersion", "GraphListResponse")),
+    ("deployments", ("Deployment", "DeploymentListResponse")),
+    ("runs", ("RunStatusResponse", "AdminRunListResponse")),
+    ("audit", ("AuditTimelineResponse", "AuditVerificationResponse", "AuditBundle")),
+    ("approvals", ("ApprovalRecord", "ApprovalPageResponse", "ApprovalResolutionResponse")),
+    ("tasks", ("TaskClaimResponse", "TaskSummary", "TaskListResponse", "TaskLockResponse")),
+    (
+        "webhooks",
+        (
+            "SubscriptionCreated",
+            "SubscriptionListResponse",
+            "SecretRotated",
+            "WebhookEventPayload",
+            "Delivery",
+        ),
+    ),
+    ("decisions", ("DecisionListResponse",)),
+    ("evidence", ("IngestResult",)),
 )
+"""The schemas the resources return, by the module of ``ecp_client.models`` they open. A class
+lives in the module of the first root (in this order) that reaches it, so a module imports only
+from the modules before it."""
+ROOTS = tuple(root for _, roots in AREAS for root in roots)
 """The schemas the resources return; the generation holds these and what they reach."""
 
 HIDDEN = frozenset({"lock_token", "secret"})
 """Fields left out of a model's ``repr``, so that logging a model does not log a credential."""
 
-HEADER = '''"""The API's response models, generated from clients/openapi.json: do not edit by hand.
+HEADER = '''"""The API's {area} models, generated from clients/openapi.json: do not edit by hand.
 
-``make clients`` (scripts/generate_python_client.py) writes this file; a test fails when it is
-stale. Enumerations are plain ``str`` and unknown keys are ignored, so that a newer server's
+``make clients`` (scripts/generate_python_client.py) writes this package; a test fails when it
+is stale. Enumerations are plain ``str`` and unknown keys are ignored, so that a newer server's
 answer still reads; a discriminated union (a graph's nodes) stays a ``dict``.
 """
 
-from datetime import datetime
-from decimal import Decimal
-from typing import Any
+'''
+PACKAGE_HEADER = '''"""The API's response models, generated from clients/openapi.json: do not edit by hand.
 
-import attrs
+One module per area of the API; every class is importable from here. ``make clients``
+(scripts/generate_python_client.py) writes this package; a test fails when it is stale.
+"""
 
 '''
 
@@ -237,14 +237,50 @@ def _model(name: str, schema: Mapping[str, Any], types: _Types) -> str:
     return "\n".join(lines)
 
 
-def render_models(document: Mapping[str, Any]) -> str:
-    """The text of ``models.py`` (before formatting)."""
+def _area_of(schemas: Mapping[str, Any], names: list[str]) -> dict[str, str]:
+    """Each class's module: the area of the first root, in ``AREAS`` order, that reaches it."""
+    area: dict[str, str] = {}
+    for module, roots in AREAS:
+        for root in roots:
+            for name in closure(schemas, (root,)):
+                area.setdefault(name, module)
+    return {name: area[name] for name in names}
+
+
+def _module(area: str, names: list[str], home: Mapping[str, str], body: str) -> str:
+    """One area's module: its imports (standard, attrs, the earlier areas' classes), classes."""
+    lines = [HEADER.format(area=area)]
+    for module, name in (("datetime", "datetime"), ("decimal", "Decimal"), ("typing", "Any")):
+        if re.search(rf"\b{name}\b", body):
+            lines.append(f"from {module} import {name}\n")
+    lines.append("\nimport attrs\n")
+    needed = sorted(
+        {other for other in home if home[other] != area and re.search(rf"\b{other}\b", body)}
+    )
+    lines.extend(f"from ecp_client.models.{home[other]} import {other}\n" for other in needed)
+    exports = "".join(f'\n    "{name}",' for name in names)
+    lines.append(f"\n__all__ = [{exports}\n]\n{body}\n")
+    return "".join(lines)
+
+
+def render_models(document: Mapping[str, Any]) -> dict[str, str]:
+    """The text of each module of ``models`` (before formatting), by file name."""
     schemas = document["components"]["schemas"]
     names = closure(schemas, ROOTS)
     types = _Types(schemas, set(names))
-    body = "".join(_model(name, schemas[name], types) for name in names)
+    home = _area_of(schemas, names)
+    files: dict[str, str] = {}
+    imports = []
+    for area, _ in AREAS:
+        mine = [name for name in names if home[name] == area]
+        if not mine:
+            continue
+        body = "".join(_model(name, schemas[name], types) for name in mine)
+        files[f"{area}.py"] = _module(area, mine, home, body)
+        imports.append(f"from ecp_client.models.{area} import {', '.join(mine)}\n")
     exports = "".join(f'\n    "{name}",' for name in names)
-    return f"{HEADER}__all__ = [{exports}\n]\n{body}\n"
+    files["__init__.py"] = f"{PACKAGE_HEADER}{''.join(imports)}\n__all__ = [{exports}\n]\n"
+    return files
 
 
 _ROW = re.compile(r"^\| `([a-z0-9_]+)` \| (\d{3}|varies) \| (.+) \|$")
@@ -329,9 +365,10 @@ def rendering() -> dict[pathlib.Path, str]:
     document = json.loads(OPENAPI.read_text(encoding="utf-8"))
     errors_md = ERRORS.read_text(encoding="utf-8")
     files = {
-        MODELS: formatted(render_models(document), MODELS),
-        PROBLEMS: formatted(render_problems(errors_md), PROBLEMS),
+        MODELS / name: formatted(text, MODELS / name)
+        for name, text in render_models(document).items()
     }
+    files[PROBLEMS] = formatted(render_problems(errors_md), PROBLEMS)
     for source, twin in UNASYNC.items():
         text = unasync(source.read_text(encoding="utf-8"), source.name)
         files[twin] = formatted(text, twin)
@@ -349,6 +386,7 @@ def main() -> int:
             continue
         stale.append(path)
         if not args.check:
+            path.parent.mkdir(exist_ok=True)
             path.write_text(text, encoding="utf-8")
     for path in stale:
         sys.stdout.write(f"{'stale' if args.check else 'wrote'} {path.relative_to(ROOT)}\n")

@@ -38,8 +38,14 @@ def generator():
 @pytest.mark.spec("C18 client-py-generated")
 def test_the_generated_parts_are_the_rendering_of_the_committed_sources():
     made = generator().rendering()
-    assert {path.name for path in made} == {
-        "models.py",
+    models = ROOT / "packages" / "client" / "src" / "ecp_client" / "models"
+    assert {path.name for path in made if path.parent == models} >= {
+        "__init__.py",
+        "runs.py",
+        "approvals.py",
+        "tasks.py",
+    }
+    assert {path.name for path in made if path.parent != models} == {
         "problems.py",
         "_sync_client.py",
         "_sync_resources.py",
@@ -54,7 +60,7 @@ def test_a_changed_schema_or_code_changes_the_generation():
     module = generator()
     document = json.loads((ROOT / "clients" / "openapi.json").read_text())
     document["components"]["schemas"]["Deployment"]["properties"]["region"] = {"type": "string"}
-    assert "    region: str | None = None" in module.render_models(document)
+    assert "    region: str | None = None" in module.render_models(document)["deployments.py"]
     errors = (ROOT / "docs" / "api" / "errors.md").read_text()
     extra = errors.replace(
         "| `not_found` | 404 |", "| `gone_for_good` | 410 | Gone. |\n| `not_found` | 404 |"
