@@ -103,7 +103,7 @@ def _operations_of(document: dict) -> list[str]:
 
 def _rendered_operations(chrome: webdriver.Chrome) -> list[str]:
     """Every operation the page renders as it is scrolled through, as :func:`_operations_of`."""
-    chrome.set_script_timeout(120)
+    chrome.set_script_timeout(300)  # a budget under a loaded machine, not a timing claim
     return chrome.execute_async_script(_GATHER_OPERATIONS)
 
 
