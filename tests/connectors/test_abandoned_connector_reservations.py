@@ -9,6 +9,7 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
+import time
 from decimal import Decimal
 
 import pytest
@@ -136,11 +137,21 @@ def test_two_sweepers_on_postgresql_settle_each_reservation_exactly_once(fresh_d
         clock.advance(abandoned_after(10.0).total_seconds() + 1)
         start = threading.Barrier(2)
 
+        swept_so_far = []  # list.extend is atomic under the GIL
+        deadline = time.monotonic() + 60
+
         def sweep(_):
+            # A pass can come back empty while the other sweeper holds the rows that are left
+            # (a skipped row's lock is kept until its transaction ends), so a sweeper goes on
+            # until everything is settled, not until its first empty pass.
             start.wait(10)
             mine = []
-            while batch := ecp.connector_reservations.settle(limit=2):
-                mine.extend(one.test.operation_id for one in batch)
+            while len(swept_so_far) < len(tests) and time.monotonic() < deadline:
+                batch = [
+                    one.test.operation_id for one in ecp.connector_reservations.settle(limit=2)
+                ]
+                mine.extend(batch)
+                swept_so_far.extend(batch)
             return mine
 
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
