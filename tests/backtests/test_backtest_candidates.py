@@ -8,7 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.support.backtests import old_record
 
-from ecp_core.backtests.candidates import CandidateOutcome, candidate_outcomes, savings_pct
+from ecp_core.backtests.candidates import (
+    CandidateOutcome,
+    candidate_outcomes,
+    cost_per_1k_calls,
+    savings_pct,
+)
 from ecp_core.backtests.model import (
     RESOLVED,
     Backtest,
@@ -115,9 +120,10 @@ def test_every_outcome_follows_from_the_case_verdicts_and_costs(drawn, floor, pr
         if total is None:
             assert outcome.est_cost_per_1k_calls_usd is None
         else:
-            assert outcome.est_cost_per_1k_calls_usd is not None
-            exact = total * 1000 / len(drawn)
-            assert abs(outcome.est_cost_per_1k_calls_usd - exact) <= RATIO_QUANTUM / 2
+            exact_per_1k = cost_per_1k_calls(total, len(drawn))
+            assert exact_per_1k is not None
+            assert abs(exact_per_1k - total * 1000 / len(drawn)) <= RATIO_QUANTUM / 2
+            assert outcome.est_cost_per_1k_calls_usd == float(exact_per_1k)  # nearest float
     assert incumbent.capability_ok
     assert candidate.capability_ok == (CANDIDATE_SETTINGS not in preflight)
     spent = replay_total([c.incumbent for c in drawn]), replay_total([c.candidate for c in drawn])
@@ -160,7 +166,7 @@ def test_a_clean_pass_reads_as_two_outcomes_with_exact_costs_and_savings():
             provider="openai",
             cases_evaluated=5,
             equivalence_rate=1.0,
-            est_cost_per_1k_calls_usd=Decimal(2),
+            est_cost_per_1k_calls_usd=2.0,
             is_incumbent=True,
             meets_bar=True,
         ),
@@ -169,13 +175,13 @@ def test_a_clean_pass_reads_as_two_outcomes_with_exact_costs_and_savings():
             provider="openai",
             cases_evaluated=5,
             equivalence_rate=0.8,
-            est_cost_per_1k_calls_usd=Decimal(1),
+            est_cost_per_1k_calls_usd=1.0,
             meets_bar=True,
-            savings_pct=Decimal(50),
+            savings_pct=50.0,
         ),
     )
     wire = unstructure(derived[1])
-    assert (wire["est_cost_per_1k_calls_usd"], wire["savings_pct"]) == ("1", "50")
+    assert (wire["est_cost_per_1k_calls_usd"], wire["savings_pct"]) == (1.0, 50.0)  # numbers
 
 
 @pytest.mark.spec(RULE)
@@ -231,7 +237,7 @@ def test_a_result_stored_before_outcomes_existed_reads_and_gains_them():
             "cases_evaluated": 5,
             "equivalence_rate": 1.0,
             "error_rate": 0.0,
-            "est_cost_per_1k_calls_usd": "6",
+            "est_cost_per_1k_calls_usd": 6.0,
             "is_incumbent": True,
             "meets_bar": True,
             "savings_pct": None,
@@ -244,9 +250,9 @@ def test_a_result_stored_before_outcomes_existed_reads_and_gains_them():
             "cases_evaluated": 5,
             "equivalence_rate": 0.6,
             "error_rate": 0.0,
-            "est_cost_per_1k_calls_usd": "2",
+            "est_cost_per_1k_calls_usd": 2.0,
             "is_incumbent": False,
             "meets_bar": True,
-            "savings_pct": "66.666666666667",
+            "savings_pct": 66.666666666667,
         },
     ]

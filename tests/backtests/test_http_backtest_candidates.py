@@ -91,7 +91,7 @@ def test_a_finished_backtest_shows_the_incumbent_then_the_candidate(armed):
         "cases_evaluated": 5,
         "equivalence_rate": 1.0,
         "error_rate": 0.0,
-        "est_cost_per_1k_calls_usd": "0.32",  # (20 * 10 + 4 * 30) / 10^6 per call, * 1000
+        "est_cost_per_1k_calls_usd": 0.32,  # (20 * 10 + 4 * 30) / 10^6 per call, * 1000
         "is_incumbent": True,
         "meets_bar": True,
         "savings_pct": None,
@@ -104,10 +104,10 @@ def test_a_finished_backtest_shows_the_incumbent_then_the_candidate(armed):
         "cases_evaluated": 5,
         "equivalence_rate": 0.8,
         "error_rate": 0.0,
-        "est_cost_per_1k_calls_usd": "0.028",  # (20 * 1 + 4 * 2) / 10^6 per call, * 1000
+        "est_cost_per_1k_calls_usd": 0.028,  # (20 * 1 + 4 * 2) / 10^6 per call, * 1000
         "is_incumbent": False,
         "meets_bar": True,
-        "savings_pct": "91.25",  # (0.32 - 0.028) ÷ 0.32 * 100
+        "savings_pct": 91.25,  # (0.32 - 0.028) ÷ 0.32 * 100
     }
     assert candidate["equivalence_rate"] == one["result"]["candidate"]["success_rate"]
     assert listed["backtests"][0]["candidates"] == one["candidates"]
@@ -161,5 +161,5 @@ def test_a_result_stored_before_outcomes_existed_gains_them_on_postgres(armed, f
         ("small", "anthropic"),
     ]
     assert [c["equivalence_rate"] for c in one["candidates"]] == [1.0, 0.6]
-    assert [c["est_cost_per_1k_calls_usd"] for c in one["candidates"]] == ["6", "2"]
-    assert one["candidates"][1]["savings_pct"] == "66.666666666667"
+    assert [c["est_cost_per_1k_calls_usd"] for c in one["candidates"]] == [6.0, 2.0]
+    assert one["candidates"][1]["savings_pct"] == 66.666666666667

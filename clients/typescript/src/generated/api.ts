@@ -4094,10 +4094,10 @@ export interface components {
              */
             error_rate?: number;
             /**
-             * @description An exact decimal number as a string.
+             * @description The measured replay cost per 1,000 calls in USD; null unless every case was measured.
              * @default null
              */
-            est_cost_per_1k_calls_usd?: string | null;
+            est_cost_per_1k_calls_usd?: number | null;
             /**
              * @description Whether this is the model in use now.
              * @default false
@@ -4113,10 +4113,10 @@ export interface components {
             /** @description The catalog's provider for it. */
             provider: string;
             /**
-             * @description An exact decimal number as a string.
+             * @description The candidate's saving against the incumbent in percent; null when either is unknown.
              * @default null
              */
-            savings_pct?: string | null;
+            savings_pct?: number | null;
         };
         /**
          * @description What a node may do; policies deny capabilities.
@@ -15667,7 +15667,7 @@ export interface operations {
                      *               "cases_evaluated": 5,
                      *               "equivalence_rate": 1,
                      *               "error_rate": 0,
-                     *               "est_cost_per_1k_calls_usd": "0.32",
+                     *               "est_cost_per_1k_calls_usd": 0.32,
                      *               "is_incumbent": true,
                      *               "meets_bar": true,
                      *               "model": "big",
@@ -15680,12 +15680,12 @@ export interface operations {
                      *               "cases_evaluated": 5,
                      *               "equivalence_rate": 0.8,
                      *               "error_rate": 0,
-                     *               "est_cost_per_1k_calls_usd": "0.028",
+                     *               "est_cost_per_1k_calls_usd": 0.028,
                      *               "is_incumbent": false,
                      *               "meets_bar": true,
                      *               "model": "small",
                      *               "provider": "openai",
-                     *               "savings_pct": "91.25"
+                     *               "savings_pct": 91.25
                      *             }
                      *           ],
                      *           "case_count": 5,
@@ -16270,7 +16270,7 @@ export interface operations {
                      *           "cases_evaluated": 5,
                      *           "equivalence_rate": 1,
                      *           "error_rate": 0,
-                     *           "est_cost_per_1k_calls_usd": "0.32",
+                     *           "est_cost_per_1k_calls_usd": 0.32,
                      *           "is_incumbent": true,
                      *           "meets_bar": true,
                      *           "model": "big",
@@ -16283,12 +16283,12 @@ export interface operations {
                      *           "cases_evaluated": 5,
                      *           "equivalence_rate": 0.8,
                      *           "error_rate": 0,
-                     *           "est_cost_per_1k_calls_usd": "0.028",
+                     *           "est_cost_per_1k_calls_usd": 0.028,
                      *           "is_incumbent": false,
                      *           "meets_bar": true,
                      *           "model": "small",
                      *           "provider": "openai",
-                     *           "savings_pct": "91.25"
+                     *           "savings_pct": 91.25
                      *         }
                      *       ],
                      *       "case_count": 5,

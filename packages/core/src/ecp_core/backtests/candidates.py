@@ -12,6 +12,10 @@ before they existed gain them too (ADR 0049). Over the ``n`` cases of a side:
   case; judge calls are the method's cost), None unless every case has a measured replay cost.
 - ``savings_pct``: the candidate's only, (incumbent - candidate) ÷ incumbent * 100 of those
   costs; None when either is unknown or the incumbent's is zero.
+
+Both are computed exactly and given as JSON numbers, as the rates beside them are (ADR 0094):
+they are estimates derived from the per-case costs, which the record keeps as exact decimal
+strings, so a reader who needs the exact figure recomputes it from those.
 - ``meets_bar``: every case evaluated and the success rate at the floor.
 - ``capability_ok``: False only for a candidate whose settings beyond the model made the
   backtest abstain; a judge-family clash is the method's problem, not a model's.
@@ -41,8 +45,8 @@ class CandidateOutcome:
     """One compared model over every case of a finished backtest (derived, never stored).
 
     ``model`` is the catalog ref the request named; ``provider`` the catalog's provider for it.
-    Rates are fractions of all cases in ``[0, 1]``; the cost and the savings are exact decimal
-    strings (money), null when unknown.
+    Rates are fractions of all cases in ``[0, 1]``; the cost and the savings are numbers (the
+    nearest binary float to the exact figure), null when unknown.
     """
 
     model: str
@@ -59,12 +63,14 @@ class CandidateOutcome:
     """The share of all cases judged correct (0 to 1)."""
     error_rate: float = 0.0
     """The share of all cases that errored (0 to 1)."""
-    est_cost_per_1k_calls_usd: Decimal | None = None
+    est_cost_per_1k_calls_usd: float | None = None
+    """The measured replay cost per 1,000 calls in USD; null unless every case was measured."""
     is_incumbent: bool = False
     """Whether this is the model in use now."""
     meets_bar: bool = False
     """Whether it reaches the success-rate floor."""
-    savings_pct: Decimal | None = None
+    savings_pct: float | None = None
+    """The candidate's saving against the incumbent in percent; null when either is unknown."""
 
 
 def replay_cost(sides: Sequence[SideObservation]) -> Decimal | None:
@@ -89,6 +95,11 @@ def savings_pct(incumbent: Decimal | None, candidate: Decimal | None) -> Decimal
     return ratio(difference.scaleb(2, context=EXACT), incumbent)  # * 100 exactly
 
 
+def as_number(exact: Decimal | None) -> float | None:
+    """The float nearest an exact figure, for a field the wire gives as a JSON number."""
+    return None if exact is None else float(exact)
+
+
 def side_outcome(
     model: ResolvedModel,
     sides: Sequence[SideObservation],
@@ -111,7 +122,7 @@ def side_outcome(
         cases_evaluated=evaluated,
         equivalence_rate=rate,
         error_rate=errored / cases if cases else 0.0,
-        est_cost_per_1k_calls_usd=cost_per_1k_calls(replay_cost(sides), cases),
+        est_cost_per_1k_calls_usd=as_number(cost_per_1k_calls(replay_cost(sides), cases)),
         is_incumbent=is_incumbent,
         meets_bar=bool(cases) and evaluated == cases and rate >= min_success_rate,
     )
@@ -136,11 +147,12 @@ def candidate_outcomes(
         capability_ok=CANDIDATE_SETTINGS not in backtest.preflight_abstain_reasons,
     )
     saved = savings_pct(replay_cost(incumbent_sides), replay_cost(candidate_sides))
-    return incumbent, attrs.evolve(candidate, savings_pct=saved)
+    return incumbent, attrs.evolve(candidate, savings_pct=as_number(saved))
 
 
 __all__ = [
     "CandidateOutcome",
+    "as_number",
     "candidate_outcomes",
     "cost_per_1k_calls",
     "replay_cost",
