@@ -13,7 +13,11 @@ from tests.support.guides import declared, json_values, run_blocks, sh_blocks
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.spec(
-        "C17 rollout-create", "C17 rollout-assign", "C17 rollout-verify", "C17 rollout-end"
+        "C17 rollout-create",
+        "C17 rollout-assign",
+        "C17 rollout-verify",
+        "C17 rollout-end",
+        "C17 rollout-compare",
     ),
 ]
 

@@ -8,6 +8,7 @@ import psycopg
 import pytest
 
 from ecp_postgres import EmbeddedPostgres, database_url
+from ecp_postgres.migrations import migrations
 
 pytestmark = pytest.mark.integration
 
@@ -113,6 +114,8 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "20260830_14_decisions",
             "pending",
+            "20261206_15_decision_schedule_rollout",
+            "pending",
             "tasks_0001_tasks",
             "pending",
             "tasks_0002_lock_expiry",
@@ -151,8 +154,9 @@ def test_migrate_list_apply_rollback(postgres_url):
             "pending",
             "rollouts_0001_rollouts",
         ]
-        assert "applied 49 migration(s)" in ecp("migrate", "apply", url=url)
-        assert ecp("migrate", "list", url=url).count("applied") == 49
+        every = len(migrations())
+        assert f"applied {every} migration(s)" in ecp("migrate", "apply", url=url)
+        assert ecp("migrate", "list", url=url).count("applied") == every
         assert "rollouts_0001_rollouts" in ecp("migrate", "rollback", url=url)
         assert ecp("migrate", "list", url=url).count("pending") == 1
     finally:

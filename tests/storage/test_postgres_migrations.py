@@ -172,6 +172,11 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert rollback_migrations(url, 1) == ["tasks_0001_tasks"]
         assert complete - tables(url) == {"ecp_tasks"}
         every, complete = every[:-5], complete - {"ecp_tasks"}
+        # Issue 37: decision schedules that watch a rollout (ADR 0095) are the newest econ step.
+        assert "rollout_id" in columns(url, "ecp_decision_schedules")
+        assert rollback_migrations(url, 1) == ["20261206_15_decision_schedule_rollout"]
+        assert "rollout_id" not in columns(url, "ecp_decision_schedules")
+        every = every[:-1]
         assert every[-9:] == [
             "retention_0001_policies_holds_log",
             "retention_0002_aged_salted_records",
@@ -242,6 +247,7 @@ def test_each_migration_rolls_back_and_reapplies(postgres_url):
         assert not any(applied for _, applied in migration_status(url))
         assert apply_migrations(url) == [
             *every,
+            "20261206_15_decision_schedule_rollout",
             "tasks_0001_tasks",
             "tasks_0002_lock_expiry",
             "tasks_0003_claim_by_age",

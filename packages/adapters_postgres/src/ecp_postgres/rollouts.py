@@ -1,5 +1,6 @@
 """RolloutRepository on PostgreSQL."""
 
+from collections.abc import Collection
 from datetime import datetime
 
 from ecp_core.errors import Conflict
@@ -101,6 +102,17 @@ class PostgresRollouts(Repository):
             (tenant_id, rollout_id, period),
         ).fetchall()
         return [(row["arm"], row["assigned_at"]) for row in rows]
+
+    def unit_arms(
+        self, tenant_id: str, rollout_id: str, unit_ids: Collection[str]
+    ) -> dict[str, frozenset[int]]:
+        """The arms each of ``unit_ids`` was assigned in any period (units never assigned: none)."""
+        rows = self._conn.execute(
+            "SELECT unit_id, array_agg(DISTINCT arm) AS arms FROM ecp_rollout_assignments"
+            " WHERE tenant_id = %s AND rollout_id = %s AND unit_id = ANY(%s) GROUP BY unit_id",
+            (tenant_id, rollout_id, list(unit_ids)),
+        ).fetchall()
+        return {row["unit_id"]: frozenset(row["arms"]) for row in rows}
 
 
 __all__ = ["PostgresRollouts"]

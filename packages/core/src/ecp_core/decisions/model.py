@@ -12,6 +12,8 @@ from ecp_core.wire import structure
 
 METHOD_VERSION = "interval-policy/1"
 CLAIM_CLASS = "observed_comparison"
+RANDOMIZED_CLAIM_CLASS = "randomized_comparison"
+"""The claim class of a comparison restricted to a rollout's arms (ADR 0095)."""
 INPUTS_VERSION = "run-economics/1"
 SOURCE_BINDING = "stored-assertions/1"
 SOURCE_TAGS = ("v2", "v3", "v4", "v5")
@@ -95,6 +97,9 @@ class CompareRequest:
     """The source inventory that bounds the baseline's evidence."""
     candidate_inventory_id: Id | None = None
     """The source inventory that bounds the candidate's evidence."""
+    rollout_id: Id | None = None
+    """Restrict each side to the units this rollout assigned to its version's arm only; both
+    versions must be arms of it. The result's claim class is `randomized_comparison`."""
 
 
 class Verdict(enum.StrEnum):
@@ -111,6 +116,17 @@ class RecommendedAction(enum.StrEnum):
     REVIEW_CANDIDATE = "review_candidate"
     KEEP_BASELINE = "keep_baseline"
     COLLECT_MORE_EVIDENCE = "collect_more_evidence"
+
+
+class RolloutRecommendation(enum.StrEnum):
+    """What a randomized comparison says to do with its rollout."""
+
+    PROMOTE = "promote"
+    """The candidate passed: end the rollout promoting the candidate's arm."""
+    ROLL_BACK = "roll_back"
+    """The candidate failed: end the rollout promoting the baseline's arm."""
+    CONTINUE = "continue"
+    """No verdict yet: keep the rollout running and collect more evidence."""
 
 
 class ConstraintStatus(enum.StrEnum):
@@ -276,6 +292,10 @@ class DecisionArtifact:
     """The digests of the outcome definitions."""
     calculation_inputs: CalculationInputs | None = None
     """The per-run economics behind the figures."""
+    rollout_id: str | None = None
+    """The rollout whose arms the comparison was restricted to; null: an observed comparison."""
+    rollout_recommendation: RolloutRecommendation | None = None
+    """With a rollout: promote the candidate, roll back to the baseline or continue."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -307,6 +327,9 @@ class CreateScheduleRequest:
     """What the candidate must show."""
     name: Annotated[str, Text(1, 200, trimmed=True)] | None = None
     """A name for the schedule."""
+    rollout_id: Id | None = None
+    """Watch this rollout: each comparison is restricted to its arms and recommends promoting,
+    rolling back or continuing; both versions must be arms of it."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -339,6 +362,8 @@ class DecisionSchedule:
     """The decision the last comparison made."""
     last_error: str | None = None
     """Why the last comparison failed, if it did."""
+    rollout_id: str | None = None
+    """The rollout the schedule watches; null: none."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

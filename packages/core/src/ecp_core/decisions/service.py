@@ -6,10 +6,12 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from ecp_core.canonical import canonical_json
+from ecp_core.decisions import randomized
 from ecp_core.decisions.model import (
     CLAIM_CLASS,
     INPUTS_VERSION,
     METHOD_VERSION,
+    RANDOMIZED_CLAIM_CLASS,
     SOURCE_BINDING,
     SOURCE_TAGS,
     CalculationInputs,
@@ -21,6 +23,7 @@ from ecp_core.decisions.model import (
     SourceEvidence,
     SourceEvidenceCounts,
 )
+from ecp_core.decisions.randomized import RolloutScope, rollout_scope
 from ecp_core.decisions.selection import SideEconomics, VersionWindow, calculation_rows, economics
 from ecp_core.decisions.verdict import STANDING_LIMITATIONS, abstain_reasons, constraints, decide
 from ecp_core.entitlements.model import Meter
@@ -33,11 +36,12 @@ from ecp_core.errors import (
     SubscriptionInactive,
     ValidationFailed,
 )
-from ecp_core.evidence.model import Digested, SourceInventory, digest_of
+from ecp_core.evidence.model import Digested, SourceInventory
 from ecp_core.identity import ActorIdentity, system_actor
 from ecp_core.pages import decode_cursor, encode_cursor
 from ecp_core.ports.decisions import DecisionsUnit
 from ecp_core.ports.system import Clock, IdFactory
+from ecp_core.wire import digest_form
 
 log = logging.getLogger("ecp_core.decisions")
 
@@ -45,6 +49,18 @@ MAX_DECISION_EVENTS = 50_000
 """Execution events one comparison may select per version."""
 
 HISTORY_CURSOR = "decisions"
+
+
+def request_digest(request: CompareRequest) -> str:
+    """``sha256:`` over the request's canonical JSON; without a rollout, as before one existed.
+
+    A request that names no rollout digests without the field, so the digests of requests
+    retained before rollouts stay the same.
+    """
+    form = digest_form(request)
+    if form.get("rollout_id") is None:
+        del form["rollout_id"]
+    return "sha256:" + hashlib.sha256(canonical_json(form)).hexdigest()
 
 
 def _fingerprint(baseline: SideEconomics, candidate: SideEconomics) -> str:
@@ -96,7 +112,8 @@ class DecisionService:
         *,
         inventory: Digested[SourceInventory] | None,
         as_of: datetime,
-    ) -> SideEconomics:
+        scope: RolloutScope | None = None,
+    ) -> tuple[SideEconomics, int]:
         if inventory is not None and inventory.item.workflow_version != version:
             field = (
                 "baseline_inventory_id"
@@ -121,7 +138,11 @@ class DecisionService:
                 "the window; narrow it",
                 errors=[FieldError(loc=("start",), msg="window too large")],
             )
-        return economics(selection, as_of, inventory)
+        moved = 0
+        if scope is not None:
+            arm = scope.baseline_arm if version == request.baseline_version else scope.candidate_arm
+            selection, moved = randomized.restrict(uow, scope, selection, arm)
+        return economics(selection, as_of, inventory), moved
 
     def compare(
         self, actor: ActorIdentity, request: CompareRequest, *, schedule_id: str | None = None
@@ -137,11 +158,12 @@ class DecisionService:
             )
         tenant = actor.tenant_id
         as_of = self._clock.now()
-        request_digest = digest_of(request)
+        digest = request_digest(request)
         with self._uow() as uow:
             if self._entitlements is not None:
                 self._entitlements.current(uow, tenant)  # 402 before any work
             uow.decisions.lock_subject(tenant, request)
+            scope = rollout_scope(uow, tenant, request)
             inventories = (
                 self._inventory(
                     uow, tenant, request.baseline_inventory_id, "baseline_inventory_id"
@@ -150,24 +172,26 @@ class DecisionService:
                     uow, tenant, request.candidate_inventory_id, "candidate_inventory_id"
                 ),
             )
-            base = self._side(
+            base, base_moved = self._side(
                 uow,
                 tenant,
                 request,
                 request.baseline_version,
                 inventory=inventories[0],
                 as_of=as_of,
+                scope=scope,
             )
-            cand = self._side(
+            cand, cand_moved = self._side(
                 uow,
                 tenant,
                 request,
                 request.candidate_version,
                 inventory=inventories[1],
                 as_of=as_of,
+                scope=scope,
             )
             fingerprint = _fingerprint(base, cand)
-            found = uow.decisions.find(tenant, request_digest, fingerprint)
+            found = uow.decisions.find(tenant, digest, fingerprint)
             if found is not None:
                 return found, False  # the retained decision: no scan taken (ADR 0033)
             if self._entitlements is not None:
@@ -183,6 +207,13 @@ class DecisionService:
                 (_text(definitions[0]), _text(definitions[1])),
                 (inventories[0] is not None, inventories[1] is not None),
             )
+            standing: tuple[str, ...] = STANDING_LIMITATIONS
+            if scope is not None:
+                reasons += randomized.abstain_reasons(scope)
+                standing = (
+                    *randomized.RANDOMIZED_LIMITATIONS,
+                    *randomized.limitations(scope, base_moved + cand_moved),
+                )
             outcome = decide(reasons, constraints(request.policy, base, cand))
             problems = [*base.inventory_problems, *cand.inventory_problems]
             artifact = DecisionArtifact(
@@ -196,10 +227,10 @@ class DecisionService:
                 end=request.end,
                 verdict=outcome.verdict,
                 recommended_action=outcome.action,
-                claim_class=CLAIM_CLASS,
+                claim_class=CLAIM_CLASS if scope is None else RANDOMIZED_CLAIM_CLASS,
                 method_version=METHOD_VERSION,
                 abstain_reasons=outcome.abstain_reasons,
-                limitations=(*STANDING_LIMITATIONS, *problems),
+                limitations=(*standing, *problems),
                 constraints=outcome.constraints,
                 additional_runs_required=outcome.additional_runs_required,
                 source_evidence=SourceEvidence(
@@ -217,11 +248,15 @@ class DecisionService:
                     candidate=calculation_rows(cand.runs),
                 ),
                 policy=request.policy,
-                request_digest=request_digest,
+                request_digest=digest,
                 as_of=as_of,
                 created_at=as_of,
                 requested_by=actor.subject,
                 schedule_id=schedule_id,
+                rollout_id=request.rollout_id,
+                rollout_recommendation=(
+                    None if scope is None else randomized.recommendation(outcome.verdict)
+                ),
             )
             uow.decisions.add(artifact, fingerprint)
             uow.commit()
@@ -268,11 +303,13 @@ class DecisionService:
             window_seconds=request.window_seconds,
             policy=request.policy,
             name=request.name,
+            rollout_id=request.rollout_id,
             created_at=now,
             created_by=actor.subject,
             next_run_at=now,
         )
         with self._uow() as uow:
+            rollout_scope(uow, actor.tenant_id, _probe(request, now))  # 422 unless comparable
             if self._entitlements is not None:
                 self._entitlements.admit_schedule(
                     uow,
@@ -322,6 +359,7 @@ class DecisionService:
             start=now - timedelta(seconds=schedule.window_seconds),
             end=now,
             policy=schedule.policy,
+            rollout_id=schedule.rollout_id,
         )
         actor = system_actor(schedule.tenant_id, subject=f"schedule:{schedule.schedule_id}")
         decision_id, error = None, None
@@ -344,6 +382,18 @@ class DecisionService:
                 "error": error,
             },
         )
+
+
+def _probe(request: CreateScheduleRequest, now: datetime) -> CompareRequest:
+    """The comparison a schedule will make, to check its rollout scope when it is created."""
+    return CompareRequest(
+        workflow_id=request.workflow_id,
+        baseline_version=request.baseline_version,
+        candidate_version=request.candidate_version,
+        start=now - timedelta(seconds=request.window_seconds),
+        end=now,
+        rollout_id=request.rollout_id,
+    )
 
 
 def _text(value: object) -> str | None:

@@ -1,5 +1,6 @@
 """RolloutRepository in memory."""
 
+from collections.abc import Collection
 from datetime import datetime
 
 from ecp_core.errors import Conflict, exists
@@ -81,6 +82,17 @@ class MemoryRollouts(Repository):
             if (t, r, p) == (tenant_id, rollout_id, period)
         ]
         return sorted(found, key=lambda pair: pair[1])
+
+    def unit_arms(
+        self, tenant_id: str, rollout_id: str, unit_ids: Collection[str]
+    ) -> dict[str, frozenset[int]]:
+        """The arms each of ``unit_ids`` was assigned in any period (units never assigned: none)."""
+        wanted = set(unit_ids)
+        arms: dict[str, set[int]] = {}
+        for (t, r, _, unit), a in self._t.table(ASSIGNMENTS).items():
+            if (t, r) == (tenant_id, rollout_id) and unit in wanted:
+                arms.setdefault(unit, set()).add(a.arm)
+        return {unit: frozenset(found) for unit, found in arms.items()}
 
 
 __all__ = ["MemoryRollouts"]

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ecp_core.ports.billing import WithSubscriptions
 from ecp_core.ports.entitlements import WithMeters
+from ecp_core.ports.rollouts import WithRollouts
 from ecp_core.ports.unit import Transaction
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class VersionEvidence(Protocol):
         ...
 
 
-class DecisionsUnit(Transaction, WithMeters, WithSubscriptions, Protocol):
+class DecisionsUnit(Transaction, WithMeters, WithSubscriptions, WithRollouts, Protocol):
     """What version decisions need: artifacts, schedules, the versions' evidence, the meters."""
 
     @property

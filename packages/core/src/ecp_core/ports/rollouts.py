@@ -9,6 +9,7 @@ from ecp_core.ports.graphs import WithGraphs
 from ecp_core.ports.unit import Transaction
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from datetime import datetime
 
     from ecp_core.rollouts.model import Assignment, Rollout
@@ -45,6 +46,12 @@ class RolloutRepository(Protocol):
         self, tenant_id: str, rollout_id: str, period: int
     ) -> list[tuple[int, datetime]]:
         """The (arm, assigned_at) of every assignment of the rollout's period, oldest first."""
+        ...
+
+    def unit_arms(
+        self, tenant_id: str, rollout_id: str, unit_ids: Collection[str]
+    ) -> dict[str, frozenset[int]]:
+        """The arms each of ``unit_ids`` was assigned in any period (units never assigned: none)."""
         ...
 
 

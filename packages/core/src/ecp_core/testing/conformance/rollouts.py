@@ -106,6 +106,25 @@ class RolloutRepositoryConformance(StoreSuite):
             assert tx.rollouts.assignments("t1", "r1", 2) == [(1, NOW + timedelta(seconds=20))]
             assert tx.rollouts.assignments("t2", "r1", 1) == []
 
+    @pytest.mark.spec("C17 rollout-compare")
+    def test_a_units_arms_read_back_over_every_period(self, uow: UnitOfWorkFactory) -> None:
+        """``unit_arms`` gives each asked-for unit every arm it had, in any period, per rollout."""
+        with uow() as tx:
+            tx.rollouts.add(rollout())
+            tx.rollouts.add(rollout("r2", ref="other"))
+            tx.rollouts.assign(assignment("u1", 0))
+            tx.rollouts.assign(assignment("u1", 1, period=2))
+            tx.rollouts.assign(assignment("u2", 1))
+            tx.rollouts.assign(assignment("u2", 1, period=2))
+            tx.rollouts.assign(assignment("u3", 0))
+            tx.rollouts.assign(attrs.evolve(assignment("u4", 0), rollout_id="r2"))
+            tx.commit()
+        with uow() as tx:
+            found = tx.rollouts.unit_arms("t1", "r1", ["u1", "u2", "u4", "none"])
+            assert found == {"u1": frozenset({0, 1}), "u2": frozenset({1})}
+            assert tx.rollouts.unit_arms("t1", "r1", []) == {}
+            assert tx.rollouts.unit_arms("t2", "r1", ["u1"]) == {}
+
     @pytest.mark.spec("C17 rollout-end")
     def test_a_deployment_rebinds_to_another_graph_version(self, uow: UnitOfWorkFactory) -> None:
         """``rebind`` changes the version a deployment runs, and nothing else."""

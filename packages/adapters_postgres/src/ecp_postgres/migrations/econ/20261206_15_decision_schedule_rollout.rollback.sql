@@ -1,0 +1,1 @@
+ALTER TABLE ecp_decision_schedules DROP COLUMN rollout_id;
