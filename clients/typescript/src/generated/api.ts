@@ -4469,6 +4469,11 @@ export interface components {
              */
             policy?: components["schemas"]["ComparisonPolicy"];
             /**
+             * @description Restrict each side to the units this rollout assigned to its version's arm only; both versions must be arms of it. The result's claim class is `randomized_comparison`.
+             * @default null
+             */
+            rollout_id?: string | null;
+            /**
              * Format: date-time
              * @description The start of the window, included (RFC 3339).
              */
@@ -4906,6 +4911,11 @@ export interface components {
              *     }
              */
             policy?: components["schemas"]["ComparisonPolicy"];
+            /**
+             * @description Watch this rollout: each comparison is restricted to its arms and recommends promoting, rolling back or continuing; both versions must be arms of it.
+             * @default null
+             */
+            rollout_id?: string | null;
             /** @description The trailing window each comparison covers, in seconds. */
             window_seconds: number;
             /** @description The workflow the evidence is about (a deployment or graph, as the caller names it). */
@@ -5043,6 +5053,16 @@ export interface components {
             /** @description The revision of the decision; new evidence for the same request adds one. */
             revision: number;
             /**
+             * @description The rollout whose arms the comparison was restricted to; null: an observed comparison.
+             * @default null
+             */
+            rollout_id?: string | null;
+            /**
+             * @description With a rollout: promote the candidate, roll back to the baseline or continue.
+             * @default null
+             */
+            rollout_recommendation?: components["schemas"]["RolloutRecommendation"] | null;
+            /**
              * @description The schedule that made the comparison, if one did.
              * @default null
              */
@@ -5119,6 +5139,11 @@ export interface components {
             next_run_at: string;
             /** @description What the candidate must show. */
             policy: components["schemas"]["ComparisonPolicy"];
+            /**
+             * @description The rollout the schedule watches; null: none.
+             * @default null
+             */
+            rollout_id?: string | null;
             /** @description The schedule's id. */
             schedule_id: string;
             /** @description The tenant it belongs to; every read and write is scoped to the caller's. */
@@ -6533,6 +6558,11 @@ export interface components {
             /** @description The page of rollouts, by id. */
             rollouts: components["schemas"]["RolloutResponse"][];
         };
+        /**
+         * @description What a randomized comparison says to do with its rollout.
+         * @enum {string}
+         */
+        RolloutRecommendation: "promote" | "roll_back" | "continue";
         /** @description A rollout as clients see it (the key is never shown). */
         RolloutResponse: {
             /** @description The arms, numbered from 0. */
@@ -21197,14 +21227,14 @@ export interface operations {
                      *         {
                      *           "baseline_version": "v1",
                      *           "candidate_version": "v2",
-                     *           "created_at": "2026-11-27T11:16:15.771190Z",
+                     *           "created_at": "2026-12-06T16:04:22.708069Z",
                      *           "created_by": "developer",
                      *           "interval_seconds": 86400,
                      *           "last_decision_id": null,
                      *           "last_error": null,
                      *           "last_run_at": null,
                      *           "name": "Nightly v1 against v2",
-                     *           "next_run_at": "2026-11-27T11:16:15.771190Z",
+                     *           "next_run_at": "2026-12-06T16:04:22.708069Z",
                      *           "policy": {
                      *             "allow_estimated_cost": false,
                      *             "confidence_level": 0.95,
@@ -21214,7 +21244,8 @@ export interface operations {
                      *             "min_runs": 2,
                      *             "min_success_rate": 0.5
                      *           },
-                     *           "schedule_id": "01a21cb8-631b-7759-bb2a-8dd7e9955b71",
+                     *           "rollout_id": null,
+                     *           "schedule_id": "01a24c19-6634-71fb-9070-082378d43f05",
                      *           "tenant_id": "acme",
                      *           "window_seconds": 604800,
                      *           "workflow_id": "support"
@@ -21318,14 +21349,14 @@ export interface operations {
                      * @example {
                      *       "baseline_version": "v1",
                      *       "candidate_version": "v2",
-                     *       "created_at": "2026-11-27T11:16:15.771190Z",
+                     *       "created_at": "2026-12-06T16:04:22.708069Z",
                      *       "created_by": "developer",
                      *       "interval_seconds": 86400,
                      *       "last_decision_id": null,
                      *       "last_error": null,
                      *       "last_run_at": null,
                      *       "name": "Nightly v1 against v2",
-                     *       "next_run_at": "2026-11-27T11:16:15.771190Z",
+                     *       "next_run_at": "2026-12-06T16:04:22.708069Z",
                      *       "policy": {
                      *         "allow_estimated_cost": false,
                      *         "confidence_level": 0.95,
@@ -21335,7 +21366,8 @@ export interface operations {
                      *         "min_runs": 2,
                      *         "min_success_rate": 0.5
                      *       },
-                     *       "schedule_id": "01a21cb8-631b-7759-bb2a-8dd7e9955b71",
+                     *       "rollout_id": null,
+                     *       "schedule_id": "01a24c19-6634-71fb-9070-082378d43f05",
                      *       "tenant_id": "acme",
                      *       "window_seconds": 604800,
                      *       "workflow_id": "support"
@@ -21517,7 +21549,7 @@ export interface operations {
                      *             "too_few_runs"
                      *           ],
                      *           "additional_runs_required": 5,
-                     *           "as_of": "2026-11-27T11:16:15.738728Z",
+                     *           "as_of": "2026-12-06T16:04:22.696241Z",
                      *           "baseline_version": "v1",
                      *           "calculation_inputs": {
                      *             "baseline": [
@@ -21584,8 +21616,8 @@ export interface operations {
                      *               "status": "unresolved"
                      *             }
                      *           ],
-                     *           "created_at": "2026-11-27T11:16:15.738728Z",
-                     *           "decision_id": "01a21cb8-6300-778d-baf8-7fb3f229acdc",
+                     *           "created_at": "2026-12-06T16:04:22.696241Z",
+                     *           "decision_id": "01a24c19-662a-7038-bb4b-9de6855dca7b",
                      *           "end": "2026-03-02T00:00:00.000000Z",
                      *           "limitations": [
                      *             "observed comparison of two versions' recorded runs, not a randomized experiment: differences in traffic between the windows are not controlled",
@@ -21610,6 +21642,8 @@ export interface operations {
                      *           "request_digest": "sha256:197173040ac10196f0e263bfc653629dc487ab9ea5e5e685df4bfdfeb68cc25a",
                      *           "requested_by": "developer",
                      *           "revision": 1,
+                     *           "rollout_id": null,
+                     *           "rollout_recommendation": null,
                      *           "schedule_id": null,
                      *           "source_delivery": {
                      *             "baseline": {
@@ -21758,7 +21792,7 @@ export interface operations {
                      *         "too_few_runs"
                      *       ],
                      *       "additional_runs_required": 5,
-                     *       "as_of": "2026-11-27T11:16:15.738728Z",
+                     *       "as_of": "2026-12-06T16:04:22.696241Z",
                      *       "baseline_version": "v1",
                      *       "calculation_inputs": {
                      *         "baseline": [
@@ -21825,8 +21859,8 @@ export interface operations {
                      *           "status": "unresolved"
                      *         }
                      *       ],
-                     *       "created_at": "2026-11-27T11:16:15.738728Z",
-                     *       "decision_id": "01a21cb8-6300-778d-baf8-7fb3f229acdc",
+                     *       "created_at": "2026-12-06T16:04:22.696241Z",
+                     *       "decision_id": "01a24c19-662a-7038-bb4b-9de6855dca7b",
                      *       "end": "2026-03-02T00:00:00.000000Z",
                      *       "limitations": [
                      *         "observed comparison of two versions' recorded runs, not a randomized experiment: differences in traffic between the windows are not controlled",
@@ -21851,6 +21885,8 @@ export interface operations {
                      *       "request_digest": "sha256:197173040ac10196f0e263bfc653629dc487ab9ea5e5e685df4bfdfeb68cc25a",
                      *       "requested_by": "developer",
                      *       "revision": 1,
+                     *       "rollout_id": null,
+                     *       "rollout_recommendation": null,
                      *       "schedule_id": null,
                      *       "source_delivery": {
                      *         "baseline": {

@@ -189,6 +189,10 @@ class DecisionArtifact:
     """Who asked for it."""
     revision: int
     """The revision of the decision; new evidence for the same request adds one."""
+    rollout_id: str | None = None
+    """The rollout whose arms the comparison was restricted to; null: an observed comparison."""
+    rollout_recommendation: str | None = None
+    """With a rollout: promote the candidate, roll back to the baseline or continue."""
     schedule_id: str | None = None
     """The schedule that made the comparison, if one did."""
     source_delivery: SourceEvidenceCounts | None = None
