@@ -97,6 +97,7 @@ def test_decisions_show_their_verdict_and_intervals_low_to_high(client, seeded):
             shown = f"{low:.3f} {DASH} {high:.3f}".replace("-", MINUS)
             assert shown in html, shown
     assert "Candidate success rate" in html and "Cost per accepted outcome" in html
+    assert "Observed comparison: traffic between the versions was not randomized" in html
     every = analyst(client).get("/console/economics").text  # no workflow: decisions of all
     assert "Name a workflow" in every and "claims</a>" in every
 

@@ -49,6 +49,7 @@ from ecp_core.rollouts.model import (
 from ecp_core.system import FixedClock, SequentialIds
 from ecp_core.types import CostMeasurement
 from ecp_core.wire import digest_form
+from ecp_http.server.console.figures import decision_row
 
 pytestmark = pytest.mark.unit
 
@@ -182,6 +183,9 @@ def test_a_comparison_restricted_to_a_rollout_is_randomized_and_names_it():
     observed = compare(ecp, None)  # the same evidence, observed: its own claim, no rollout
     assert (observed.claim_class, observed.rollout_id) == ("observed_comparison", None)
     assert observed.rollout_recommendation is None
+    shown = decision_row(found)  # the console's decision card
+    assert (shown["rollout_id"], shown["rollout_recommendation"]) == (rollout.rollout_id, "promote")
+    assert decision_row(observed)["rollout_id"] is None
 
 
 @pytest.mark.spec(RULE)

@@ -239,6 +239,12 @@ def decision_row(artifact: DecisionArtifact) -> dict[str, Any]:
         "confidence": f"{artifact.policy.confidence_level:.0%}",
         "abstain_reasons": [reason.replace("_", " ") for reason in artifact.abstain_reasons],
         "more_runs": artifact.additional_runs_required,
+        "rollout_id": artifact.rollout_id,
+        "rollout_recommendation": (
+            None
+            if artifact.rollout_recommendation is None
+            else artifact.rollout_recommendation.value.replace("_", " ")
+        ),
         "constraints": [
             {
                 "name": CONSTRAINTS.get(found.name, found.name.replace("_", " ")),
