@@ -309,7 +309,7 @@ class DecisionService:
             next_run_at=now,
         )
         with self._uow() as uow:
-            rollout_scope(uow, actor.tenant_id, _probe(request, now))  # 422 unless comparable
+            rollout_scope(uow, actor.tenant_id, _occurrence(request, now))  # 422 unless comparable
             if self._entitlements is not None:
                 self._entitlements.admit_schedule(
                     uow,
@@ -352,15 +352,7 @@ class DecisionService:
         return ran
 
     def _run(self, schedule: DecisionSchedule, now: datetime) -> None:
-        request = CompareRequest(
-            workflow_id=schedule.workflow_id,
-            baseline_version=schedule.baseline_version,
-            candidate_version=schedule.candidate_version,
-            start=now - timedelta(seconds=schedule.window_seconds),
-            end=now,
-            policy=schedule.policy,
-            rollout_id=schedule.rollout_id,
-        )
+        request = _occurrence(schedule, now)
         actor = system_actor(schedule.tenant_id, subject=f"schedule:{schedule.schedule_id}")
         decision_id, error = None, None
         try:
@@ -384,15 +376,18 @@ class DecisionService:
         )
 
 
-def _probe(request: CreateScheduleRequest, now: datetime) -> CompareRequest:
-    """The comparison a schedule will make, to check its rollout scope when it is created."""
+def _occurrence(
+    schedule: CreateScheduleRequest | DecisionSchedule, now: datetime
+) -> CompareRequest:
+    """The comparison a schedule makes at ``now``: its trailing window up to ``now``."""
     return CompareRequest(
-        workflow_id=request.workflow_id,
-        baseline_version=request.baseline_version,
-        candidate_version=request.candidate_version,
-        start=now - timedelta(seconds=request.window_seconds),
+        workflow_id=schedule.workflow_id,
+        baseline_version=schedule.baseline_version,
+        candidate_version=schedule.candidate_version,
+        start=now - timedelta(seconds=schedule.window_seconds),
         end=now,
-        rollout_id=request.rollout_id,
+        policy=schedule.policy,
+        rollout_id=schedule.rollout_id,
     )
 
 
