@@ -36,8 +36,10 @@ def missing_commit(commit: str) -> str | None:
     if git("cat-file", "-e", f"{commit}^{{commit}}").returncode == 0:
         return None
     shallow = git("rev-parse", "--is-shallow-repository").stdout.strip() == "true"
-    how = "this clone is shallow: `git fetch --unshallow`" if shallow else "not in this clone"
-    return f"commit {commit} is {how}"
+    how = (
+        "this clone is shallow (`git fetch --unshallow`)" if shallow else "it is not in this clone"
+    )
+    return f"commit {commit} cannot be read: {how}"
 
 
 def previous_release() -> tuple[str, str]:
