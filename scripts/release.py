@@ -5,7 +5,8 @@ Every package carries one version (ADR 0096). Between releases it is the next re
 Cutting it takes two commits on a clean tree:
 
 1. ``Release X``: every ``pyproject.toml`` (the packages' own versions and their pins on each
-   other) says ``X``, uv.lock follows, and the entry is dated. This is the released commit.
+   other) and the OpenAPI snapshot (``clients/openapi.json``) say ``X``, uv.lock follows, and
+   the entry is dated. This is the released commit.
 2. The entry records that commit's full hash (a commit cannot name itself, and tags may not
    travel with a clone), a new ``(unreleased)`` entry opens for the next minor version, and the
    packages say its ``.dev0``.
@@ -36,7 +37,10 @@ PYPROJECTS = (
     "packages/client/pyproject.toml",
 )
 """The workspace's and the six packages' ``pyproject.toml`` files, which carry the version."""
+SNAPSHOT = "clients/openapi.json"
+"""The served OpenAPI document the client libraries are generated from: its ``info.version``."""
 DEV = ".dev0"
+_INFO_VERSION = re.compile(r'(?m)(^  "info": \{\n(?:^    .*\n)*?^    "version": ")([^"]*)(")')
 _OWN = re.compile(r'^version = "(?P<version>[^"]+)"$', re.MULTILINE)
 _PIN = re.compile(r'"(?P<name>ecp-[a-z]+(?:\[[a-z,]+\])?)==(?P<version>[^";\s]+)')
 _HEADING = re.compile(
@@ -71,6 +75,17 @@ def with_version(text: str, version: str) -> str:
     """``text`` (a ``pyproject.toml``) with its own version and its sibling pins set to ``version``."""
     text = _OWN.sub(f'version = "{version}"', text, count=1)
     return _PIN.sub(lambda m: f'"{m["name"]}=={version}', text)
+
+
+def snapshot_version(text: str) -> str | None:
+    """The ``info.version`` of ``clients/openapi.json`` (as the snapshot renders it), or None."""
+    found = _INFO_VERSION.search(text)
+    return None if found is None else found[2]
+
+
+def with_snapshot_version(text: str, version: str) -> str:
+    """``clients/openapi.json`` with its ``info.version`` set to ``version``."""
+    return _INFO_VERSION.sub(lambda m: f"{m[1]}{version}{m[3]}", text, count=1)
 
 
 def parse(text: str) -> tuple[str, list[Entry]]:
@@ -109,6 +124,9 @@ def problems(root: pathlib.Path = ROOT) -> list[str]:
     found = []
     for name in PYPROJECTS:
         found += [f"{name}: {v}" for v in versions((root / name).read_text()) if v != expected]
+    snapshot = snapshot_version((root / SNAPSHOT).read_text())
+    if snapshot != expected:
+        found.append(f"{SNAPSHOT} info.version: {snapshot}")
     return [f"{line} (CHANGELOG.md says {expected})" for line in found]
 
 
@@ -116,6 +134,8 @@ def _set_versions(root: pathlib.Path, version: str) -> None:
     for name in PYPROJECTS:
         path = root / name
         path.write_text(with_version(path.read_text(), version))
+    snapshot = root / SNAPSHOT
+    snapshot.write_text(with_snapshot_version(snapshot.read_text(), version))
     uv = pathlib.Path(sys.executable).with_name("uv")
     command = str(uv) if uv.exists() else shutil.which("uv") or "uv"
     _run(root, command, "lock", "--offline", "--python", sys.executable)

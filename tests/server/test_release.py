@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import json
 import re
 from importlib.metadata import version as installed
 
@@ -46,7 +47,7 @@ def test_every_package_the_command_line_and_the_api_say_one_version():
 @pytest.mark.spec("C19 one-version")
 @pytest.mark.parametrize("drift", ["own", "pin"])
 def test_a_pyproject_that_drifts_is_named(tmp_path, drift):
-    for name in ["CHANGELOG.md", *release.PYPROJECTS]:
+    for name in ["CHANGELOG.md", release.SNAPSHOT, *release.PYPROJECTS]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text((ROOT / name).read_text())
     assert release.problems(tmp_path) == []
@@ -58,6 +59,11 @@ def test_a_pyproject_that_drifts_is_named(tmp_path, drift):
     assert release.problems(tmp_path) == [
         f"packages/adapters_http/pyproject.toml: 9.9.9 (CHANGELOG.md says {current})"
     ]
+    snapshot = tmp_path / release.SNAPSHOT
+    snapshot.write_text(release.with_snapshot_version(snapshot.read_text(), "9.9.9"))
+    assert f"clients/openapi.json info.version: 9.9.9 (CHANGELOG.md says {current})" in (
+        release.problems(tmp_path)
+    )
 
 
 @pytest.mark.spec("C19 changelog")
@@ -109,6 +115,19 @@ def test_setting_a_version_sets_it_everywhere_in_each_pyproject(new):
         assert set(release.versions(changed)) == {new}
         assert len(release.versions(changed)) == len(release.versions(text))
         assert release.with_version(changed, expected_version()) == text
+
+
+SNAPSHOT_TEXT = (ROOT / release.SNAPSHOT).read_text()
+
+
+@pytest.mark.spec("C19 one-version")
+@given(VERSIONS)
+def test_setting_the_snapshot_version_changes_its_info_version_only(new):
+    changed = release.with_snapshot_version(SNAPSHOT_TEXT, new)
+    assert json.loads(changed) == json.loads(SNAPSHOT_TEXT) | {
+        "info": json.loads(SNAPSHOT_TEXT)["info"] | {"version": new}
+    }
+    assert release.snapshot_version(changed) == new
 
 
 NOTES = st.lists(

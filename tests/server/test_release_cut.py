@@ -26,7 +26,8 @@ def clone(tmp_path) -> pathlib.Path:
     target = tmp_path / "clone"
     done = git("clone", "--quiet", "--shared", str(ROOT), str(target))
     assert done.returncode == 0, done.stderr
-    for name in ["CHANGELOG.md", "uv.lock", "scripts/release.py", *release.PYPROJECTS]:
+    names = ["CHANGELOG.md", "uv.lock", "scripts/release.py", release.SNAPSHOT]
+    for name in [*names, *release.PYPROJECTS]:
         shutil.copyfile(ROOT / name, target / name)
     git("add", "--all", cwd=target)
     committed = commit(target, "this checkout's release files")
@@ -69,6 +70,8 @@ def test_cutting_a_release_commits_it_then_records_its_hash(clone):
     for name in release.PYPROJECTS:
         shown = git("show", f"{released}:{name}", cwd=clone).stdout
         assert set(release.versions(shown)) == {unreleased.version}, name
+    shown = git("show", f"{released}:{release.SNAPSHOT}", cwd=clone).stdout
+    assert release.snapshot_version(shown) == unreleased.version
     _, then = release.parse(git("show", f"{released}:CHANGELOG.md", cwd=clone).stdout)
     assert (then[0].version, then[0].commit, then[0].notes) == (
         unreleased.version,
