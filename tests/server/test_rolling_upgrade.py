@@ -7,6 +7,7 @@ approval runs started and approved over HTTP with idempotency keys, each approve
 server other than the one that started it whenever there are two. This build's server then starts
 on the same database and applies its newer migrations while the old one serves; both serve the
 load; the old one is taken out of the pool once its readiness says 503 and stopped with SIGTERM.
+Runs the old release left waiting for their approval are approved on this one.
 
 Then: no answer from either server was a 5xx; every acknowledged run completed exactly once and
 no other run exists; every chain verifies; and the old server's readiness said ``current`` until
@@ -264,6 +265,7 @@ def test_the_previous_release_serves_beside_this_one_while_it_migrates(old_ecp, 
         made = httpx.post(f"{old.base_url}/v1/deployments", json=deployment, headers=admin)
         assert made.status_code == 201, made.text
         known = set(applied(database))
+        waiting = [start_waiting(old, admin, f"waiting-{n}") for n in range(5)]
 
         readiness = Readiness(old.base_url)
         stack.callback(readiness.stop)
@@ -283,7 +285,11 @@ def test_the_previous_release_serves_beside_this_one_while_it_migrates(old_ecp, 
         stopped = len(load.acknowledged)
         load.until_acknowledged(stopped + 5, "runs after the old one left")
         load.stop()
-        verify(new, admin, load)
+        for _, approval_id in waiting:  # opened by the old release, approved by this one
+            path = f"{new.base_url}/deployments/pay/approvals/{approval_id}/resolve"
+            decided = httpx.post(path, json={"decision": "approve"}, headers=admin, timeout=30)
+            assert decided.status_code == 200, decided.text
+        verify(new, admin, [*load.acknowledged, *(run_id for run_id, _ in waiting)])
 
     assert not load.faults, load.faults[:5]
     assert old_answers >= 20
@@ -303,7 +309,18 @@ def test_the_previous_release_serves_beside_this_one_while_it_migrates(old_ecp, 
         assert schema in {"current", "newer"}, schema
 
 
-def verify(server: LiveServer, admin: dict[str, str], load: Load) -> None:
+def start_waiting(server: LiveServer, admin: dict[str, str], key: str) -> tuple[str, str]:
+    """A run started on ``server`` and left waiting for its approval: its id and the approval's."""
+    body = {"deployment_ref": "pay", "input": {"key": key}}
+    headers = admin | {"Idempotency-Key": key, "Prefer": "wait=10"}
+    started = httpx.post(f"{server.base_url}/runs", json=body, headers=headers, timeout=30)
+    assert started.status_code == 201, started.text
+    run = started.json()
+    assert run["status"] == "waiting_approval", run
+    return run["run_id"], run["pending_approval_ids"][0]
+
+
+def verify(server: LiveServer, admin: dict[str, str], acknowledged: list[str]) -> None:
     """Every acknowledged run completed once, no other run exists, and the chain verifies."""
     with httpx.Client(base_url=server.base_url, timeout=30) as client:
 
@@ -313,11 +330,11 @@ def verify(server: LiveServer, admin: dict[str, str], load: Load) -> None:
 
         until(completed, "every run completed")
         runs = pages(client, "/admin/runs?limit=200", "runs", admin)
-        assert sorted(run["run_id"] for run in runs) == sorted(load.acknowledged)
-        assert len(set(load.acknowledged)) == len(load.acknowledged)
+        assert sorted(run["run_id"] for run in runs) == sorted(acknowledged)
+        assert len(set(acknowledged)) == len(acknowledged)
         records = pages(client, "/deployments/pay/audits?limit=200", "records", admin)
         ends = Counter(r["run_id"] for r in records if r["node_id"] == "done")
-        assert ends == Counter(load.acknowledged), "each run completes exactly once"
+        assert ends == Counter(acknowledged), "each run completes exactly once"
         verified = client.get("/deployments/pay/audits/verify", headers=admin).json()
         assert verified["verified"], verified
         assert verified["signature_verified"], verified
