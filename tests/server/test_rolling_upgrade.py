@@ -11,7 +11,8 @@ Runs the old release left waiting for their approval are approved on this one.
 
 Then: no answer from either server was a 5xx; every acknowledged run completed exactly once and
 no other run exists; every chain verifies; and the old server's readiness said ``current`` until
-the first newer migration was applied and ``newer`` (503) from when they all were, never before.
+the first newer migration was applied, ``newer`` (503) never before it, and always ``newer`` from
+just after the last one.
 """
 
 import contextlib
@@ -59,7 +60,8 @@ def old_ecp(tmp_path) -> Iterator[pathlib.Path]:
     added = git("worktree", "add", "--detach", str(checkout), commit)
     assert added.returncode == 0, added.stderr
     try:
-        env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
+        foreign = {"VIRTUAL_ENV", "PYTHONPATH", "UV_PROJECT_ENVIRONMENT"}
+        env = {k: v for k, v in os.environ.items() if k not in foreign}
         uv = pathlib.Path(sys.executable).with_name("uv")
         sync = [str(uv), "sync", "--locked", "--no-default-groups", "--python", sys.executable]
         done = subprocess.run(
