@@ -106,6 +106,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/release.py check
 
 bench: install
 	$(UV) pip install --python $(BIN)/python -r bench/requirements.txt
