@@ -21,7 +21,7 @@ LOCKED := uv.lock pyproject.toml $(foreach p,$(PACKAGES),$(p)/pyproject.toml) te
 SERVE_STAMP := $(VENV)/.installed-serve
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: install install-serve lock browser golang typescript run dev-cloud test lint bench fuzz spec-map docs clients clean
+.PHONY: install install-serve lock release browser golang typescript run dev-cloud test lint bench fuzz spec-map docs clients clean
 
 install: $(DEV_STAMP)
 
@@ -34,6 +34,11 @@ $(UV_TOOL)/bin/uv:
 # After changing a dependency in any pyproject.toml: re-resolve uv.lock (commit it with the change).
 lock: | $(UV)
 	$(UV) lock --python $(PYTHON)
+
+# Cut the release CHANGELOG.md prepares: two commits, the release and the record of its hash
+# (docs/production.md, "Releases"; ADR 0096). `scripts/release.py check` says whether versions agree.
+release: install
+	$(BIN)/python scripts/release.py cut $(if $(NEXT),--next $(NEXT))
 
 # A venv with pip in it (`.venv/bin/pip install` a plug-in, docs/actions.md); uv keeps it there.
 $(BIN)/python: | $(UV)
@@ -101,6 +106,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/release.py check
 
 bench: install
 	$(UV) pip install --python $(BIN)/python -r bench/requirements.txt

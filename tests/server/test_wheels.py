@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from ecp_http import version
 from ecp_postgres import create_database, drop_database
 from ecp_postgres.embedded import MISSING_PGSERVER
 
@@ -37,6 +38,7 @@ PACKAGES = {
 }
 SIBLINGS = ("ecp-core", "ecp-postgres", "ecp-http", "ecp-idp", "ecp-billing", "ecp-client")
 STARTUP_SECONDS = 60.0
+VERSION = version()  # every package's (ADR 0096)
 
 
 def uv(*args: str | pathlib.Path) -> str:
@@ -51,7 +53,7 @@ def wheels(tmp_path_factory) -> dict[str, pathlib.Path]:
     """The six wheels, built from the checkout, by import name."""
     out = tmp_path_factory.mktemp("wheels")
     uv("build", "--offline", "--all-packages", "--wheel", "--out-dir", out)
-    return {name: next(out.glob(f"{name}-0.1.0-*.whl")) for name in PACKAGES}
+    return {name: next(out.glob(f"{name}-{VERSION}-*.whl")) for name in PACKAGES}
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +123,7 @@ def test_each_wheel_carries_readme_licence_urls_types_and_pinned_siblings(wheels
         for requirement in meta.get_all("Requires-Dist") or []:
             sibling = re.match(r"(ecp-[a-z]+)(\[[a-z,]+\])?([^;]*)", requirement)
             if sibling and sibling[1] in SIBLINGS:
-                assert sibling[3] == "==0.1.0", requirement
+                assert sibling[3] == f"=={VERSION}", requirement
 
 
 def test_pgserver_and_the_binary_driver_are_extras_only(wheels):
@@ -132,8 +134,8 @@ def test_pgserver_and_the_binary_driver_are_extras_only(wheels):
     unconditional = [r for r in postgres if "extra ==" not in r]
     assert not [r for r in unconditional if r.startswith(("pgserver", "psycopg[binary]"))]
     http = metadata(wheels["ecp_http"]).get_all("Requires-Dist")
-    assert "ecp-postgres==0.1.0" in http
-    assert "ecp-postgres[embedded]==0.1.0; extra == 'embedded'" in http
+    assert f"ecp-postgres=={VERSION}" in http
+    assert f"ecp-postgres[embedded]=={VERSION}; extra == 'embedded'" in http
 
 
 def environment(**settings: str) -> dict[str, str]:

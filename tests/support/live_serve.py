@@ -1,7 +1,8 @@
 """``ecp serve`` as a real process on loopback, for the client libraries' tests.
 
-The server runs this venv's ``ecp`` script against a database the test gives, with a JWT secret
-and an audit signing key of its own; tests mint tokens with :meth:`LiveServer.token`.
+The server runs this venv's ``ecp`` script (or another venv's: the rolling upgrade test serves the
+previous release's) against a database the test gives, with a JWT secret and an audit signing key
+of its own; tests mint tokens with :meth:`LiveServer.token`.
 """
 
 import base64
@@ -41,21 +42,26 @@ class LiveServer:
 
 
 def _environment(settings: dict[str, str]) -> dict[str, str]:
-    kept = {k: v for k, v in os.environ.items() if not k.startswith("ECP_")}
+    # Nothing that would point another venv's interpreter at this checkout's packages.
+    foreign = {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME"}
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("ECP_") and k not in foreign}
     return kept | {"ECP_JWT_SECRET": JWT_SECRET, "ECP_AUDIT_SIGNING_KEY": SIGNING_KEY} | settings
 
 
 @contextlib.contextmanager
-def ecp_serve(database_url: str, folder: pathlib.Path, **settings: str) -> Iterator[LiveServer]:
-    """``ecp serve`` on a free loopback port over ``database_url`` until the block ends.
+def ecp_serve(
+    database_url: str, folder: pathlib.Path, *, ecp: pathlib.Path = ECP, **settings: str
+) -> Iterator[LiveServer]:
+    """``ecp serve`` (the script ``ecp``) on a free loopback port over ``database_url``.
 
-    ``settings`` are more ``ECP_*`` variables. It is stopped with SIGTERM and must exit 0.
+    ``settings`` are more ``ECP_*`` variables. It serves until the block ends, is stopped with
+    SIGTERM and must exit 0.
     """
     log = folder / "serve.log"
     env = _environment({"ECP_DATABASE_URL": database_url, **settings})
     with log.open("w") as sink:
         server = subprocess.Popen(
-            [str(ECP), "serve", "--host", "127.0.0.1", "--port", "0"],
+            [str(ecp), "serve", "--host", "127.0.0.1", "--port", "0"],
             env=env,
             stdout=sink,
             stderr=subprocess.STDOUT,

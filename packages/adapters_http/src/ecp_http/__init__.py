@@ -15,4 +15,22 @@ in the root pyproject.toml):
 - ``logs``: structured logs, one JSON object per line.
 """
 
-__all__: list[str] = []
+__all__ = ["UNKNOWN_VERSION", "version"]
+
+UNKNOWN_VERSION = "0+unknown"
+"""The version said by a source tree that was never installed (a valid PEP 440 version)."""
+
+
+def version() -> str:
+    """This release's version: the installed ``ecp-http``'s, which every package shares.
+
+    ``ecp --version``, the OpenAPI document's ``info.version`` and the webhooks' User-Agent all
+    say this; the packages' ``pyproject.toml`` files and CHANGELOG.md agree with it (ADR 0096).
+    """
+    from importlib.metadata import PackageNotFoundError  # noqa: PLC0415 - looked up only when asked
+    from importlib.metadata import version as installed  # noqa: PLC0415
+
+    try:
+        return installed("ecp-http")
+    except PackageNotFoundError:
+        return UNKNOWN_VERSION

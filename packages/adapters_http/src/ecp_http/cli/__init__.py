@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ecp_core.errors import DatabaseUnavailable, EcpError
 from ecp_core.types import ServiceRole
+from ecp_http import version
 from ecp_http.cli import approvals, audit, bills, deployments, runs, witness, worker
 from ecp_http.cli.args import port, positive
 from ecp_http.config.table.serving import DATA_DIR, HOST, JWT_SECRET, PORT, WORKERS
@@ -169,16 +170,10 @@ def _local_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParse
 
 
 class _Version(argparse.Action):
-    """``--version``: print the installed ``ecp-http`` version and exit (looked up only then)."""
+    """``--version``: print this release's version (:func:`ecp_http.version`) and exit."""
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - only here
-
-        try:
-            found = version("ecp-http")
-        except PackageNotFoundError:  # run from a source tree that was never installed
-            found = "(version unknown: ecp-http is not installed)"
-        sys.stdout.write(f"ecp {found}\n")
+        sys.stdout.write(f"ecp {version()}\n")
         parser.exit()
 
 

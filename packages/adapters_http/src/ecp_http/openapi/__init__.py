@@ -8,9 +8,9 @@ the models into the schemas under ``components/schemas``.
 import http
 import re
 from collections.abc import Mapping, Sequence
-from importlib import metadata
 from typing import Any
 
+from ecp_http import version
 from ecp_http.openapi.examples import REQUEST, RESPONSE, example
 from ecp_http.openapi.problems import PROBLEM, problem_responses, problem_schema
 from ecp_http.server.routing import Operation
@@ -142,13 +142,6 @@ def _operation(operation: Operation, builder: SchemaBuilder) -> dict[str, Any]:
     return entry
 
 
-def _version() -> str:
-    try:
-        return metadata.version("ecp-http")
-    except metadata.PackageNotFoundError:
-        return "0.0.0"
-
-
 def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
     """The OpenAPI 3.1 document describing ``operations``."""
     builder = SchemaBuilder(reserved={PROBLEM})
@@ -162,7 +155,7 @@ def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
     tags = sorted({operation.tag for operation in operations})
     return {
         "openapi": OPENAPI_VERSION,
-        "info": {"title": TITLE, "version": _version(), "description": DESCRIPTION},
+        "info": {"title": TITLE, "version": version(), "description": DESCRIPTION},
         "tags": [{"name": tag} for tag in tags],
         "paths": paths,
         "components": {"schemas": schemas, "securitySchemes": SECURITY_SCHEMES},

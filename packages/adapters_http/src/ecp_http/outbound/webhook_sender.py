@@ -1,11 +1,11 @@
 """The HttpSender for webhooks: the outbound guard, the pinned address, a timeout, a capped read."""
 
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError, version
 
 import httpx
 
 from ecp_core.ports.system import HttpAnswer
+from ecp_http import version
 from ecp_http.outbound import (
     AddressGuard,
     Refusal,
@@ -21,11 +21,7 @@ MAX_RESPONSE_BYTES = 64 * 1024
 
 def user_agent() -> str:
     """``ecp-webhooks/<version of ecp-http>``: the User-Agent of every delivery."""
-    try:
-        installed = version("ecp-http")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        installed = "0+unknown"
-    return f"ecp-webhooks/{installed}"
+    return f"ecp-webhooks/{version()}"
 
 
 def webhook_guard(*, allow_private: bool) -> AddressGuard:
