@@ -92,6 +92,13 @@ def test_a_backtracking_pattern_against_a_long_subject_is_answered() -> None:
         ),
         ({"patternProperties": {"(?<!a)b": {}}}, ("json_schema", "patternProperties")),
         ({"pattern": "a{1001}"}, ("json_schema", "pattern")),  # past RE2's repeat bound
+        (  # a dialect whose meta-schema does not say these keys are regular expressions
+            {
+                "$schema": "http://json-schema.org/draft-04/schema#",
+                "patternProperties": {"(a)\\1": {}},
+            },
+            ("json_schema", "patternProperties"),
+        ),
         (
             {"patternProperties": {"^x": {}}, "unevaluatedProperties": False},
             ("json_schema", "unevaluatedProperties"),

@@ -93,6 +93,11 @@ def _regex_errors(schema: dict[str, Any]) -> list[FieldError]:
         )
         for error in cls(cls.META_SCHEMA, format_checker=checker).iter_errors(schema)
     ]
+    errors += [
+        FieldError(loc=loc, msg=msg)
+        for loc, msg in patterns.key_problems(schema, _DATA_KEYWORDS)
+        if FieldError(loc=loc, msg=msg) not in errors
+    ]
     if patterns.unevaluated_beside_patterns(schema, _DATA_KEYWORDS):
         msg = "must not be used with patternProperties in one schema (ADR 0097)"
         errors.append(FieldError(loc=("unevaluatedProperties",), msg=msg))
