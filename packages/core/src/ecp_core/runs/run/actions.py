@@ -229,6 +229,9 @@ def checked_result(name: str, returned: object) -> ActionResult:
     if not isinstance(result.output, Mapping):
         msg = f"action {name!r} returned {type(result.output).__name__}, not an object"
         raise TypeError(msg)
+    if not all(callable(write) for write in result.in_attempt):
+        msg = f"action {name!r} returned in_attempt writes that cannot be called"
+        raise TypeError(msg)
     for text in (result.stdout, result.stderr):
         if text is not None and not isinstance(text, str):
             msg = f"action {name!r} returned stdout or stderr that is not text"
