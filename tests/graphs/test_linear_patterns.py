@@ -139,6 +139,17 @@ def test_a_stored_schema_re2_cannot_run_is_not_applicable_never_a_crash() -> Non
 
 
 @pytest.mark.spec("C19 linear-patterns")
+def test_lone_surrogates_are_an_error_of_the_pattern_and_never_a_crash() -> None:
+    [error] = schema_errors({"pattern": "a\ud800"})
+    assert error.loc == ("pattern",)
+    assert "lone surrogate" in error.msg
+    assert payload_errors({"pattern": "^a"}, "a\ud800") == []
+    assert [e.loc for e in payload_errors({"pattern": "^b"}, "a\ud800")] == [()]
+    keyed = {"patternProperties": {"^a": {"type": "string"}}}
+    assert [e.loc for e in payload_errors(keyed, {"a\ud800": 1})] == [("a\ud800",)]
+
+
+@pytest.mark.spec("C19 linear-patterns")
 def test_patterns_keep_their_meaning_under_re2() -> None:
     schema = {
         "type": "object",

@@ -68,6 +68,8 @@ def compiled(pattern: str) -> Any:  # noqa: ANN401 - re2 ships no type informati
 
     try:
         return re2.compile(translated(pattern), _options())
+    except UnicodeEncodeError:
+        raise PatternError("it holds a lone surrogate, which is no Unicode character") from None
     except re2.error as refused:
         reason = refused.args[0] if refused.args else refused
         if isinstance(reason, bytes):
@@ -76,8 +78,16 @@ def compiled(pattern: str) -> Any:  # noqa: ANN401 - re2 ships no type informati
 
 
 def search(pattern: str, text: str) -> bool:
-    """Whether ``pattern`` matches somewhere in ``text`` (JSON Schema's unanchored match)."""
-    return compiled(pattern).search(text) is not None
+    """Whether ``pattern`` matches somewhere in ``text`` (JSON Schema's unanchored match).
+
+    RE2 reads UTF-8: a lone surrogate in ``text`` (no Unicode character, so never in JSON
+    that was read) is matched as U+FFFD.
+    """
+    try:
+        return compiled(pattern).search(text) is not None
+    except UnicodeEncodeError:
+        valid = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return compiled(pattern).search(valid) is not None
 
 
 def pattern_problem(pattern: object) -> str | None:
