@@ -54,10 +54,19 @@ class EvidenceService:
         events: Sequence[T],
         rules: Callable[[T], Problems],
         store: Callable[[EvidenceStore, Sequence[Digested[T]]], int],
+        uow: EvidenceUnit | None = None,
     ) -> IngestResult:
-        """Check and store a batch (see :meth:`_store`)."""
+        """Check and store a batch (see :meth:`_store`), in ``uow`` when given (it commits)."""
         digested = checked(events, rules)
-        return self._store(tenant_id, lambda repo: (len(digested), store(repo, digested)))
+
+        def stored(repo: EvidenceStore) -> tuple[int, int]:
+            return len(digested), store(repo, digested)
+
+        return (
+            self._store(tenant_id, stored)
+            if uow is None
+            else self._store_in(uow, tenant_id, stored)
+        )
 
     def _store(
         self, tenant_id: str, store: Callable[[EvidenceStore], tuple[int, int]]
@@ -114,9 +123,12 @@ class EvidenceService:
 
         A run attempt's own evidence (``model_call``'s) so commits or rolls back with it.
         """
-        digested = checked(events, execution_problems)
-        return self._store_in(
-            uow, tenant_id, lambda repo: (len(digested), repo.add_executions(tenant_id, digested))
+        return self._ingest(
+            tenant_id,
+            events,
+            execution_problems,
+            lambda repo, items: repo.add_executions(tenant_id, items),
+            uow,
         )
 
     def ingest_execution_json(self, tenant_id: str, body: bytes) -> IngestResult:

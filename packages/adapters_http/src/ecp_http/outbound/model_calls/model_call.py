@@ -7,9 +7,9 @@ After a successful call the action writes one execution evidence event for its r
 decisions and reconciliation without separate ingestion: ``workflow_id`` is the run's graph id and
 ``workflow_version`` its graph version ref (``<graph_id>@<n>``: a changed prompt or model is a new
 graph version, Versioning 6), ``step_id`` the node. The event is written in the attempt's unit of
-work (ADR 0098): an attempt that rolls back leaves none, and its retry writes its own. A failed call fails the attempt (the run ends
-``action_error``) with the failure kind first in the message, and writes no event: a failure never
-turns into a zero cost.
+work (ADR 0098): an attempt that rolls back leaves none, and its retry writes its own. A failed
+call fails the attempt (the run ends ``action_error``) with the failure kind first in the message,
+and writes no event: a failure never turns into a zero cost.
 """
 
 from collections.abc import Callable, Mapping, Sequence
