@@ -92,6 +92,7 @@ def test_a_handler_mutating_its_arguments_changes_no_record():
         ActionResult(output={"ok": True}, memory_interactions=[{1: "non-text key"}]),
         ActionResult(output={"ok": True}, stdout=b"bytes"),  # type: ignore[arg-type]
         ActionResult(output=["not", "an", "object"]),  # type: ignore[arg-type]
+        ActionResult(output={"ok": True}, in_attempt=("not callable",)),  # type: ignore[arg-type]
     ],
 )
 def test_bad_handler_results_fail_the_run_instead_of_wedging_it(result):

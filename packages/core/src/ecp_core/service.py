@@ -1,7 +1,7 @@
 """One object that wires the core's use cases together: the embedding entry point."""
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -22,11 +22,13 @@ from ecp_core.debugger.service import DebuggerService
 from ecp_core.decisions.service import DecisionService
 from ecp_core.entitlements.model import AccountUsage
 from ecp_core.entitlements.service import Entitlements
+from ecp_core.evidence.model import ExecutionEvent, IngestResult
 from ecp_core.evidence.service import EvidenceService
 from ecp_core.identity import ActorIdentity
 from ecp_core.memory import MemoryStore
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.ports.retention import ArtifactStore, EvidenceEraser
+from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock, IdFactory, Signer
 from ecp_core.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ecp_core.reconciliation.service import ReconciliationService
@@ -285,6 +287,17 @@ class Ecp:
         """
         live = len(self.decisions.schedules(tenant_id))
         return self.entitlements.usage(tenant_id, live_schedules=live)
+
+    def record_executions_in(
+        self, uow: RunsUnit, tenant_id: str, events: Sequence[ExecutionEvent]
+    ) -> IngestResult:
+        """Store a run attempt's execution events in that attempt's unit of work (ADR 0098).
+
+        ``model_call`` records its measured cost so: the event commits with the attempt that
+        made the call or rolls back with it.
+        """
+        # Every unit of work these services open is their store's whole UnitOfWork.
+        return self.evidence.ingest_executions_in(cast("UnitOfWork", uow), tenant_id, events)
 
     def resolve(
         self,

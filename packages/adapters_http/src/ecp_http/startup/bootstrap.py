@@ -286,7 +286,9 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         if settings.hosted.enabled
         else DeploymentMode.SELF_HOSTED,
     )
-    attach_model_call(actions, ecp.runs.get, ecp.evidence.ingest_executions)  # its evidence
+    attach_model_call(  # its evidence, written in its attempt (ADR 0098)
+        actions, ecp.runs.get, ecp.record_executions_in, ecp.evidence.admits
+    )
     offers, runs_moved, live = TaskOffers(), Bell(), LiveFeed()
     if metrics is not None:
         metrics.watch_bells({"tasks_offered": offers.bell, "runs_moved": runs_moved})

@@ -2,7 +2,8 @@
 
 A schema is read in the dialect it declares, Draft 2020-12 when it declares none. A schema stands
 alone: nothing is ever fetched, so every ``$ref`` must point into the schema itself, and every
-``pattern`` must be a regular expression. A valid schema that still cannot be applied to a
+``pattern`` must be a regular expression RE2 runs, evaluated by RE2 in linear time (ADR 0097,
+:mod:`ecp_core.contracts.patterns`). A valid schema that still cannot be applied to a
 payload (a reference loop that consumes nothing, such as ``{"$ref": "#"}``) is refused with
 :class:`SchemaNotApplicable`, never a crash.
 
@@ -10,7 +11,6 @@ payload (a reference loop that consumes nothing, such as ``{"$ref": "#"}``) is r
 resolver weigh more than the rest of the core's imports put together (ADR 0052).
 """
 
-import re
 import urllib.parse
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -66,16 +66,42 @@ def _validator_class(schema: dict[str, Any]) -> "type[Validator]":
     return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
 
 
+def _linear_class(schema: dict[str, Any]) -> "type[Validator]":
+    """:func:`_validator_class` with its patterns evaluated by RE2 (ADR 0097)."""
+    from ecp_core.contracts.patterns import linear  # noqa: PLC0415 - imports jsonschema
+
+    return linear(_validator_class(schema))
+
+
 def _regex_errors(schema: dict[str, Any]) -> list[FieldError]:
-    """Each ``pattern`` (or ``patternProperties`` key) that is not a regular expression."""
+    """Each ``pattern`` (or ``patternProperties`` key) that RE2 cannot run.
+
+    Also a schema whose ``unevaluatedProperties`` would match ``patternProperties`` keys with
+    ``re`` inside ``jsonschema`` (ADR 0097).
+    """
     import jsonschema  # noqa: PLC0415 - deferred to the first check (ADR 0052)
 
+    from ecp_core.contracts import patterns  # noqa: PLC0415 - imports jsonschema
+
     cls = _validator_class(schema)
-    checker = jsonschema.FormatChecker(formats=["regex"])
-    return [
-        FieldError(loc=tuple(error.absolute_path), msg=error.message)
+    checker = jsonschema.FormatChecker(formats=())
+    checker.checks("regex", raises=patterns.PatternError)(patterns.compiled)
+    errors = [
+        FieldError(
+            loc=tuple(error.absolute_path),
+            msg=patterns.pattern_problem(error.instance) or error.message,
+        )
         for error in cls(cls.META_SCHEMA, format_checker=checker).iter_errors(schema)
     ]
+    errors += [
+        FieldError(loc=loc, msg=msg)
+        for loc, msg in patterns.key_problems(schema, _DATA_KEYWORDS)
+        if FieldError(loc=loc, msg=msg) not in errors
+    ]
+    if patterns.unevaluated_beside_patterns(schema, _DATA_KEYWORDS):
+        msg = "must not be used with patternProperties in one schema (ADR 0097)"
+        errors.append(FieldError(loc=("unevaluatedProperties",), msg=msg))
+    return errors
 
 
 def schema_errors(schema: dict[str, Any]) -> list[FieldError]:
@@ -93,17 +119,22 @@ def payload_errors(schema: dict[str, Any], payload: Any) -> list[FieldError]:  #
     """Every place where ``payload`` breaks ``schema``, located by JSON path.
 
     SchemaNotApplicable when the schema cannot be applied at all (a reference that cannot be
-    followed or loops, a pattern that is no regular expression: possible for schemas stored
-    before these were refused).
+    followed or loops, a pattern RE2 cannot run, ``unevaluatedProperties`` beside
+    ``patternProperties``: possible for schemas stored before these were refused).
     """
     from referencing.exceptions import Unresolvable  # noqa: PLC0415 - deferred with jsonschema
 
-    cls = _validator_class(schema)
+    from ecp_core.contracts import patterns  # noqa: PLC0415 - imports jsonschema
+
+    if patterns.unevaluated_beside_patterns(schema, _DATA_KEYWORDS):
+        msg = "the schema cannot be applied: unevaluatedProperties beside patternProperties"
+        raise SchemaNotApplicable(msg)
+    cls = _linear_class(schema)
     try:
         found = sorted(
             cls(schema).iter_errors(payload), key=lambda error: list(map(str, error.absolute_path))
         )
-    except (Unresolvable, re.error, RecursionError) as broken:
+    except (Unresolvable, patterns.PatternError, RecursionError) as broken:
         raise SchemaNotApplicable(f"the schema cannot be applied: {broken}") from broken
     return [FieldError(loc=tuple(error.absolute_path), msg=error.message) for error in found]
 

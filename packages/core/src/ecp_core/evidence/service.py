@@ -54,10 +54,19 @@ class EvidenceService:
         events: Sequence[T],
         rules: Callable[[T], Problems],
         store: Callable[[EvidenceStore, Sequence[Digested[T]]], int],
+        uow: EvidenceUnit | None = None,
     ) -> IngestResult:
-        """Check and store a batch (see :meth:`_store`)."""
+        """Check and store a batch (see :meth:`_store`), in ``uow`` when given (it commits)."""
         digested = checked(events, rules)
-        return self._store(tenant_id, lambda repo: (len(digested), store(repo, digested)))
+
+        def stored(repo: EvidenceStore) -> tuple[int, int]:
+            return len(digested), store(repo, digested)
+
+        return (
+            self._store(tenant_id, stored)
+            if uow is None
+            else self._store_in(uow, tenant_id, stored)
+        )
 
     def _store(
         self, tenant_id: str, store: Callable[[EvidenceStore], tuple[int, int]]
@@ -68,13 +77,23 @@ class EvidenceService:
         counted again, and a batch past the allowance rolls back whole (ADR 0033).
         """
         with self._uow() as uow:
-            if self._entitlements is not None:
-                self._entitlements.current(uow, tenant_id)  # 402 before any work
-            received, replayed = store(uow.evidence)
-            if self._entitlements is not None:
-                new = {Meter.INGESTED_EVENTS: received - replayed}
-                self._entitlements.reserve(uow, tenant_id, new)
+            result = self._store_in(uow, tenant_id, store)
             uow.commit()
+        return result
+
+    def _store_in(
+        self,
+        uow: EvidenceUnit,
+        tenant_id: str,
+        store: Callable[[EvidenceStore], tuple[int, int]],
+    ) -> IngestResult:
+        """:meth:`_store` in the caller's unit of work, which commits."""
+        if self._entitlements is not None:
+            self._entitlements.current(uow, tenant_id)  # 402 before any work
+        received, replayed = store(uow.evidence)
+        if self._entitlements is not None:
+            new = {Meter.INGESTED_EVENTS: received - replayed}
+            self._entitlements.reserve(uow, tenant_id, new)
         return IngestResult(received=received, stored=received - replayed, replayed=replayed)
 
     def ingest_executions(self, tenant_id: str, events: Sequence[ExecutionEvent]) -> IngestResult:
@@ -84,6 +103,32 @@ class EvidenceService:
             events,
             execution_problems,
             lambda repo, items: repo.add_executions(tenant_id, items),
+        )
+
+    def admits(self, tenant_id: str, count: int) -> None:
+        """Raise what storing ``count`` new events would now (402, 429); store and take nothing.
+
+        ``model_call`` asks before it calls a model, so that a call is not paid for whose
+        evidence the attempt could not then store (ADR 0098).
+        """
+        if self._entitlements is None:
+            return
+        with self._uow() as uow:  # left without a commit: the units go back
+            self._entitlements.reserve(uow, tenant_id, {Meter.INGESTED_EVENTS: count})
+
+    def ingest_executions_in(
+        self, uow: EvidenceUnit, tenant_id: str, events: Sequence[ExecutionEvent]
+    ) -> IngestResult:
+        """:meth:`ingest_executions` in the caller's unit of work, which commits (ADR 0098).
+
+        A run attempt's own evidence (``model_call``'s) so commits or rolls back with it.
+        """
+        return self._ingest(
+            tenant_id,
+            events,
+            execution_problems,
+            lambda repo, items: repo.add_executions(tenant_id, items),
+            uow,
         )
 
     def ingest_execution_json(self, tenant_id: str, body: bytes) -> IngestResult:

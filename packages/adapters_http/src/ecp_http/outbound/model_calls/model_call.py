@@ -6,9 +6,10 @@ After a successful call the action writes one execution evidence event for its r
 ``cost_measurement`` measured with the exact cost, so the run's model spend reaches the debugger,
 decisions and reconciliation without separate ingestion: ``workflow_id`` is the run's graph id and
 ``workflow_version`` its graph version ref (``<graph_id>@<n>``: a changed prompt or model is a new
-graph version, Versioning 6), ``step_id`` the node. A failed call fails the attempt (the run ends
-``action_error``) with the failure kind first in the message, and writes no event: a failure never
-turns into a zero cost.
+graph version, Versioning 6), ``step_id`` the node. The event is written in the attempt's unit of
+work (ADR 0098): an attempt that rolls back leaves none, and its retry writes its own. A failed
+call fails the attempt (the run ends ``action_error``) with the failure kind first in the message,
+and writes no event: a failure never turns into a zero cost.
 """
 
 from collections.abc import Callable, Mapping, Sequence
@@ -19,11 +20,20 @@ import attrs
 from ecp_core.constraints import Items, Range, Text, checked
 from ecp_core.errors import EcpError, ModelCallFailed, NotFound, ValidationFailed
 from ecp_core.evidence.model import CostRole, ExecutionEvent, IngestResult
+from ecp_core.evidence.rules import checked as checked_events
+from ecp_core.evidence.rules import execution_problems
 from ecp_core.models.model import ChatMessage, ModelAnswer, ModelRequest
 from ecp_core.money import money_text
 from ecp_core.ports.models import ModelProvider
+from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.system import Clock, IdFactory
-from ecp_core.runs.run.actions import ActionContext, ActionRegistry, ActionSource, undeclared
+from ecp_core.runs.run.actions import (
+    ActionContext,
+    ActionRegistry,
+    ActionResult,
+    ActionSource,
+    undeclared,
+)
 from ecp_core.runs.run.model import Run
 from ecp_core.system import SystemClock, UuidV7Factory
 from ecp_core.types import Capability, CostMeasurement, SideEffectClass
@@ -37,8 +47,12 @@ CAPABILITIES = (Capability.NETWORK_WRITE, Capability.EXTERNAL_API_CALL)
 
 RunReader = Callable[[str, str], Run]
 """``(tenant_id, run_id)`` to the run (``Ecp.runs.get``)."""
-EvidenceWriter = Callable[[str, Sequence[ExecutionEvent]], IngestResult]
-"""``(tenant_id, events)`` stored (``Ecp.evidence.ingest_executions``)."""
+EvidenceWriter = Callable[[RunsUnit, str, Sequence[ExecutionEvent]], IngestResult]
+"""``(unit of work, tenant_id, events)`` stored in the attempt's unit of work
+(``Ecp.record_executions_in``, ADR 0098)."""
+EvidenceAdmission = Callable[[str, int], None]
+"""``(tenant_id, count)``: raises when that many new events could not be stored now
+(``Ecp.evidence.admits``)."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -108,14 +122,18 @@ class ModelCallAction:
         self._ids = ids or UuidV7Factory()
         self._runs: RunReader | None = None
         self._evidence: EvidenceWriter | None = None
+        self._admits: EvidenceAdmission | None = None
 
-    def attach(self, runs: RunReader, evidence: EvidenceWriter) -> None:
-        """Where runs are read and evidence written (set once the services exist)."""
+    def attach(
+        self, runs: RunReader, evidence: EvidenceWriter, admits: EvidenceAdmission | None = None
+    ) -> None:
+        """Where runs are read and evidence written, and asked first (set once they exist)."""
         self._runs = runs
         self._evidence = evidence
+        self._admits = admits
 
-    def __call__(self, context: ActionContext) -> Mapping[str, Any]:
-        """Call the model, record the measured cost for the run, return the answer."""
+    def __call__(self, context: ActionContext) -> ActionResult:
+        """Call the model; return the answer, and the measured cost's record for the attempt."""
         missing = undeclared(context, CAPABILITIES)
         if missing:
             raise ModelCallActionFailed(
@@ -127,6 +145,14 @@ class ModelCallAction:
             raise ModelCallActionFailed(
                 "unknown_model", f"{arguments.model!r} is not in the model catalog"
             )
+        if self._admits is not None:
+            try:
+                self._admits(context.tenant_id, 1)
+            except EcpError as exc:
+                raise ModelCallActionFailed(
+                    "evidence_unrecorded",
+                    f"the model was not called: its evidence could not be stored: {exc.detail}",
+                ) from None
         request = ModelRequest(
             model_ref=arguments.model,
             messages=arguments.messages,
@@ -139,8 +165,8 @@ class ModelCallAction:
             raise ModelCallActionFailed(exc.failure, exc.detail) from None
         except NotFound as exc:
             raise ModelCallActionFailed("unknown_model", exc.detail) from None
-        self._record(context, answer)
-        return {
+        write = self._record(context, answer)
+        output = {
             "text": answer.text,
             "usage": {
                 "input_tokens": answer.usage.input_tokens,
@@ -150,15 +176,23 @@ class ModelCallAction:
             "model": answer.model_ref,
             "provider_request_id": answer.provider_request_id,
         }
+        return ActionResult(output=output, in_attempt=(write,))
 
-    def _record(self, context: ActionContext, answer: ModelAnswer) -> None:
-        """Write the call's measured execution event; evidence_unrecorded when that fails."""
+    def _record(
+        self, context: ActionContext, answer: ModelAnswer
+    ) -> Callable[[RunsUnit], IngestResult]:
+        """The write of the call's measured execution event, made in the attempt (ADR 0098).
+
+        The event is built and checked here: evidence_unrecorded when it cannot be.
+        """
         if self._runs is None or self._evidence is None:
             msg = "model_call is not attached to the run and evidence services"
             raise RuntimeError(msg)
+        evidence = self._evidence
         try:
             run = self._runs(context.tenant_id, context.run_id)
-            self._evidence(context.tenant_id, [self.event(run, context.node_id, answer)])
+            events = [self.event(run, context.node_id, answer)]
+            checked_events(events, execution_problems)
         except (EcpError, ValueError, TypeError) as exc:
             detail = exc.detail if isinstance(exc, EcpError) else type(exc).__name__
             raise ModelCallActionFailed(
@@ -166,6 +200,7 @@ class ModelCallAction:
                 f"the call cost {money_text(answer.cost_usd)} USD but its evidence event "
                 f"could not be stored: {detail}",
             ) from None
+        return lambda uow: evidence(uow, context.tenant_id, events)
 
     def event(self, run: Run, node_id: str, answer: ModelAnswer) -> ExecutionEvent:
         """The execution event of one answered call of ``run`` at ``node_id``."""
@@ -216,17 +251,23 @@ def register_model_call(
     return action
 
 
-def attach_model_call(registry: ActionRegistry, runs: RunReader, evidence: EvidenceWriter) -> None:
+def attach_model_call(
+    registry: ActionRegistry,
+    runs: RunReader,
+    evidence: EvidenceWriter,
+    admits: EvidenceAdmission | None = None,
+) -> None:
     """Give a registered ``model_call`` its run reader and evidence writer (if it is there)."""
     action = registry.get(ACTION_NAME)
     if isinstance(action, ModelCallAction):
-        action.attach(runs, evidence)
+        action.attach(runs, evidence, admits)
 
 
 __all__ = [
     "ACTION_NAME",
     "CAPABILITIES",
     "FINGERPRINT",
+    "EvidenceAdmission",
     "EvidenceWriter",
     "ModelCallAction",
     "ModelCallActionFailed",

@@ -13,13 +13,26 @@ from ecp_core.registry.service import require_graph
 from ecp_core.runs.approvals.effects import NoteApprovalAction, OpenApproval, SaveApproval
 from ecp_core.runs.audit.writer import AuditWriter
 from ecp_core.runs.children.steps import ChildSteps, awaits
-from ecp_core.runs.run.effects import StartChild, Step, WriteAudit
+from ecp_core.runs.run.effects import InAttempt, StartChild, Step, WriteAudit
 from ecp_core.runs.run.events import ChildEnded, EmitEvent
 from ecp_core.runs.run.model import Run
 from ecp_core.runs.tasks.effects import OfferTask
 from ecp_core.webhooks.service import WebhookService
 
 log = logging.getLogger("ecp_core.runs")
+
+
+def _approval_effect(
+    uow: RunsUnit, effect: OpenApproval | SaveApproval | NoteApprovalAction
+) -> None:
+    """Open, save or note an approval in ``uow``."""
+    match effect:
+        case OpenApproval(approval):
+            uow.approvals.add(approval)
+        case SaveApproval(approval):
+            uow.approvals.save(approval)
+        case NoteApprovalAction(action):
+            uow.approvals.add_action(action)
 
 
 class RunLifecycle:
@@ -49,16 +62,14 @@ class RunLifecycle:
             match effect:
                 case WriteAudit(attempt):
                     run = attrs.evolve(run, attempts=self._writer.write(uow, run, attempt))
-                case OpenApproval(approval):
-                    uow.approvals.add(approval)
-                case SaveApproval(approval):
-                    uow.approvals.save(approval)
-                case NoteApprovalAction(action):
-                    uow.approvals.add_action(action)
+                case OpenApproval() | SaveApproval() | NoteApprovalAction():
+                    _approval_effect(uow, effect)
                 case OfferTask(task):
                     uow.tasks.offer(task)
                 case StartChild(child):
                     uow.runs.add(child)
+                case InAttempt(write):
+                    write(uow)
                 case ChildEnded(child) if self._children is not None:
                     self._continue_parent(uow, child, self._children)
                 case EmitEvent() if self._webhooks is not None:

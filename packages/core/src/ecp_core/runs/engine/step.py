@@ -31,7 +31,7 @@ from ecp_core.runs.children.start import subgraph_call as call_of
 from ecp_core.runs.run import model as m
 from ecp_core.runs.run.actions import ActionContext, ActionRegistry, checked_result
 from ecp_core.runs.run.attempts import AttemptRecord
-from ecp_core.runs.run.effects import StartChild, Step, WriteAudit
+from ecp_core.runs.run.effects import InAttempt, StartChild, Step, WriteAudit
 from ecp_core.runs.run.events import ended, started
 from ecp_core.runs.run.model import FailureState, Run
 from ecp_core.runs.run.operations import MissingSource, apply_operations
@@ -252,7 +252,9 @@ class Stepper:
             memory_interactions=result.memory_interactions,
             validation_results=result.validation_results,
         )
-        return self.move_on(run, graph, done, {**run.state, **thaw(result.output)})
+        step = self.move_on(run, graph, done, {**run.state, **thaw(result.output)})
+        writes = tuple(InAttempt(write) for write in result.in_attempt)
+        return attrs.evolve(step, effects=(*step.effects, *writes))  # with the attempt (ADR 0098)
 
     @staticmethod
     def _approved_arguments(

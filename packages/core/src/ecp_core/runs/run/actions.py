@@ -2,13 +2,20 @@
 
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from ecp_core.canonical import canonical_json, thaw
 from ecp_core.graphs.definition import ActionDescriptorV1
 from ecp_core.types import Capability, SideEffectClass
+
+if TYPE_CHECKING:
+    from ecp_core.ports.runs import RunsUnit
+
+AttemptWrite = Callable[["RunsUnit"], object]
+"""Work an action asks of its attempt's unit of work (ADR 0098): called with that unit after the
+attempt's audit record is written, so it commits with the attempt or rolls back with it."""
 
 
 @attrs.frozen(kw_only=True)
@@ -33,6 +40,8 @@ class ActionResult:
     tool_calls: list[Any] | None = None
     memory_interactions: list[Any] | None = None
     validation_results: Any = None
+    in_attempt: tuple[AttemptWrite, ...] = ()
+    """Writes made in the attempt's unit of work, committed or rolled back with it (ADR 0098)."""
 
 
 class ActionHandler(Protocol):
@@ -220,6 +229,9 @@ def checked_result(name: str, returned: object) -> ActionResult:
     if not isinstance(result.output, Mapping):
         msg = f"action {name!r} returned {type(result.output).__name__}, not an object"
         raise TypeError(msg)
+    if not all(callable(write) for write in result.in_attempt):
+        msg = f"action {name!r} returned in_attempt writes that cannot be called"
+        raise TypeError(msg)
     for text in (result.stdout, result.stderr):
         if text is not None and not isinstance(text, str):
             msg = f"action {name!r} returned stdout or stderr that is not text"
@@ -231,6 +243,7 @@ def checked_result(name: str, returned: object) -> ActionResult:
         tool_calls=thaw(result.tool_calls),
         memory_interactions=thaw(result.memory_interactions),
         validation_results=thaw(result.validation_results),
+        in_attempt=tuple(result.in_attempt),
     )
     canonical_json(
         [

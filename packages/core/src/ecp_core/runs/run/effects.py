@@ -7,6 +7,7 @@ work. Each concept declares its own effects (``runs.approvals.effects``, ``runs.
 
 import attrs
 
+from ecp_core.runs.run.actions import AttemptWrite
 from ecp_core.runs.run.attempts import AttemptRecord
 from ecp_core.runs.run.model import Run
 
@@ -25,6 +26,13 @@ class WriteAudit(Effect):
     """Seal ``attempt`` into the run's audit chain."""
 
     attempt: AttemptRecord
+
+
+@attrs.frozen
+class InAttempt(Effect):
+    """Call an action's ``write`` with the move's unit of work (ADR 0098)."""
+
+    write: AttemptWrite
 
 
 @attrs.frozen
@@ -53,6 +61,7 @@ class Step:
 
 __all__ = [
     "Effect",
+    "InAttempt",
     "StartChild",
     "Step",
     "WriteAudit",
