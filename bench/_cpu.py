@@ -78,3 +78,19 @@ def machine_busy_seconds() -> float | None:
     idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
     busy = sum(values[:8]) - idle  # user nice system idle iowait irq softirq steal
     return busy / TICK
+
+
+def memory_bytes(pid: int) -> tuple[int, int] | None:
+    """The resident set of ``pid`` now and at its peak (``VmRSS``, ``VmHWM``), in bytes."""
+    try:
+        lines = pathlib.Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return None
+    found = {
+        key: int(value.split()[0]) * 1024
+        for key, _, value in (line.partition(":") for line in lines)
+        if key in ("VmRSS", "VmHWM")
+    }
+    if len(found) != 2:
+        return None
+    return found["VmRSS"], found["VmHWM"]
