@@ -59,6 +59,7 @@ SECTIONS: dict[str, str] = {
     "C17": "CONTRACT: rollouts and moving waiting runs",
     "C18": "CONTRACT: client libraries",
     "C19": "CONTRACT: upgrades and recovery",
+    "C20": "CONTRACT: performance, third round",
 }
 """Section id → title; the id is the prefix of every rule id in that section."""
 
@@ -402,6 +403,7 @@ RULES: dict[str, str] = {
     "C19 full-disk": "PostgreSQL out of disk space is a 503 database_full with Retry-After, never a 500; a refused request leaves nothing behind, a run the database refuses to dispatch backs off without counting toward dispatch_error, and the service goes on by itself once space returns",
     "C19 online-migrations": "no migration step holds an exclusive lock on a table that grows with use (runs, audit records, tasks, events, deliveries, the log): indexes built CONCURRENTLY outside a transaction, columns added nullable or with a constant default, constraints NOT VALID, no type change, SET NOT NULL, LOCK, CLUSTER, VACUUM FULL, REINDEX or row rewrite; a test reads every migration and refuses a bad one",
     "C19 restore-drill": "docs/production.md's backup and restore blocks, run as written against a server under load, give a database on which a new server goes on: runs waiting for an approval, a task or a timer wait again and complete, every chain verifies, the artifacts come back, and webhook deliveries due at the dump are sent",
+    "C20 evolve": "ecp_core.evolve.evolve gives what attrs.evolve gives for any model and any changes: the same copy (every validator and __attrs_post_init__ run on it) or the same refusal",
     "C19 schema-newer": "/health/ready answers 503 with schema newer when the database holds migrations this build does not know (a newer release applied them), pending when some of its own are not applied, current otherwise; newer wins over pending",
     # C17 Moving waiting runs (rollouts are the rest of C17)
     "C17 migrate": "POST /runs/{run_id}/migrate {graph_version_ref, node_map?} (admin, operator) moves a run waiting for an approval, an interrupt, a task or a timer to another version of its graph when the node it waits at exists there under its id or the id the node map gives it, with the same kind (and asking for an approval when it waits for one): the run keeps its state and its wait, its pending approval and open task point at the node, one migrated audit record names both versions and the map, the chain verifies across the move, and the run goes on in the new version",
