@@ -104,9 +104,9 @@ def backend_postmaster(url: str) -> int | None:
     """The postmaster of the PostgreSQL server at ``url``, when it runs on this machine."""
     import psycopg  # noqa: PLC0415 - only the scripts that measure PostgreSQL need it
 
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(url) as conn:  # read while the backend lives: it exits with the conn
         row = conn.execute("SELECT pg_backend_pid()").fetchone()
-    return None if row is None else postmaster_of(int(row[0]))
+        return None if row is None else postmaster_of(int(row[0]))
 
 
 def metered(
