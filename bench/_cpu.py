@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import os
 import pathlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -78,3 +82,44 @@ def machine_busy_seconds() -> float | None:
     idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
     busy = sum(values[:8]) - idle  # user nice system idle iowait irq softirq steal
     return busy / TICK
+
+
+def memory_bytes(pid: int) -> tuple[int, int] | None:
+    """The resident set of ``pid`` now and at its peak (``VmRSS``, ``VmHWM``), in bytes."""
+    try:
+        lines = pathlib.Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return None
+    found = {
+        key: int(value.split()[0]) * 1024
+        for key, _, value in (line.partition(":") for line in lines)
+        if key in ("VmRSS", "VmHWM")
+    }
+    if len(found) != 2:
+        return None
+    return found["VmRSS"], found["VmHWM"]
+
+
+def backend_postmaster(url: str) -> int | None:
+    """The postmaster of the PostgreSQL server at ``url``, when it runs on this machine."""
+    import psycopg  # noqa: PLC0415 - only the scripts that measure PostgreSQL need it
+
+    with psycopg.connect(url) as conn:  # read while the backend lives: it exits with the conn
+        row = conn.execute("SELECT pg_backend_pid()").fetchone()
+        return None if row is None else postmaster_of(int(row[0]))
+
+
+def metered(
+    step: Callable[[int, int], None], postmaster: int | None, totals: dict[str, float], name: str
+) -> Callable[[int, int], None]:
+    """``step`` that adds the CPU PostgreSQL spent while it ran to ``totals[name]``."""
+    totals.setdefault(name, 0.0)
+
+    def run(lo: int, hi: int) -> None:
+        before = postgres_seconds(postmaster)
+        step(lo, hi)
+        after = postgres_seconds(postmaster)
+        if before is not None and after is not None:
+            totals[name] += after - before
+
+    return run

@@ -98,7 +98,11 @@ class Figure:
     def shown(self) -> str:
         if self.value is None:
             return "skipped"
-        return f"{self.value:,.2f}" if self.unit == "x" else f"{self.value:,.0f} {self.unit}"
+        if self.unit == "x":
+            return f"{self.value:,.2f}"
+        if self.unit == "ms":
+            return f"{self.value:,.3f} ms"
+        return f"{self.value:,.0f} {self.unit}"
 
     def met(self) -> str:
         if self.target is None:

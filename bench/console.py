@@ -146,8 +146,9 @@ def seed(url: str, runs_count: int, approvals_count: int) -> None:
         )
 
 
-def _cookie(role: ServiceRole) -> str:
-    sessions = ConsoleSessions(JWT_SECRET, hours=1, secure=False, clock=SystemClock())
+def _cookie(role: ServiceRole, secret: str = JWT_SECRET) -> str:
+    """A console session cookie for ``role`` in the bench tenant, signed with ``secret``."""
+    sessions = ConsoleSessions(secret, hours=1, secure=False, clock=SystemClock())
     actor = ActorIdentity(
         subject="bench", auth_method=AuthMethod.BEARER, roles=(role,), tenant_id=TENANT
     )

@@ -49,6 +49,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from _attempt_appends import bench_attempt_appends
+from _cpu import backend_postmaster, metered
 from _database import Databases, server
 from _rounds import Figure, Timing, interleave, load_note, paired_ratio, print_summary, rate_line
 from _statements import statement_kind, statements_seen
@@ -83,9 +84,11 @@ SIGNER = Ed25519Signer(bytes(range(1, 33)), key_id="bench")
 APPEND_ROUNDS = 25
 RUN_ROUNDS = 20
 APPEND_TARGET = 0.8
-RUNS_TARGET = 2.0
+RUNS_TARGET = 3.0
+CLIENT_CPU_TARGET = 4.0
 STATEMENTS_TARGET = 15
 COMMITS_TARGET = 3
+PG_ATTEMPT_TARGET = 1.0
 
 
 # -- the server and its databases ---------------------------------------------------------------
@@ -472,7 +475,9 @@ def each(run: Callable[[int], object]) -> Callable[[int, int], None]:
 
 
 def bench_runs(databases: Databases, count: int, deadline: float, *, profile: int) -> list[Figure]:
-    store = PostgresStore(databases.fresh("ecp")[1], max_size=2)
+    ecp_url = databases.fresh("ecp")[1]
+    store = PostgresStore(ecp_url, max_size=2)
+    postmaster = backend_postmaster(ecp_url)
     langgraph = None
     try:
         ecp = ecp_service(store)
@@ -490,13 +495,19 @@ def bench_runs(databases: Databases, count: int, deadline: float, *, profile: in
             print("  (bench-only dependencies: .venv/bin/pip install -r bench/requirements.txt)")
         for run in contenders.values():  # warm up: pool, prepared statements, imports
             each(run)(1_000_000, 1_000_005)
-        steps = {name: each(run) for name, run in contenders.items()}
+        postgres: dict[str, float] = {}
+        steps = {
+            name: metered(each(run), postmaster, postgres, name) for name, run in contenders.items()
+        }
         timings = interleave(steps, count, RUN_ROUNDS, deadline, "runs")
         figures = report_runs(timings)
 
-        result = ecp.audit.verify_run(TENANT, ecp_run(ecp, 2_000_000))
+        run_id = ecp_run(ecp, 2_000_000)
+        result = ecp.audit.verify_run(TENANT, run_id)
         if not (result.verified and result.signature_verified and result.record_count == 4):
             raise SystemExit(f"an ECP run's audit chain does not verify: {result}")
+        attempts = ecp.runs.get(TENANT, run_id).attempts
+        figures += report_postgres(timings, postgres, attempts, postmaster)
         figures += ecp_statements(ecp, 2_000_001)
         if profile:
             profile_ecp(ecp, profile, 3_000_000)
@@ -512,6 +523,13 @@ def report_runs(timings: dict[str, Timing]) -> list[Figure]:
     print(rate_line("ECP, start_and_drive (4 signed records)", ecp, "runs"))
     print(rate_line("ECP, start then drive (4 signed records)", separate, "runs"))
     figures = [
+        Figure(
+            "ECP client CPU per completed run, ms",
+            ecp.cpu_ms,
+            "ms",
+            CLIENT_CPU_TARGET,
+            at_most=True,
+        ),
         Figure("ECP completed runs/s (start_and_drive)", ecp.rate, "/s"),
         Figure("ECP completed runs/s (start, then drive)", separate.rate, "/s"),
     ]
@@ -535,6 +553,39 @@ def report_runs(timings: dict[str, Timing]) -> list[Figure]:
         Figure("ECP / LangGraph (async, its default)", ratio, "x", RUNS_TARGET),
         Figure("ECP / LangGraph (sync)", ratio_sync, "x"),
         Figure("ECP start then drive / LangGraph (async)", ratio_separate, "x"),
+    ]
+
+
+def report_postgres(
+    timings: dict[str, Timing], postgres: dict[str, float], attempts: int, postmaster: int | None
+) -> list[Figure]:
+    """PostgreSQL's CPU per run of each contender, and per node attempt of ECP's runs.
+
+    All of the server's processes count (the postmaster, its backends and background workers,
+    and the backends that exited), while each contender ran; DBOS publishes about 1,000
+    workflow steps per second per PostgreSQL vCPU, 1 ms of its CPU per step.
+    """
+    if postmaster is None:
+        print("  PostgreSQL CPU: n/a (the server does not run on this machine)")
+        return [Figure("PostgreSQL CPU per node attempt, ms", None, "ms", PG_ATTEMPT_TARGET)]
+    per_run = {name: postgres[name] * 1e3 / max(timings[name].count, 1) for name in timings}
+    shown = ", ".join(f"{name} {ms:.2f}" for name, ms in per_run.items())
+    per_attempt = per_run["ecp"] / max(attempts, 1)
+    print(f"  PostgreSQL CPU per completed run (all its processes), ms: {shown}")
+    print(
+        f"  PostgreSQL CPU per ECP node attempt ({attempts} a run): {per_attempt:.3f} ms"
+        f" (DBOS: about 1,000 steps/s per PostgreSQL vCPU, 1 ms a step; target"
+        f" <= {PG_ATTEMPT_TARGET} ms)"
+    )
+    return [
+        Figure("PostgreSQL CPU per ECP run, ms", per_run["ecp"], "ms"),
+        Figure(
+            "PostgreSQL CPU per node attempt, ms",
+            per_attempt,
+            "ms",
+            PG_ATTEMPT_TARGET,
+            at_most=True,
+        ),
     ]
 
 

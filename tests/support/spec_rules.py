@@ -59,6 +59,7 @@ SECTIONS: dict[str, str] = {
     "C17": "CONTRACT: rollouts and moving waiting runs",
     "C18": "CONTRACT: client libraries",
     "C19": "CONTRACT: upgrades and recovery",
+    "C20": "CONTRACT: performance, third round",
 }
 """Section id → title; the id is the prefix of every rule id in that section."""
 
@@ -408,6 +409,7 @@ RULES: dict[str, str] = {
     "C19 rolling-upgrade": "the previous release (CHANGELOG.md's recorded commit, in a git worktree) and this build serve one database under load while this build applies its migrations: no 5xx from either, every acknowledged run completes exactly once, every chain verifies, and the old server's readiness says current until a newer migration is applied and 503 newer once they all are",
     "C19 one-version": "every package's pyproject.toml version and sibling pins, ecp --version and the OpenAPI info.version are one version, CHANGELOG.md's top entry's (with .dev0 while it is unreleased)",
     "C19 changelog": "CHANGELOG.md lists releases newest first with strictly decreasing versions, each released entry with its day and the full hash of its commit, which exists in the repository and whose packages say that version; cutting a release writes both",
+    "C20 evolve": "ecp_core.evolve.evolve gives what attrs.evolve gives for any model and any changes: the same copy (every validator and __attrs_post_init__ run on it) or the same refusal",
     "C19 schema-newer": "/health/ready answers 503 with schema newer when the database holds migrations this build does not know (a newer release applied them), pending when some of its own are not applied, current otherwise; newer wins over pending",
     # C17 Moving waiting runs (rollouts are the rest of C17)
     "C17 migrate": "POST /runs/{run_id}/migrate {graph_version_ref, node_map?} (admin, operator) moves a run waiting for an approval, an interrupt, a task or a timer to another version of its graph when the node it waits at exists there under its id or the id the node map gives it, with the same kind (and asking for an approval when it waits for one): the run keeps its state and its wait, its pending approval and open task point at the node, one migrated audit record names both versions and the map, the chain verifies across the move, and the run goes on in the new version",

@@ -2,6 +2,7 @@
 
 import enum
 import json
+import operator
 import re
 from collections.abc import Hashable, Iterable, Mapping
 from datetime import datetime
@@ -80,10 +81,13 @@ class Table(Generic[T]):
         self.placeholders = ", ".join(f"%({column})s" for column in self.columns)
         self._json_columns = tuple(c for c in self.columns if c in self.jsonb or c in self.json)
         self._other_columns = tuple(c for c in self.columns if c not in self._json_columns)
+        self._column_set = frozenset(self.columns)
+        getter = operator.attrgetter(*self.columns)
+        self._values = (lambda v: (getter(v),)) if len(self.columns) == 1 else getter
 
     def params(self, value: object) -> dict[str, Any]:
         """Query parameters for every column of ``value`` (in column order)."""
-        params = {column: getattr(value, column) for column in self.columns}
+        params = dict(zip(self.columns, self._values(value), strict=True))
         for column in self._other_columns:
             if isinstance(params[column], enum.Enum):
                 params[column] = params[column].value
@@ -102,7 +106,7 @@ class Table(Generic[T]):
         data = {
             column: format_timestamp(value) if isinstance(value, datetime) else value
             for column, value in row.items()
-            if column in self.columns
+            if column in self._column_set
         }
         return structure(data, self.model)
 

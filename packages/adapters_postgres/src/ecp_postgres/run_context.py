@@ -49,9 +49,20 @@ def context_joins(alias: str) -> str:
          ON p.tenant_id = {alias}.tenant_id AND p.deployment_ref = {alias}.deployment_ref"""
 
 
+_PARTS: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
+"""Per prefix and row shape: (name, column) of the row's columns under the prefix. Bounded by the
+statements that join parts (a few shapes each)."""
+
+
 def part(row: dict[str, Any], prefix: str) -> dict[str, Any]:
     """The columns of ``row`` named ``prefix`` + name, by name."""
-    return {key[len(prefix) :]: value for key, value in row.items() if key.startswith(prefix)}
+    shape = (prefix, tuple(row))
+    pairs = _PARTS.get(shape)
+    if pairs is None:
+        pairs = _PARTS[shape] = tuple(
+            (key[len(prefix) :], key) for key in row if key.startswith(prefix)
+        )
+    return {name: row[key] for name, key in pairs}
 
 
 def known(conn: psycopg.Connection[Any], tenant_id: str, deployment_ref: str) -> bool:

@@ -3,8 +3,6 @@
 from collections.abc import Callable
 from datetime import datetime
 
-import attrs
-
 from ecp_core.canonical import canonical_json
 from ecp_core.contracts.schema import payload_errors
 from ecp_core.errors import (
@@ -19,6 +17,7 @@ from ecp_core.errors import (
     SelfApprovalForbidden,
     ValidationFailed,
 )
+from ecp_core.evolve import evolve
 from ecp_core.identity import ActorIdentity
 from ecp_core.pages import check_limit, decode_cursor, invalid_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
@@ -55,7 +54,7 @@ def _check_request(
             errors.append(FieldError(loc=("edited_payload",), msg=f"contract {ref!r} not found"))
         else:
             found = payload_errors(contract.json_schema, request.edited_payload)
-            errors.extend(attrs.evolve(e, loc=("edited_payload", *e.loc)) for e in found)
+            errors.extend(evolve(e, loc=("edited_payload", *e.loc)) for e in found)
     if errors:
         raise ValidationFailed("the resolution is invalid", errors=errors)
 
@@ -217,17 +216,17 @@ class ApprovalService:
             )
             graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
             if request.decision is ApprovalDecision.REJECT:
-                approval = attrs.evolve(
+                approval = evolve(
                     approval, status=ApprovalStatus.RESOLVED, resolution=resolution, updated_at=now
                 )
                 step = self._steps.decided(run, graph, approval)
             else:
                 approvals = (*approval.approvals, resolution)
-                approval = attrs.evolve(approval, approvals=approvals, updated_at=now)
+                approval = evolve(approval, approvals=approvals, updated_at=now)
                 if len(approvals) < approval.min_approvals:
                     step = self._steps.approved_in_part(run, graph, approval)
                 else:
-                    approval = attrs.evolve(
+                    approval = evolve(
                         approval, status=ApprovalStatus.RESOLVED, resolution=resolution
                     )
                     step = self._steps.decided(run, graph, approval)

@@ -6,9 +6,8 @@ applies.
 
 from typing import Any
 
-import attrs
-
 from ecp_core.canonical import thaw
+from ecp_core.evolve import evolve
 from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.runs.approvals.effects import NoteApprovalAction, SaveApproval
@@ -112,7 +111,7 @@ class ApprovalSteps:
         resolution = approval.resolution
         assert resolution is not None  # noqa: S101 - the caller resolved it
         step = self._continue(run, graph, approval).after(*_noted(approval, resolution))
-        return attrs.evolve(step, effects=(*step.effects, resolved(step.run, approval)))
+        return evolve(step, effects=(*step.effects, resolved(step.run, approval)))
 
     def approved_in_part(self, run: Run, graph: GraphDefinition, approval: ApprovalRecord) -> Step:
         """An approval that is not the last needed: record it; the run keeps waiting (ADR 0075).
@@ -121,7 +120,7 @@ class ApprovalSteps:
         """
         resolution = approval.approvals[-1]
         record = _attempt(graph.node(approval.node_id), approval, resolution)
-        waiting = attrs.evolve(run, updated_at=resolution.resolved_at)
+        waiting = evolve(run, updated_at=resolution.resolved_at)
         return Step(waiting, (*_noted(approval, resolution), WriteAudit(record)))
 
     def _continue(self, run: Run, graph: GraphDefinition, approval: ApprovalRecord) -> Step:
@@ -145,7 +144,7 @@ class ApprovalSteps:
     def escalate(self, run: Run, graph: GraphDefinition, approval: ApprovalRecord) -> Step:
         """``approval`` passed its SLA: mark it escalated and pause on a fresh one instead."""
         now = self._clock.now()
-        escalated = attrs.evolve(
+        escalated = evolve(
             approval, status=ApprovalStatus.ESCALATED, escalation_action="replaced", updated_at=now
         )
         node = graph.node(approval.node_id)

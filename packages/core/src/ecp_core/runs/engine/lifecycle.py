@@ -6,8 +6,7 @@ because the caller applies the whole step in one unit of work and commits once.
 
 import logging
 
-import attrs
-
+from ecp_core.evolve import evolve
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.registry.service import require_graph
 from ecp_core.runs.approvals.effects import NoteApprovalAction, OpenApproval, SaveApproval
@@ -58,10 +57,11 @@ class RunLifecycle:
         The caller saves the run and commits.
         """
         run = step.run
-        for effect in step.effects:
+        attempts = None  # the chain's length after the step's last record (the writer reads
+        for effect in step.effects:  # none of the run's counts, so the run is evolved once)
             match effect:
                 case WriteAudit(attempt):
-                    run = attrs.evolve(run, attempts=self._writer.write(uow, run, attempt))
+                    attempts = self._writer.write(uow, run, attempt)
                 case OpenApproval() | SaveApproval() | NoteApprovalAction():
                     _approval_effect(uow, effect)
                 case OfferTask(task):
@@ -80,7 +80,7 @@ class RunLifecycle:
                         effect.run.tenant_id,
                         effect.payload_data(),
                     )
-        return run
+        return run if attempts is None else evolve(run, attempts=attempts)
 
     def _continue_parent(self, uow: RunsUnit, child: Run, children: ChildSteps) -> None:
         """Record ``child``'s end in its waiting parent (locked) and save the parent.

@@ -4,8 +4,6 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from ecp_core.canonical import canonical_json, thaw
 from ecp_core.deployments.model import Deployment, LimitsRequest, TenantLimits
 from ecp_core.errors import (
@@ -16,6 +14,7 @@ from ecp_core.errors import (
     NotFound,
     ValidationFailed,
 )
+from ecp_core.evolve import evolve
 from ecp_core.graphs.paths import set_path
 from ecp_core.identity import ActorIdentity
 from ecp_core.pages import MAX_PAGE, check_limit, decode_cursor, next_page
@@ -284,7 +283,7 @@ class RunService:
             return run
         if uow.deployments.limited(run.tenant_id):
             return None
-        return attrs.evolve(run, holds_slot=True)
+        return evolve(run, holds_slot=True)
 
     def _attempt(self, uow: RunsUnit, run: Run) -> Run:
         if run.paused_by:

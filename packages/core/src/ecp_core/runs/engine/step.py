@@ -10,9 +10,8 @@ to: running the node's action is what the step decides to do. Steps that start f
 
 from typing import Any
 
-import attrs
-
 from ecp_core.canonical import thaw
+from ecp_core.evolve import evolve
 from ecp_core.graphs.conditions import ConditionError
 from ecp_core.graphs.definition import GraphDefinition, NodeDefinition
 from ecp_core.policies.guard import evaluate_policy
@@ -78,14 +77,14 @@ class Stepper:
     def stay(self, run: Run, attempt: AttemptRecord, **changes: Any) -> Step:  # noqa: ANN401
         """Write ``attempt`` and keep the run RUNNING at the same node (a granted gate)."""
         metadata = {**(attempt.execution_metadata or {}), "next_node_id": attempt.node_id}
-        stayed = attrs.evolve(
+        stayed = evolve(
             self._running(run),
             paused=None,
             pending_approval_ids=(),
             updated_at=self._clock.now(),
             **changes,
         )
-        return Step(stayed, (WriteAudit(attrs.evolve(attempt, execution_metadata=metadata)),))
+        return Step(stayed, (WriteAudit(evolve(attempt, execution_metadata=metadata)),))
 
     def move_on(
         self, run: Run, graph: GraphDefinition, attempt: AttemptRecord, state: dict[str, Any]
@@ -94,10 +93,10 @@ class Stepper:
         try:
             target = next_node(graph, attempt.node_id, state)
         except (ConditionError, NoMatchingEdge) as exc:
-            failed = attrs.evolve(attempt, status=AttemptStatus.FAILED, error=error_of(exc))
+            failed = evolve(attempt, status=AttemptStatus.FAILED, error=error_of(exc))
             return self.fail(run, failed, exc.code, exc.detail)
         metadata = {**(attempt.execution_metadata or {}), "next_node_id": target}
-        written = WriteAudit(attrs.evolve(attempt, execution_metadata=metadata))
+        written = WriteAudit(evolve(attempt, execution_metadata=metadata))
         run = self._running(run)
         now = self._clock.now()
         common: dict[str, Any] = {
@@ -111,7 +110,7 @@ class Stepper:
                 run, RunStatus.COMPLETED, now, next_node_id=None, output=state, **common
             )
             return Step(done, (written, *ended(done)))
-        return Step(attrs.evolve(run, next_node_id=target, updated_at=now, **common), (written,))
+        return Step(evolve(run, next_node_id=target, updated_at=now, **common), (written,))
 
     # -- one attempt -----------------------------------------------------------------------------
 
@@ -154,7 +153,7 @@ class Stepper:
         ``child`` is what a subgraph node's deployment resolved to (None: missing).
         """
         node = graph.node(run.next_node_id or graph.entry)
-        run = attrs.evolve(run, steps=run.steps + 1)
+        run = evolve(run, steps=run.steps + 1)
         base = {"node_kind": str(node.kind), "step": run.steps}
         if run.steps > graph.max_steps:
             record = AttemptRecord(
@@ -224,7 +223,7 @@ class Stepper:
         )
         handler = self._actions.get(action.name)
         if handler is None:
-            failed = attrs.evolve(
+            failed = evolve(
                 draft,
                 status=AttemptStatus.FAILED,
                 error={"type": "UnknownAction", "message": f"no handler for {action.name!r}"},
@@ -241,9 +240,9 @@ class Stepper:
         try:
             result = checked_result(action.name, handler(context))
         except Exception as exc:  # noqa: BLE001 - any handler failure ends the run, recorded
-            failed = attrs.evolve(draft, status=AttemptStatus.FAILED, error=error_of(exc))
+            failed = evolve(draft, status=AttemptStatus.FAILED, error=error_of(exc))
             return self.fail(run, failed, m.ACTION_ERROR, f"action {action.name!r} failed: {exc}")
-        done = attrs.evolve(
+        done = evolve(
             draft,
             output_snapshot=result.output,
             stdout=result.stdout,
@@ -254,7 +253,7 @@ class Stepper:
         )
         step = self.move_on(run, graph, done, {**run.state, **thaw(result.output)})
         writes = tuple(InAttempt(write) for write in result.in_attempt)
-        return attrs.evolve(step, effects=(*step.effects, *writes))  # with the attempt (ADR 0098)
+        return evolve(step, effects=(*step.effects, *writes))  # with the attempt (ADR 0098)
 
     @staticmethod
     def _approved_arguments(

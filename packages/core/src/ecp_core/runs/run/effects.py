@@ -7,6 +7,7 @@ work. Each concept declares its own effects (``runs.approvals.effects``, ``runs.
 
 import attrs
 
+from ecp_core.evolve import evolve
 from ecp_core.runs.run.actions import AttemptWrite
 from ecp_core.runs.run.attempts import AttemptRecord
 from ecp_core.runs.run.model import Run
@@ -56,7 +57,7 @@ class Step:
 
     def after(self, *effects: Effect) -> "Step":
         """This step with ``effects`` applied before its own."""
-        return attrs.evolve(self, effects=(*effects, *self.effects))
+        return evolve(self, effects=(*effects, *self.effects))
 
 
 __all__ = [

@@ -3,9 +3,8 @@
 from datetime import datetime
 from typing import Any
 
-import attrs
-
 from ecp_core.errors import IllegalTransition
+from ecp_core.evolve import evolve
 from ecp_core.runs.run.model import Run
 from ecp_core.types import RunStatus
 
@@ -57,4 +56,4 @@ def transition(run: Run, target: RunStatus, now: datetime, **changes: Any) -> Ru
         raise IllegalTransition(
             f"run {run.run_id} cannot go from {run.status.value} to {target.value}"
         )
-    return attrs.evolve(run, status=target, updated_at=now, **changes)
+    return evolve(run, status=target, updated_at=now, **changes)
