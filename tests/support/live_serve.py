@@ -58,7 +58,9 @@ def ecp_serve(
     SIGTERM and must exit 0.
     """
     log = folder / "serve.log"
-    env = _environment({"ECP_DATABASE_URL": database_url, **settings})
+    # A data directory of its own: two servers of parallel test workers never share the lock.
+    own = {"ECP_DATABASE_URL": database_url, "ECP_DATA_DIR": str(folder / "ecp-data")}
+    env = _environment({**own, **settings})
     with log.open("w") as sink:
         server = subprocess.Popen(
             [str(ecp), "serve", "--host", "127.0.0.1", "--port", "0"],

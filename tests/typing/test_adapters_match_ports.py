@@ -46,7 +46,7 @@ from ecp_postgres.api_keys import PostgresApiKeys
 from ecp_postgres.approvals import PostgresApprovals
 from ecp_postgres.audit import PostgresAudit
 from ecp_postgres.contracts import PostgresContracts
-from ecp_postgres.database import PostgresEvidence, PostgresStore, PostgresUnitOfWork
+from ecp_postgres.database import PostgresStore
 from ecp_postgres.debugger import PostgresEvidenceTallies
 from ecp_postgres.decisions import PostgresDecisions, PostgresVersionEvidence
 from ecp_postgres.deployments import PostgresDeployments
@@ -58,6 +58,7 @@ from ecp_postgres.reconciliation import PostgresProviderEvents, PostgresReconcil
 from ecp_postgres.retention import PostgresRetention
 from ecp_postgres.runs import PostgresRuns
 from ecp_postgres.tasks import PostgresTasks
+from ecp_postgres.unit import PostgresEvidence, PostgresUnitOfWork
 from ecp_postgres.webhooks import PostgresWebhooks
 
 pytestmark = pytest.mark.unit

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ecp_postgres.database import (
         PostgresStore,
-        PostgresUnitOfWork,
         create_database,
         drop_database,
         with_database,
@@ -28,10 +27,11 @@ if TYPE_CHECKING:
     from ecp_postgres.migrations import rollback as rollback_migrations
     from ecp_postgres.migrations import status as migration_status
     from ecp_postgres.runtime import check_database, database_url
+    from ecp_postgres.unit import PostgresUnitOfWork
 
 _HOMES = {
     "PostgresStore": ("database", "PostgresStore"),
-    "PostgresUnitOfWork": ("database", "PostgresUnitOfWork"),
+    "PostgresUnitOfWork": ("unit", "PostgresUnitOfWork"),
     "create_database": ("database", "create_database"),
     "drop_database": ("database", "drop_database"),
     "with_database": ("database", "with_database"),

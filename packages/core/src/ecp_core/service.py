@@ -29,6 +29,7 @@ from ecp_core.memory import MemoryStore
 from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.ports.retention import ArtifactStore, EvidenceEraser
 from ecp_core.ports.runs import RunsUnit
+from ecp_core.ports.shared import SharedTransactions
 from ecp_core.ports.system import Clock, IdFactory, Signer
 from ecp_core.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ecp_core.reconciliation.service import ReconciliationService
@@ -177,6 +178,7 @@ class Ecp:
         audit_verify_connections: int = VERIFY_CONNECTIONS,
         log_origin: str = DEFAULT_LOG_ORIGIN,
         storage_unavailable: Callable[[BaseException], bool] | None = None,
+        shared_transactions: SharedTransactions | None = None,
     ) -> "Ecp":
         """Wire every service.
 
@@ -193,7 +195,8 @@ class Ecp:
         ``audit_verify_connections`` caps the units of work audit verifications hold at once;
         ``log_origin`` prefixes each tenant's transparency log origin (``<origin>/<tenant>``);
         ``storage_unavailable`` tells the store's errors of a database away or full from others
-        (the run dispatcher backs off without counting those).
+        (the run dispatcher backs off without counting those); ``shared_transactions`` (a
+        store's ``shared_transaction``) lets concurrent run starts share commits (ADR 0102).
         """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
@@ -225,6 +228,7 @@ class Ecp:
             lifecycle,
             dispatch=dispatch_retry or DISPATCH_RETRY,
             storage_unavailable=storage_unavailable,
+            shared_transactions=shared_transactions,
         )
         log_keys = None if signer is None else LogKeys(log_origin, signer, tuple(verification_keys))
         trail = AuditTrail(uow, keys, connections=audit_verify_connections)

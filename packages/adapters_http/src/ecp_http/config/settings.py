@@ -74,6 +74,7 @@ class Settings:
     log_origin: str = runs.LOG_ORIGIN.default
     log_witnesses: tuple[tuple[str, str], ...] = runs.LOG_WITNESSES.default
     dispatch_notify: bool = runs.DISPATCH_NOTIFY.default
+    start_batching: bool = runs.START_BATCHING.default
     """Whether PostgreSQL notifications wake the workers and ``Prefer: wait`` (ADR 0063); off,
     they poll only."""
     dispatch_max_attempts: int = runs.DISPATCH_MAX_ATTEMPTS.default
@@ -186,6 +187,7 @@ class Settings:
             log_origin=runs.LOG_ORIGIN.read(env),
             log_witnesses=runs.LOG_WITNESSES.read(env),
             dispatch_notify=runs.DISPATCH_NOTIFY.read(env),
+            start_batching=runs.START_BATCHING.read(env),
             dispatch_max_attempts=runs.DISPATCH_MAX_ATTEMPTS.read(env),
             dispatch_backoff_seconds=runs.DISPATCH_BACKOFF_SECONDS.read(env),
             max_wait_seconds=runs.MAX_WAIT_SECONDS.read(env),

@@ -42,6 +42,7 @@ from ecp_http.server.live_feed import LiveFeed
 from ecp_http.server.long_poll import Bell
 from ecp_http.server.observability.metrics import Metrics
 from ecp_http.server.observability.observed import observed
+from ecp_http.server.observability.observed_shared import observed_shared
 from ecp_http.server.routing import Operation
 from ecp_http.server.services import Services
 from ecp_http.server.sessions import CloudIdentity
@@ -282,6 +283,11 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         audit_verify_connections=settings.audit_verify_connections,
         log_origin=settings.log_origin,
         storage_unavailable=storage_unavailable if isinstance(store, PostgresStore) else None,
+        shared_transactions=(
+            observed_shared(store.shared_transaction, metrics, tracing)
+            if isinstance(store, PostgresStore) and settings.start_batching
+            else None
+        ),
         deployment_mode=DeploymentMode.HOSTED
         if settings.hosted.enabled
         else DeploymentMode.SELF_HOSTED,

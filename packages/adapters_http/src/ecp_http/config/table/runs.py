@@ -61,6 +61,18 @@ DISPATCH_NOTIFY: Setting[bool] = Setting(
     shown_default="`true`",
 )
 
+START_BATCHING: Setting[bool] = Setting(
+    name="ECP_START_BATCHING",
+    parse=flag,
+    default=True,
+    description=(
+        "on PostgreSQL, run starts that arrive together share one transaction, each in a "
+        "savepoint of its own, and are answered once it commits (ADR 0102); alone a start "
+        "commits at once. `false`: every start commits on its own"
+    ),
+    shown_default="`true`",
+)
+
 DISPATCH_MAX_ATTEMPTS: Setting[int] = Setting(
     name="ECP_DISPATCH_MAX_ATTEMPTS",
     parse=whole(1),

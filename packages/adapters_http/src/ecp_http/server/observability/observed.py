@@ -59,19 +59,37 @@ class ObservedUnitOfWork:
     :class:`~ecp_core.ports.unit_of_work.UnitOfWork` with no cast and mypy checks the match.
     """
 
-    __slots__ = ("_inner", "_metrics", "_seen", "_tracing", "audit", "runs", "webhooks")
+    __slots__ = (
+        "_deferred",
+        "_inner",
+        "_metrics",
+        "_seen",
+        "_tracing",
+        "audit",
+        "runs",
+        "webhooks",
+    )
     runs: ObservedRuns
     audit: ObservedAudit
     webhooks: ObservedWebhooks
 
     def __init__(
-        self, inner: "UnitOfWork", metrics: "Metrics | None", tracing: "Tracing | None" = None
+        self,
+        inner: "UnitOfWork",
+        metrics: "Metrics | None",
+        tracing: "Tracing | None" = None,
+        deferred: "list[tuple[ObservedUnitOfWork, Seen]] | None" = None,
     ) -> None:
-        """Watch ``inner``; ``metrics`` None logs only; ``tracing`` None traces nothing."""
+        """Watch ``inner``; ``metrics`` None logs only; ``tracing`` None traces nothing.
+
+        With ``deferred`` (a savepoint of a shared transaction), a commit adds what it saw
+        there, for the shared commit to :meth:`report` once it is durable.
+        """
         self._inner = inner
         self._metrics = metrics
         self._tracing = tracing
         self._seen = Seen()
+        self._deferred = deferred
 
     def __enter__(self) -> Self:
         """Begin the inner unit of work and wrap the ports that are watched."""
@@ -97,9 +115,13 @@ class ObservedUnitOfWork:
         self._inner.commit()
         seen, self._seen = self._seen, Seen()
         self._seen.before = {run.run_id: run.status for _, run in seen.runs}
-        self._report(seen)
+        if self._deferred is None:
+            self.report(seen)
+        else:
+            self._deferred.append((self, seen))
 
-    def _report(self, seen: Seen) -> None:
+    def report(self, seen: Seen) -> None:
+        """Count and log what a committed transaction did."""
         metrics = self._metrics
         for before, run in seen.runs:
             if before is RunStatus.PENDING and run.status is not RunStatus.PENDING:

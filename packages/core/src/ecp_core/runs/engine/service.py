@@ -19,9 +19,11 @@ from ecp_core.graphs.paths import set_path
 from ecp_core.identity import ActorIdentity
 from ecp_core.pages import MAX_PAGE, check_limit, decode_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
+from ecp_core.ports.shared import SharedTransactions
 from ecp_core.ports.system import Clock, IdFactory
 from ecp_core.registry.service import require_graph
 from ecp_core.runs.children.targets import CHILDREN_CURSOR, child_target
+from ecp_core.runs.engine.commit_groups import CommitGroup
 from ecp_core.runs.engine.control import RunControl
 from ecp_core.runs.engine.dispatch import DISPATCH_RETRY
 from ecp_core.runs.engine.failures import DispatchFailures
@@ -73,12 +75,14 @@ class RunService:
         *,
         dispatch: RetrySchedule = DISPATCH_RETRY,
         storage_unavailable: Callable[[BaseException], bool] | None = None,
+        shared_transactions: SharedTransactions | None = None,
     ) -> None:
         """Wire the service; ``dispatch`` bounds and spaces the retries of a failing dispatch.
 
         ``storage_unavailable`` tells an error of the database being away or full (which backs
         a run off without counting against it) from others; by default the core's own
-        :class:`DatabaseUnavailable`.
+        :class:`DatabaseUnavailable`. With ``shared_transactions``, concurrent starts share
+        commits (ADR 0102).
         """
         self._uow = uow
         self._unavailable = storage_unavailable or _database_unavailable
@@ -92,7 +96,10 @@ class RunService:
         self._limits = RunLimits(uow)
         self._failures = DispatchFailures(clock, stepper, lifecycle, dispatch)
         self._timers = TimerWakes(uow, clock, stepper, lifecycle)
-        self._starts = RunStarts(uow, clock, ids, self._first_attempts)
+        group = None if shared_transactions is None else CommitGroup(shared_transactions)
+        self.start_group = group
+        """The starts' commit group (None: each start commits alone)."""
+        self._starts = RunStarts(uow, clock, ids, self._first_attempts, group)
 
     def wake_timers(self, limit: int = WAKE_BATCH) -> list[Woken]:
         """Wake up to ``limit`` runs whose wait node's time came (see :class:`TimerWakes`)."""

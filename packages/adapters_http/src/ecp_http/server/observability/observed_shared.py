@@ -1,0 +1,71 @@
+"""A watched shared transaction: its savepoints' work counted once the whole commits (ADR 0102)."""
+
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
+
+from ecp_http.server.observability.observed import ObservedUnitOfWork
+
+if TYPE_CHECKING:
+    from ecp_core.ports.shared import SharedTransaction, SharedTransactions
+    from ecp_core.ports.unit_of_work import UnitOfWork
+    from ecp_http.server.observability.metrics import Metrics
+    from ecp_http.server.observability.tracing import Tracing
+    from ecp_http.server.observability.watched import Seen
+
+
+class ObservedSharedTransaction:
+    """A shared transaction whose savepoint units are watched, reported once it commits.
+
+    Each unit is an :class:`ObservedUnitOfWork` whose report waits for the shared commit, so
+    nothing is counted or logged that did not become durable.
+    """
+
+    def __init__(
+        self, inner: "SharedTransaction", metrics: "Metrics | None", tracing: "Tracing | None"
+    ) -> None:
+        """Watch ``inner``'s units."""
+        self._inner = inner
+        self._metrics = metrics
+        self._tracing = tracing
+        self._kept: list[tuple[ObservedUnitOfWork, Seen]] = []
+
+    def __enter__(self) -> Self:
+        """Begin the shared transaction."""
+        self._inner = self._inner.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Forget what was not committed and leave the shared transaction."""
+        self._kept = []
+        self._inner.__exit__(exc_type, exc, tb)
+
+    def unit(self) -> ObservedUnitOfWork:
+        """A watched unit of work in a savepoint; its report waits for :meth:`commit`."""
+        inner: UnitOfWork = self._inner.unit()  # type: ignore[assignment]
+        return ObservedUnitOfWork(inner, self._metrics, self._tracing, deferred=self._kept)
+
+    def commit(self) -> None:
+        """Commit, then report what each kept unit did."""
+        self._inner.commit()
+        kept, self._kept = self._kept, []
+        for unit, seen in kept:
+            unit.report(seen)
+
+
+def observed_shared(
+    factory: "SharedTransactions", metrics: "Metrics | None", tracing: "Tracing | None" = None
+) -> "SharedTransactions":
+    """A factory of watched shared transactions over ``factory``."""
+
+    def shared_transaction() -> "SharedTransaction":
+        return ObservedSharedTransaction(factory(), metrics, tracing)
+
+    return shared_transaction
+
+
+__all__ = ["ObservedSharedTransaction", "observed_shared"]

@@ -1,0 +1,48 @@
+"""One transaction shared by several callers' units of work, each in a savepoint (ADR 0102).
+
+A store that can offer it (PostgreSQL) hands out a :class:`SharedTransaction`: each
+:meth:`~SharedTransaction.unit` is a unit of work inside it whose ``commit`` keeps its work
+(releases its savepoint) and whose leaving without commit undoes only its own work (rolls back
+to its savepoint). Nothing is durable until :meth:`~SharedTransaction.commit`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, Self
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from ecp_core.ports.runs import RunsUnit
+
+
+class SharedTransaction(Protocol):
+    """A transaction whose units of work are savepoints; leaving without commit rolls back."""
+
+    def __enter__(self) -> Self:
+        """Begin."""
+        ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Roll back what was not committed and release the connection."""
+        ...
+
+    def unit(self) -> RunsUnit:
+        """A unit of work in its own savepoint (used as a context manager, one at a time)."""
+        ...
+
+    def commit(self) -> None:
+        """Make every kept unit's work durable at once."""
+        ...
+
+
+SharedTransactions = Callable[[], SharedTransaction]
+"""Makes a new shared transaction (a store's ``shared_transaction``)."""
+
+__all__ = ["SharedTransaction", "SharedTransactions"]

@@ -1,0 +1,211 @@
+"""Group commit of run starts on PostgreSQL (ADR 0102): savepoints in one shared transaction.
+
+The :class:`CommitGroup` tests hold the first work until every other is queued, so the rest
+form exactly one group whatever the timing; then each caller's answer and what is stored are
+checked against which works failed.
+"""
+
+import threading
+import time
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ecp_core import (
+    ApprovalResolutionRequest,
+    CreateDeploymentRequest,
+    Ecp,
+    Ed25519Signer,
+    GraphBuilder,
+    StartRunRequest,
+)
+from ecp_core.errors import DatabaseUnavailable
+from ecp_core.identity import ActorIdentity
+from ecp_core.runs.engine.commit_groups import CommitGroup
+from ecp_core.testing.samples import deployment, graph_version, run
+from ecp_core.types import ApprovalDecision, AuthMethod, RunStatus
+
+pytestmark = pytest.mark.integration
+
+RULE = "C20 start-groups"
+REVIEWER = ActorIdentity(subject="reviewer", auth_method=AuthMethod.BEARER, tenant_id="t")
+
+
+class Refused(Exception):
+    """A work's own failure."""
+
+
+def queued(group: CommitGroup, count: int) -> None:
+    """Wait (at most 30 s) until ``count`` works wait behind the leader."""
+    deadline = time.monotonic() + 30
+    while group.waiting < count:
+        assert time.monotonic() < deadline, "the works never queued"
+        time.sleep(0.001)
+
+
+def run_together(group: CommitGroup, works: list, leading: threading.Event) -> list:
+    """Each work on a thread of its own; the rest start once the first leads (``leading``) and
+    it holds until they are queued behind it."""
+    answers: list = [None] * len(works)
+
+    def call(index: int) -> None:
+        try:
+            answers[index] = ("ok", group.run(works[index]))
+        except Exception as exc:  # noqa: BLE001 - the answer under test
+            answers[index] = ("error", exc)
+
+    first = threading.Thread(target=call, args=(0,))
+    first.start()
+    assert leading.wait(30)
+    others = [threading.Thread(target=call, args=(i,)) for i in range(1, len(works))]
+    for thread in others:
+        thread.start()
+    for thread in [first, *others]:
+        thread.join(60)
+    return answers
+
+
+def seeded(postgres_store) -> None:
+    """The graph and deployment the sample runs belong to (once per database)."""
+    with postgres_store.unit_of_work() as tx:
+        if tx.deployments.get("t1", "dep") is None:
+            tx.graphs.add(graph_version())
+            tx.deployments.add(deployment())
+            tx.commit()
+
+
+@pytest.mark.spec(RULE)
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.booleans(), min_size=2, max_size=8))
+def test_a_failing_work_undoes_only_its_own_savepoint(postgres_store, fails):
+    """Every other work of the group commits, and each caller is answered once."""
+    seeded(postgres_store)
+    group = CommitGroup(postgres_store.shared_transaction)
+    prefix = f"g{time.monotonic_ns()}-"
+    leading = threading.Event()
+
+    def work(index: int, fail: bool):
+        def body(unit):
+            if index == 0:
+                leading.set()
+                queued(group, len(fails) - 1)
+            unit.runs.add(run(f"{prefix}{index}", tenant="t1"))
+            if fail:
+                unit.runs.get("t1", f"{prefix}{index}")  # sends the insert first
+                raise Refused(index)
+            unit.commit()
+            return index
+
+        return body
+
+    answers = run_together(group, [work(i, fail) for i, fail in enumerate(fails)], leading)
+    for index, (fail, answer) in enumerate(zip(fails, answers, strict=True)):
+        if fail:
+            assert answer[0] == "error" and isinstance(answer[1], Refused), answer
+        else:
+            assert answer == ("ok", index)
+    assert (group.groups, group.works) == (2, len(fails))  # the first alone, then all the rest
+    with postgres_store.unit_of_work() as tx:
+        stored = {i for i in range(len(fails)) if tx.runs.get("t1", f"{prefix}{i}") is not None}
+    assert stored == {i for i, fail in enumerate(fails) if not fail}
+
+
+@attrs.define
+class CommitFails:
+    """A real shared transaction whose commit is refused as a lost database would refuse it."""
+
+    inner: object
+
+    def __enter__(self):
+        self.inner = self.inner.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.inner.__exit__(*exc)
+
+    def unit(self):
+        return self.inner.unit()
+
+    def commit(self):
+        raise DatabaseUnavailable("the database went away at commit")
+
+
+@pytest.mark.spec(RULE)
+def test_when_the_shared_commit_fails_no_caller_is_told_it_succeeded(postgres_store):
+    seeded(postgres_store)
+    group = CommitGroup(lambda: CommitFails(postgres_store.shared_transaction()))
+    leading = threading.Event()
+
+    def work(index: int):
+        def body(unit):
+            if index == 0:
+                leading.set()
+                queued(group, 3)
+            unit.runs.add(run(f"lost-{index}", tenant="t1"))
+            unit.commit()
+            return index
+
+        return body
+
+    answers = run_together(group, [work(i) for i in range(4)], leading)
+    assert all(kind == "error" and isinstance(exc, DatabaseUnavailable) for kind, exc in answers)
+    with postgres_store.unit_of_work() as tx:
+        assert all(tx.runs.get("t1", f"lost-{i}") is None for i in range(4))
+
+
+def approval_graph():
+    return (
+        GraphBuilder("pay")
+        .action("set_value", "set", arguments={"values": {"amount_cents": 4200}})
+        .approval("review", summary="Approve the amount", rationale="Payments need a person")
+        .end("done")
+        .chain("set_value", "review", "done")
+        .build()
+    )
+
+
+@pytest.mark.spec(RULE)
+def test_concurrent_starts_share_commits_and_every_run_is_whole(postgres_store):
+    """Sixteen starters at once: every run reaches its approval with its records, is approved
+    and completes, its chain verifies; idempotent repeats in the same groups answer the first."""
+    ecp = Ecp.build(
+        postgres_store.unit_of_work,
+        signer=Ed25519Signer(bytes(range(32)), key_id="k"),
+        shared_transactions=postgres_store.shared_transaction,
+    )
+    ecp.graphs.register("t", approval_graph())
+    ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="pay"))
+    start = threading.Barrier(16)
+    started: list = [None] * 32
+
+    def starter(index: int) -> None:
+        start.wait(30)
+        for repeat in range(2):  # the second start repeats the key: the same run
+            request = StartRunRequest(deployment_ref="d", idempotency_key=f"k{index}")
+            started[index * 2 + repeat] = ecp.runs.start_and_drive("t", request)
+
+    threads = [threading.Thread(target=starter, args=(i,)) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    group = ecp.runs.start_group
+    assert group is not None
+    assert group.works == 32 and group.groups <= 32
+    for index in range(16):
+        (first, created), (again, repeated) = started[index * 2], started[index * 2 + 1]
+        assert (created, repeated, again.run_id) == (True, False, first.run_id)
+        assert first.status is RunStatus.WAITING_APPROVAL
+        answer = ecp.resolve(
+            REVIEWER,
+            "d",
+            first.pending_approval_ids[0],
+            ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE),
+        )
+        assert answer.run.status.value == "completed"
+        verified = ecp.audit.verify_run("t", first.run_id)
+        assert (verified.verified, verified.record_count) == (True, 4)
