@@ -90,11 +90,17 @@ class Window:
             handle.seek(self.offset)
             text = handle.read().decode(errors="replace")
         open_in: set[str] = set()  # sessions (pids) inside BEGIN
-        for line in text.splitlines():
+        lines = text.splitlines()
+        for number, line in enumerate(lines):
             found = LOGGED.search(line)
             if not found:
                 continue
-            what = kind(found[1])
+            statement = found[1]
+            for more in lines[number + 1 : number + 4]:  # a statement's next lines: a tab first
+                if statement.strip() or not more.startswith("\t"):
+                    break
+                statement = more
+            what = kind(statement)
             self.statements[what] += 1
             pid = PID.search(line[: found.start()])
             session = pid[1] if pid else ""

@@ -19,7 +19,7 @@ from ecp_core.service import Ecp
 from ecp_core.types import RunStatus
 from ecp_http.background.backtest_worker import BacktestWorker
 from ecp_http.background.dispatch import Dispatcher, Outage
-from ecp_http.background.timers import timer_thread
+from ecp_http.background.timers import TIMER_SWEEP, timer_thread
 from ecp_http.background.transparency import log_thread
 from ecp_http.background.wakeups import DELIVERY_SWEEP
 from ecp_http.config.settings import Settings
@@ -47,6 +47,16 @@ ABANDONED_BATCHES = 20
 SECRET_SWEEP_SECONDS = 60.0
 """How often webhook secrets whose rotation overlap ended are forgotten (ADR 0054)."""
 
+QUIET_SECONDS = 30.0
+"""While the notification listener is connected, the safety-net interval of what notifications
+announce (ADR 0099): idle run workers, webhook deliveries, timers. The sweeps know their own
+next due time (a delivery's retry, a timer) and wait for that when it is sooner."""
+
+QUIET_CLAIM_SECONDS = 5.0
+"""While the listener is connected, how often one idle run worker still claims: a run whose
+dispatch backs off, or that waits for a concurrency slot, becomes claimable with no notification
+(ADR 0099). The other idle workers wait for a call or :data:`QUIET_SECONDS`."""
+
 
 def abandoned_reservations_sweep(ecp: Ecp, metrics: "Metrics | None") -> Callable[[], None]:
     """The sweep settling connector test reservations a dead process left (ADR 0050)."""
@@ -71,10 +81,18 @@ def sweeps_of(
         allow_private=settings.webhook_allow_private_targets,
     )
 
-    def deliver_webhooks() -> None:
+    def deliver_webhooks() -> float | None:
+        """Deliver what is due; after attempts, the seconds until the next one (a retry) is due."""
+        attempted = 0
         for _ in range(DELIVERY_BATCHES):
-            if ecp.webhooks.deliver_due(sender) == 0:
-                return
+            sent = ecp.webhooks.deliver_due(sender)
+            attempted += sent
+            if sent == 0:
+                break
+        else:
+            return 0.0  # more are due: at once
+        # An attempt that failed set its retry: a time no notification announces.
+        return ecp.webhooks.seconds_to_next_due() if attempted else None
 
     def expire_task_locks() -> None:
         if ecp.tasks.expire_locks():
@@ -124,6 +142,8 @@ def background_work(
     def advanced(run: Run) -> None:
         if run.status is RunStatus.WAITING_TASK:
             offers.offered(run.tenant_id)  # the run holds no topic: every claim of the tenant
+        if run.status is RunStatus.WAITING_TIMER:
+            timers.hurry(TIMER_SWEEP)  # its due time may come before the quiet timer thread looks
         if run.status in TERMINAL or run.status in WAITING:
             runs_moved.ring(run.run_id, run)  # the news its Prefer: wait answers from
             if live is not None:
@@ -138,6 +158,12 @@ def background_work(
         tracing=tracing,
         outage=outage,
         on_advanced=advanced,
+        quiet=offers.listening,
+        quiet_seconds={
+            "workers": QUIET_CLAIM_SECONDS,
+            "other workers": QUIET_SECONDS,
+            DELIVERY_SWEEP: QUIET_SECONDS,
+        },
     )
     scheduler = (
         Dispatcher(
@@ -153,7 +179,13 @@ def background_work(
         else None
     )
     timers = timer_thread(
-        ecp, settings.timer_poll_seconds, dispatcher, outage=outage, metrics=metrics
+        ecp,
+        settings.timer_poll_seconds,
+        dispatcher,
+        outage=outage,
+        metrics=metrics,
+        quiet=offers.listening,
+        quiet_seconds=QUIET_SECONDS,
     )
     log = log_thread(
         ecp,
@@ -169,6 +201,8 @@ __all__ = [
     "ABANDONED_BATCHES",
     "ABANDONED_SWEEP_SECONDS",
     "DELIVERY_BATCHES",
+    "QUIET_CLAIM_SECONDS",
+    "QUIET_SECONDS",
     "abandoned_reservations_sweep",
     "background_work",
     "sweeps_of",

@@ -15,7 +15,7 @@ again``) and back off, up to :data:`OUTAGE_BACKOFF_CAP_SECONDS`, instead of a tr
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ecp_core.errors import DatabaseUnavailable
@@ -124,8 +124,15 @@ class Dispatcher:
         tracing: "Tracing | None" = None,
         outage: Outage | None = None,
         on_advanced: "Callable[[Run], object] | None" = None,
+        quiet: threading.Event | None = None,
+        quiet_seconds: Mapping[str, float] | None = None,
     ) -> None:
         """Prepare, not start. ``sweeps`` are (name, action, interval seconds) run periodically.
+
+        While ``quiet`` is set (the notification listener is connected, ADR 0099), what
+        notifications announce is not polled for: idle workers look again only after
+        ``quiet_seconds["workers"]``, and each sweep named in ``quiet_seconds`` runs at that
+        interval instead of its own (a safety net), unless hurried or an action answers sooner.
 
         An action that returns a float is run again after at most that many seconds (work it
         knows to come sooner than its interval).
@@ -142,6 +149,8 @@ class Dispatcher:
         self._runs = runs
         self._workers = workers
         self._poll = poll_seconds
+        self._quiet = quiet
+        self._quiet_seconds = dict(quiet_seconds or {})
         self._stop = threading.Event()
         self._idle = _IdleWorkers()
         self._sweep_wake = threading.Event()
@@ -157,7 +166,9 @@ class Dispatcher:
         """Start the worker threads."""
         self._stop.clear()
         self._threads = [
-            threading.Thread(target=self._loop, name=f"ecp-dispatch-{index}", daemon=True)
+            threading.Thread(
+                target=self._loop, args=(index,), name=f"ecp-dispatch-{index}", daemon=True
+            )
             for index in range(self._workers)
         ]
         if self._sweeps:
@@ -167,9 +178,21 @@ class Dispatcher:
         for thread in self._threads:
             thread.start()
 
-    def wake(self) -> None:
-        """Tell one idle worker there may be work now (a busy one looks when it is done)."""
+    def wake(self, *, announced: bool = False) -> None:
+        """Tell one idle worker there may be work now (a busy one looks when it is done).
+
+        ``announced``: the work's commit sent a runnable notification, which wakes a worker
+        while the listener is connected (quiet); only without one is a worker called here.
+        """
+        if announced and self._quiet is not None and self._quiet.is_set():
+            return
         self._idle.call()
+
+    def rouse(self) -> None:
+        """Every idle worker claims and every sweep runs now (the listener was lost)."""
+        self._idle.call_all()
+        self._sweep_wake.set()
+        self._hurried.update(name for name, _, _ in self._sweeps)
 
     def hurry(self, sweep: str) -> None:
         """Run the sweep named ``sweep`` now instead of at its next interval (any thread)."""
@@ -185,7 +208,9 @@ class Dispatcher:
             thread.join(timeout)
         self._threads = []
 
-    def _loop(self) -> None:
+    def _loop(self, index: int) -> None:
+        # While quiet, only the first worker still claims at its quiet interval.
+        idle_as = "workers" if index == 0 else "other workers"
         failures = 0
         while not self._stop.is_set():
             tracing = self._tracing
@@ -210,7 +235,7 @@ class Dispatcher:
                     },
                 )
             if advanced is None:
-                self._idle.wait(self._poll, self._stop)
+                self._idle.wait(self._interval(idle_as, self._poll), self._stop)
 
     def _advance(self) -> "Run | None":
         try:
@@ -221,6 +246,13 @@ class Dispatcher:
             log.exception("run dispatch failed")
             return None
 
+    def _interval(self, name: str, interval: float) -> float:
+        """``interval``, or the longer quiet one of ``name`` while notifications tell the news."""
+        quiet = self._quiet_seconds.get(name)
+        if quiet is None or self._quiet is None or not self._quiet.is_set():
+            return interval
+        return max(interval, quiet)
+
     def _sweep_loop(self) -> None:
         due = dict.fromkeys([name for name, _, _ in self._sweeps], 0.0)
         failures = dict.fromkeys(due, 0)
@@ -230,7 +262,7 @@ class Dispatcher:
             now = time.monotonic()
             for name, action, interval in self._sweeps:
                 if now >= due[name] or name in hurried:
-                    due[name] = now + interval
+                    due[name] = now + self._interval(name, interval)
                     try:
                         sooner = action()
                     except DatabaseUnavailable as exc:

@@ -25,8 +25,8 @@ from ecp_http.server.task_offers import TaskOffers
 class Background(Protocol):
     """The workers and the schema behind the requests, as handlers see them."""
 
-    def wake(self) -> None:
-        """Tell the run workers that there is work now."""
+    def wake(self, *, announced: bool = False) -> None:
+        """Tell the run workers that there is work now; ``announced``: a notification says so."""
 
     def schema_state(self) -> str:
         """``current``, ``pending`` or ``newer`` (than this build); raises when it cannot be read."""

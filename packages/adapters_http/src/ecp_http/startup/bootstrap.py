@@ -108,9 +108,9 @@ class Runtime:
     """The schema read in flight: checks arriving meanwhile wait for it instead of starting one."""
     _schema_guard: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
-    def wake(self) -> None:
-        """Tell the run workers that there is work now."""
-        self.dispatcher.wake()
+    def wake(self, *, announced: bool = False) -> None:
+        """Tell the run workers that there is work now (``announced``: see ``Dispatcher.wake``)."""
+        self.dispatcher.wake(announced=announced)
 
     def dispatcher_alive(self) -> bool:
         """Whether the run workers run (and the timer thread that wakes waiting runs)."""
@@ -301,6 +301,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         runs_moved=runs_moved,
         registry=None if metrics is None else metrics.registry,
         live=live,
+        timers=timers,
     )
     operations = tuple(
         all_operations(

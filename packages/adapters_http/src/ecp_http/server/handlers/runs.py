@@ -64,10 +64,10 @@ def _settled(call: Call, services: Services, run: Run) -> RunStatusResponse | Po
         return RunStatusResponse.of(run)
     seconds = preferred_wait(call.headers, services.settings.max_wait_seconds)
     if seconds <= 0:
-        services.background.wake()
+        services.background.wake(announced=True)
         return RunStatusResponse.of(run)
     watch = services.runs_moved.watch(run_id, seconds)
-    services.background.wake()
+    services.background.wake(announced=True)  # the run's runnable notification calls a worker
 
     def again() -> RunStatusResponse | None:
         now = runs.get(tenant, run_id)

@@ -1,0 +1,147 @@
+"""A run over HTTP and an idle server, counted in statements on PostgreSQL (ADR 0099).
+
+Every statement every thread of the process sends to the test's database is counted (requests,
+run workers, sweeps, the listener), with the ``BEGIN``, ``COMMIT``, ``ROLLBACK`` and ``SAVEPOINT``
+psycopg sends by itself. Counting is exact, unlike timing; the figures and their targets are
+printed by ``bench/http_service.py`` (part 4).
+"""
+
+import base64
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg._connection_base import BaseConnection
+from starlette.testclient import TestClient
+
+from ecp_core.demo import EXAMPLE_GRAPH
+from ecp_http.config.settings import Settings
+from ecp_http.server.auth import mint_token
+from ecp_http.startup.app import create_app
+
+pytestmark = pytest.mark.integration
+
+SECRET = "r" * 40
+RUNS = 10
+
+
+@contextlib.contextmanager
+def sent_to(database: str) -> Iterator[list[str]]:
+    """Every statement any thread sends to ``database`` meanwhile, transaction control included."""
+    seen: list[str] = []
+    execute, many = psycopg.Cursor.execute, psycopg.Cursor.executemany
+    command = BaseConnection._exec_command
+    name = psycopg.conninfo.conninfo_to_dict(database)["dbname"]
+
+    def note(conn: Any, query: object) -> None:
+        if conn.info.dbname == name:
+            text = query.decode() if isinstance(query, bytes) else str(query)
+            seen.append(" ".join(text.split()))
+
+    def spy_execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        note(self.connection, query)
+        return execute(self, query, *args, **kwargs)
+
+    def spy_many(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        note(self.connection, query)
+        return many(self, query, *args, **kwargs)
+
+    def spy_command(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        note(self, query)
+        return command(self, query, *args, **kwargs)
+
+    psycopg.Cursor.execute = spy_execute  # type: ignore[method-assign]
+    psycopg.Cursor.executemany = spy_many  # type: ignore[method-assign]
+    BaseConnection._exec_command = spy_command  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+        psycopg.Cursor.executemany = many  # type: ignore[method-assign]
+        BaseConnection._exec_command = command  # type: ignore[method-assign]
+
+
+def app_on(database: str) -> TestClient:
+    settings = Settings(
+        database_url=database,
+        jwt_secret=SECRET,
+        audit_signing_key=base64.b64encode(bytes(range(50, 82))).decode(),
+        scheduler_enabled=False,
+    )
+    token = mint_token(SECRET, tenant="t", roles=["admin"])
+    return TestClient(create_app(settings), headers={"Authorization": f"Bearer {token}"})
+
+
+def one_run(client: TestClient, index: int) -> None:
+    """``POST /runs`` with ``Prefer: wait``, then resolve with approve (the bench's loop)."""
+    started = client.post(
+        "/runs",
+        json={"deployment_ref": "refunds", "input": {"order": f"R-{index}"}},
+        headers={"Prefer": "wait=10"},
+    )
+    assert started.status_code == 201, started.text
+    run = started.json()
+    assert run["status"] == "waiting_approval", run
+    resolved = client.post(
+        f"/deployments/refunds/approvals/{run['pending_approval_ids'][0]}/resolve",
+        json={"decision": "approve"},
+    )
+    assert resolved.json()["run"]["status"] == "completed", resolved.text
+
+
+def deploy(client: TestClient) -> None:
+    assert client.post("/v1/graphs", json=EXAMPLE_GRAPH).status_code == 201
+    deployment = {"deployment_ref": "refunds", "graph_id": EXAMPLE_GRAPH["graph_id"]}
+    assert client.post("/v1/deployments", json=deployment).status_code == 201
+
+
+def listening(client: TestClient) -> bool:
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    return runtime.listener is not None and runtime.services.task_offers.listening.is_set()
+
+
+@pytest.mark.spec("C20 http-statements-per-run")
+def test_a_run_over_http_costs_a_bounded_number_of_statements(fresh_database):
+    """Background included: 22 statements and 3.3 commits per run before ADR 0099, 19 and 3.2 after."""
+    with app_on(fresh_database) as client:
+        deploy(client)
+        for index in range(3):  # warm: connections open, graph cached, listener connected
+            one_run(client, index)
+        deadline = time.monotonic() + 30
+        while not listening(client):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        with sent_to(fresh_database) as seen:
+            for index in range(RUNS):
+                one_run(client, 100 + index)
+    claims = sum("ecp_claim_runnable" in sql for sql in seen)
+    commits = seen.count("COMMIT")
+    shown = "\n".join(sql[:100] for sql in seen)
+    assert claims <= 2 * RUNS, shown  # one finds the run, at most one finds nothing after it
+    # The start, the dispatcher's attempts, the resolution; the transparency log's checkpoint.
+    assert commits <= 3.5 * RUNS, shown
+    assert len(seen) <= 20 * RUNS, shown  # 19 measured (issue 40 asks for 12: see ADR 0099)
+
+
+@pytest.mark.spec("C20 idle-server-quiet")
+def test_an_idle_server_polls_nothing_a_notification_tells_it(fresh_database):
+    """No claim, delivery or timer poll while idle and listening: one safety-net claim at most."""
+    with app_on(fresh_database) as client:
+        deploy(client)
+        one_run(client, 0)
+        deadline = time.monotonic() + 30
+        while not listening(client):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(1.5)  # what the run woke settles (the log appends its records)
+        with sent_to(fresh_database) as seen:
+            time.sleep(3.0)
+    shown = "\n".join(sql[:100] for sql in seen)
+    assert sum("ecp_claim_runnable" in sql for sql in seen) <= 1, shown
+    assert not [sql for sql in seen if "ecp_webhook_deliveries" in sql], shown
+    assert not [sql for sql in seen if "WAITING_TIMER" in sql], shown  # the timer thread
+    # Left polling (ADR 0099): the task-lock sweep and the transparency log, once a second each.
+    assert len(seen) <= 20, shown
