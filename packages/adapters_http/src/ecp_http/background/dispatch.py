@@ -12,10 +12,12 @@ once through a shared :class:`Outage` (``database unavailable``, then ``database
 again``) and back off, up to :data:`OUTAGE_BACKOFF_CAP_SECONDS`, instead of a traceback per poll.
 """
 
+import collections
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ecp_core.errors import DatabaseUnavailable
@@ -66,6 +68,10 @@ class Outage:
         if since is not None:
             seconds = round(time.monotonic() - since, 3)
             log.info("database available again", extra={"outage_seconds": seconds})
+
+
+class StartsStopped(Exception):
+    """The workers stopped before taking a start handed to them: its caller starts it itself."""
 
 
 class _IdleWorkers:
@@ -154,6 +160,9 @@ class Dispatcher:
         self._stop = threading.Event()
         self._idle = _IdleWorkers()
         self._sweep_wake = threading.Event()
+        self._starts: collections.deque[
+            tuple[Callable[[], tuple[Run, bool]], Future[tuple[Run, bool]]]
+        ] = collections.deque()
         self._hurried: set[str] = set()
         self._threads: list[threading.Thread] = []
 
@@ -188,6 +197,24 @@ class Dispatcher:
             return
         self._idle.call()
 
+    def start_here(
+        self, start: Callable[[], "tuple[Run, bool]"]
+    ) -> "Future[tuple[Run, bool]] | None":
+        """Have a worker start a run (``start``: a start with its first attempts, ADR 0099).
+
+        The next worker free takes it before it claims: the run's creation and its first
+        attempts are one transaction, made by the run-dispatch worker. The future holds what
+        ``start`` returned or raised; None when no worker runs (the caller starts it itself).
+        """
+        if not self.alive or self._stop.is_set():
+            return None
+        future: Future[tuple[Run, bool]] = Future()
+        self._starts.append((start, future))
+        self._idle.call()
+        if self._stop.is_set():  # stopping meanwhile: no worker may take it
+            self._fail_starts()
+        return future
+
     def rouse(self) -> None:
         """Every idle worker claims and every sweep runs now (the listener was lost)."""
         self._idle.call_all()
@@ -207,12 +234,18 @@ class Dispatcher:
         for thread in self._threads:
             thread.join(timeout)
         self._threads = []
+        self._fail_starts()
 
     def _loop(self, index: int) -> None:
         # While quiet, only the first worker still claims at its quiet interval.
         idle_as = "workers" if index == 0 else "other workers"
         failures = 0
         while not self._stop.is_set():
+            started = self._start_one()
+            if started is False:  # the run waits or ended: nothing is left to claim for it
+                self._idle.wait(self._interval(idle_as, self._poll), self._stop)
+            if started is not None:
+                continue
             tracing = self._tracing
             try:
                 advanced = self._advance() if tracing is None else tracing.attempt(self._advance)
@@ -236,6 +269,47 @@ class Dispatcher:
                 )
             if advanced is None:
                 self._idle.wait(self._interval(idle_as, self._poll), self._stop)
+
+    def _start_one(self) -> bool | None:
+        """Make a start handed over by :meth:`start_here`, if one waits.
+
+        None when none waits; else whether its run may still be claimed (it goes on, or the
+        start failed and a claim looks as usual).
+        """
+        try:
+            start, future = self._starts.popleft()
+        except IndexError:
+            return None
+        if not future.set_running_or_notify_cancel():
+            return True
+        try:
+            run, created = start()
+        except Exception as exc:  # noqa: BLE001 - the caller answers it as its own start's error
+            future.set_exception(exc)
+            return True
+        future.set_result((run, created))
+        if self._on_advanced is not None:
+            self._on_advanced(run)
+        log.info(
+            "run dispatched",
+            extra={
+                "run_id": run.run_id,
+                "tenant_id": run.tenant_id,
+                "status": run.public_status.value,
+                "started": created,
+            },
+        )
+        return run.dispatchable
+
+    def _fail_starts(self) -> None:
+        """Tell the callers of starts no worker will take that they must start them themselves."""
+        while True:
+            try:
+                _, future = self._starts.popleft()
+            except IndexError:
+                return
+            if future.set_running_or_notify_cancel():
+                future.set_exception(StartsStopped())
 
     def _advance(self) -> "Run | None":
         try:

@@ -15,6 +15,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
 import attrs
@@ -25,11 +26,12 @@ from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.runs.audit.readiness import DeploymentMode
 from ecp_core.runs.engine.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
+from ecp_core.runs.run.model import Run
 from ecp_core.service import Ecp, RetentionSettings
 from ecp_core.signing import Ed25519Signer
 from ecp_core.webhooks.schedule import RetrySchedule
 from ecp_http.background import background_work
-from ecp_http.background.dispatch import Dispatcher
+from ecp_http.background.dispatch import Dispatcher, StartsStopped
 from ecp_http.background.wakeups import process_listener
 from ecp_http.config.settings import Settings, SettingsError
 from ecp_http.config.table.serving import DATABASE_URL
@@ -111,6 +113,26 @@ class Runtime:
     def wake(self, *, announced: bool = False) -> None:
         """Tell the run workers that there is work now (``announced``: see ``Dispatcher.wake``)."""
         self.dispatcher.wake(announced=announced)
+
+    def start_by_worker(
+        self, start: Callable[[], tuple[Run, bool]], seconds: float
+    ) -> tuple[Run, bool] | None:
+        """What ``start`` returned, made by a run worker taken within ``seconds`` (ADR 0099).
+
+        None when no worker took it in time, or none runs: the caller starts the run itself.
+        Once a worker took it, its one transaction is waited for; its error is raised here.
+        """
+        handed = self.dispatcher.start_here(start)
+        if handed is None:
+            return None
+        try:
+            return handed.result(timeout=seconds)
+        except StartsStopped:
+            return None
+        except FutureTimeout:
+            if handed.cancel():  # not taken yet: never will be
+                return None
+            return handed.result()
 
     def dispatcher_alive(self) -> bool:
         """Whether the run workers run (and the timer thread that wakes waiting runs)."""
