@@ -8,6 +8,7 @@ run that waits or ends rings the ``Prefer: wait`` bell for its id. Other process
 (:mod:`ecp_http.background.wakeups`, ADR 0063).
 """
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,9 @@ ABANDONED_BATCHES = 20
 
 SECRET_SWEEP_SECONDS = 60.0
 """How often webhook secrets whose rotation overlap ended are forgotten (ADR 0054)."""
+
+LOCK_SWEEP = "expire_task_locks"
+"""The sweep releasing task locks that ran out: quiet while no lock of this process may run out."""
 
 QUIET_SECONDS = 30.0
 """While the notification listener is connected, the safety-net interval of what notifications
@@ -94,9 +98,11 @@ def sweeps_of(
         # An attempt that failed set its retry: a time no notification announces.
         return ecp.webhooks.seconds_to_next_due() if attempted else None
 
-    def expire_task_locks() -> None:
+    def expire_task_locks() -> float | None:
+        """Release the locks that ran out; every second while one of this process's may."""
         if ecp.tasks.expire_locks():
             offers.released()
+        return LOCK_SWEEP_SECONDS if offers.locks.may_run_out() else None
 
     sweeps: list[tuple[str, Callable[[], object], float]] = [
         (DELIVERY_SWEEP, deliver_webhooks, settings.webhook_poll_seconds),
@@ -105,7 +111,7 @@ def sweeps_of(
             ecp.approvals.escalate_overdue,
             settings.escalation_interval_seconds,
         ),
-        ("expire_task_locks", expire_task_locks, LOCK_SWEEP_SECONDS),
+        (LOCK_SWEEP, expire_task_locks, LOCK_SWEEP_SECONDS),
         ("drop_expired_webhook_secrets", ecp.webhooks.drop_expired_secrets, SECRET_SWEEP_SECONDS),
         (
             "settle_abandoned_reservations",
@@ -130,13 +136,15 @@ def background_work(
     runs_moved: Bell,
     metrics: "Metrics | None" = None,
     live: LiveFeed | None = None,
+    appended: threading.Event | None = None,
 ) -> tuple[Dispatcher, Dispatcher, Dispatcher | None, Dispatcher | None]:
     """The run dispatcher (with the sweeps), the timer thread, the scheduler and the log thread.
 
     The scheduler is None when disabled, the log thread when checkpoints cannot be signed.
 
     ``offers`` hears of the tasks made claimable here, ``runs_moved`` is rung when a run waits or
-    ends; ``metrics`` counts what the sweeps settle; ``live`` hears those runs for the console.
+    ends; ``metrics`` counts what the sweeps settle; ``live`` hears those runs for the console;
+    ``appended`` is set after commits that appended audit records (the log thread's cue).
     """
 
     def advanced(run: Run) -> None:
@@ -163,8 +171,10 @@ def background_work(
             "workers": QUIET_CLAIM_SECONDS,
             "other workers": QUIET_SECONDS,
             DELIVERY_SWEEP: QUIET_SECONDS,
+            LOCK_SWEEP: QUIET_SECONDS,
         },
     )
+    offers.locks.taken = lambda: dispatcher.hurry(LOCK_SWEEP)
     scheduler = (
         Dispatcher(
             ecp.runs,
@@ -193,6 +203,9 @@ def background_work(
         outage=outage,
         metrics=metrics,
         witnesses=settings.log_witnesses,
+        quiet=offers.listening,
+        appended=appended,
+        quiet_seconds=QUIET_SECONDS,
     )
     return dispatcher, timers, scheduler, log
 

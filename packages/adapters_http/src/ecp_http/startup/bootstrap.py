@@ -283,8 +283,9 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     if metrics is not None and isinstance(store, PostgresStore):
         metrics.watch_queues(lambda: queue_figures(store))
     tracing = start_tracing(settings)
+    appended = threading.Event()  # audit records committed here: the log thread's cue
     ecp = Ecp.build(
-        observed(store.unit_of_work, metrics, tracing),
+        observed(store.unit_of_work, metrics, tracing, on_audit=appended.set),
         signer=signer,
         verification_keys=retired,
         actions=actions,
@@ -314,7 +315,14 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         metrics.watch_bells({"tasks_offered": offers.bell, "runs_moved": runs_moved})
         metrics.watch_streams(lambda: live.open_streams)
     dispatcher, timers, scheduler, log = background_work(
-        ecp, settings, tracing, offers=offers, runs_moved=runs_moved, metrics=metrics, live=live
+        ecp,
+        settings,
+        tracing,
+        offers=offers,
+        runs_moved=runs_moved,
+        metrics=metrics,
+        live=live,
+        appended=appended,
     )
     listener = process_listener(
         store.url if isinstance(store, PostgresStore) and settings.dispatch_notify else None,

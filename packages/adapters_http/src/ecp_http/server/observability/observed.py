@@ -24,6 +24,8 @@ from ecp_http.server.observability.watched import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ecp_core.ports.accounts import IdentityBindingRepository
     from ecp_core.ports.api_keys import ApiKeyRepository
     from ecp_core.ports.approvals import ApprovalRepository
@@ -59,18 +61,35 @@ class ObservedUnitOfWork:
     :class:`~ecp_core.ports.unit_of_work.UnitOfWork` with no cast and mypy checks the match.
     """
 
-    __slots__ = ("_inner", "_metrics", "_seen", "_tracing", "audit", "runs", "webhooks")
+    __slots__ = (
+        "_inner",
+        "_metrics",
+        "_on_audit",
+        "_seen",
+        "_tracing",
+        "audit",
+        "runs",
+        "webhooks",
+    )
     runs: ObservedRuns
     audit: ObservedAudit
     webhooks: ObservedWebhooks
 
     def __init__(
-        self, inner: "UnitOfWork", metrics: "Metrics | None", tracing: "Tracing | None" = None
+        self,
+        inner: "UnitOfWork",
+        metrics: "Metrics | None",
+        tracing: "Tracing | None" = None,
+        on_audit: "Callable[[], object] | None" = None,
     ) -> None:
-        """Watch ``inner``; ``metrics`` None logs only; ``tracing`` None traces nothing."""
+        """Watch ``inner``; ``metrics`` None logs only; ``tracing`` None traces nothing.
+
+        ``on_audit`` is called after a commit that appended audit records (the log thread's cue).
+        """
         self._inner = inner
         self._metrics = metrics
         self._tracing = tracing
+        self._on_audit = on_audit
         self._seen = Seen()
 
     def __enter__(self) -> Self:
@@ -97,6 +116,8 @@ class ObservedUnitOfWork:
         self._inner.commit()
         seen, self._seen = self._seen, Seen()
         self._seen.before = {run.run_id: run.status for _, run in seen.runs}
+        if seen.audit and self._on_audit is not None:
+            self._on_audit()
         self._report(seen)
 
     def _report(self, seen: Seen) -> None:
@@ -248,12 +269,15 @@ class ObservedUnitOfWork:
 
 
 def observed(
-    factory: "UnitOfWorkFactory", metrics: "Metrics | None", tracing: "Tracing | None" = None
+    factory: "UnitOfWorkFactory",
+    metrics: "Metrics | None",
+    tracing: "Tracing | None" = None,
+    on_audit: "Callable[[], object] | None" = None,
 ) -> "UnitOfWorkFactory":
-    """A factory of watched units of work over ``factory``."""
+    """A factory of watched units of work over ``factory`` (``on_audit``: see the unit)."""
 
     def unit_of_work() -> "UnitOfWork":
-        return ObservedUnitOfWork(factory(), metrics, tracing)
+        return ObservedUnitOfWork(factory(), metrics, tracing, on_audit)
 
     return unit_of_work
 
