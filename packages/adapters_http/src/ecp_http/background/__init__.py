@@ -56,10 +56,12 @@ QUIET_SECONDS = 30.0
 announce (ADR 0099): idle run workers, webhook deliveries, timers. The sweeps know their own
 next due time (a delivery's retry, a timer) and wait for that when it is sooner."""
 
-QUIET_CLAIM_SECONDS = 5.0
-"""While the listener is connected, how often one idle run worker still claims: a run whose
-dispatch backs off, or that waits for a concurrency slot, becomes claimable with no notification
-(ADR 0099). The other idle workers wait for a call or :data:`QUIET_SECONDS`."""
+QUIET_CLAIM_SECONDS = 10.0
+"""While the listener is connected, how often one idle run worker still claims (ADR 0099): the
+safety net for a run that becomes claimable with no notification (backing off after a failed
+dispatch, waiting for a concurrency slot) where no attempt of this process left it so (then the
+workers poll at their own interval for ``LIVELY_SECONDS``). The other idle workers wait for a
+call or :data:`QUIET_SECONDS`."""
 
 
 def abandoned_reservations_sweep(ecp: Ecp, metrics: "Metrics | None") -> Callable[[], None]:

@@ -32,6 +32,10 @@ log = logging.getLogger("ecp_http.dispatch")
 OUTAGE_BACKOFF_SECONDS = 0.5
 """A thread's first wait after the database was found away; it doubles with each failure."""
 OUTAGE_BACKOFF_CAP_SECONDS = 4.0
+
+LIVELY_SECONDS = 30.0
+"""How long after an attempt left its run claimable idle workers poll at their own interval,
+even while quiet: a run backing off or waiting for a concurrency slot comes due unannounced."""
 """The longest a thread waits between two tries while the database is away."""
 
 
@@ -157,6 +161,7 @@ class Dispatcher:
         self._poll = poll_seconds
         self._quiet = quiet
         self._quiet_seconds = dict(quiet_seconds or {})
+        self._lively_until = 0.0
         self._stop = threading.Event()
         self._idle = _IdleWorkers()
         self._sweep_wake = threading.Event()
@@ -267,8 +272,14 @@ class Dispatcher:
                         "status": advanced.public_status.value,
                     },
                 )
+            if advanced is not None and advanced.dispatchable:
+                # Left claimable (a backoff, an admission under a limit): it may come due with
+                # no notification, so idle workers poll at their own interval for a while.
+                self._lively_until = time.monotonic() + LIVELY_SECONDS
             if advanced is None:
-                self._idle.wait(self._interval(idle_as, self._poll), self._stop)
+                lively = time.monotonic() < self._lively_until
+                idle = self._poll if lively else self._interval(idle_as, self._poll)
+                self._idle.wait(idle, self._stop)
 
     def _start_one(self) -> bool | None:
         """Make a start handed over by :meth:`start_here`, if one waits.
