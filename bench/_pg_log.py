@@ -49,7 +49,7 @@ def kind(statement: str) -> str:
     """A statement's kind: its first word, with the table or function a SELECT reads."""
     words = statement.split()
     if not words:
-        return "(empty)"
+        return "(empty)"  # the pool's connection check
     verb = words[0].upper().rstrip(";")
     if verb == "SELECT":
         lowered = [w.lower() for w in words]
@@ -112,8 +112,8 @@ class Window:
             elif what in ("ROLLBACK", "ABORT"):
                 open_in.discard(session)
                 self.rollbacks += 1
-            elif session not in open_in:
-                self.commits += 1  # autocommit
+            elif session not in open_in and what != "(empty)":
+                self.commits += 1  # autocommit (an empty statement starts no transaction)
         return self
 
     @property
