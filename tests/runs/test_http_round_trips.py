@@ -7,6 +7,7 @@ printed by ``bench/http_service.py`` (part 4).
 """
 
 import base64
+import concurrent.futures
 import contextlib
 import time
 from collections.abc import Iterator
@@ -170,3 +171,26 @@ def test_a_start_handed_to_a_worker_answers_as_any_start(fresh_database):
         assert client.post("/runs", json=other, headers=wait).status_code == 409
         runs = client.get("/admin/runs").json()
         assert [r["run_id"] for r in runs["runs"]] == [first.json()["run_id"]]
+
+
+@pytest.mark.spec("C20 http-statements-per-run")
+def test_starts_handed_to_workers_at_once_are_each_taken(fresh_database):
+    """More starts than workers at once: each is taken as soon as a worker is free. A start left
+    in the queue waits for a worker's next safety-net look (10 s) or its own deadline (60 s)."""
+    with app_on(fresh_database) as client:
+        deploy(client)
+        began = time.monotonic()
+
+        def start(index: int) -> str:
+            answer = client.post(
+                "/runs",
+                json={"deployment_ref": "refunds", "input": {"order": f"C-{index}"}},
+                headers={"Prefer": "wait=60"},
+            )
+            assert answer.status_code == 201, answer.text
+            return answer.json()["status"]
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(start, range(24)))
+        assert statuses == ["waiting_approval"] * 24
+        assert time.monotonic() - began < 8  # about a second: not one start was left behind

@@ -247,7 +247,7 @@ class Dispatcher:
         failures = 0
         while not self._stop.is_set():
             started = self._start_one()
-            if started is False:  # the run waits or ended: nothing is left to claim for it
+            if started is False and not self._starts:  # it waits or ended: nothing to claim
                 self._idle.wait(self._interval(idle_as, self._poll), self._stop)
             if started is not None:
                 continue
@@ -276,7 +276,7 @@ class Dispatcher:
                 # Left claimable (a backoff, an admission under a limit): it may come due with
                 # no notification, so idle workers poll at their own interval for a while.
                 self._lively_until = time.monotonic() + LIVELY_SECONDS
-            if advanced is None:
+            if advanced is None and not self._starts:  # calls for starts may have merged
                 lively = time.monotonic() < self._lively_until
                 idle = self._poll if lively else self._interval(idle_as, self._poll)
                 self._idle.wait(idle, self._stop)
