@@ -5,7 +5,9 @@ Stopping lets each thread finish the attempt it is in (drain) before it exits. O
 runs periodic sweeps (escalating overdue approvals) at their own interval. Idle workers wait
 ``poll_seconds`` unless :meth:`Dispatcher.wake` is called (by this process, or by the
 ``LISTEN/NOTIFY`` listener when another process made a run runnable; ADR 0063), and
-:meth:`Dispatcher.hurry` runs a sweep at once (webhook deliveries just queued).
+:meth:`Dispatcher.hurry` runs a sweep at once (webhook deliveries just queued). While the listener
+is connected, what notifications announce is not polled for (ADR 0099), and a start handed over
+by :meth:`Dispatcher.start_here` is made by the next free worker before it claims.
 
 While the database is away (:class:`~ecp_core.errors.DatabaseUnavailable`), the threads log it
 once through a shared :class:`Outage` (``database unavailable``, then ``database available
@@ -140,9 +142,10 @@ class Dispatcher:
         """Prepare, not start. ``sweeps`` are (name, action, interval seconds) run periodically.
 
         While ``quiet`` is set (the notification listener is connected, ADR 0099), what
-        notifications announce is not polled for: idle workers look again only after
-        ``quiet_seconds["workers"]``, and each sweep named in ``quiet_seconds`` runs at that
-        interval instead of its own (a safety net), unless hurried or an action answers sooner.
+        notifications announce is not polled for: the first idle worker looks again only after
+        ``quiet_seconds["workers"]``, the others after ``quiet_seconds["other workers"]``, and
+        each sweep named in ``quiet_seconds`` runs at that interval instead of its own (a safety
+        net), unless hurried or an action answers sooner.
 
         An action that returns a float is run again after at most that many seconds (work it
         knows to come sooner than its interval).
