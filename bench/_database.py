@@ -4,6 +4,7 @@ migrated databases on it that are dropped at the end. Imported by the bench scri
 import contextlib
 import itertools
 import os
+import pathlib
 import shutil
 import tempfile
 import time
@@ -13,10 +14,14 @@ import psycopg
 
 from ecp_postgres import EmbeddedPostgres, apply_migrations, create_database, drop_database
 
+embedded_log: pathlib.Path | None = None
+"""The embedded server's log file while :func:`server` runs one (``_pg_log`` reads it)."""
+
 
 @contextlib.contextmanager
 def server() -> Iterator[str]:
     """The maintenance URL: ``ECP_BENCH_DATABASE_URL``, or an embedded server's."""
+    global embedded_log  # noqa: PLW0603 - one server per bench process
     configured = os.environ.get("ECP_BENCH_DATABASE_URL")
     if configured:
         print("server: ECP_BENCH_DATABASE_URL")
@@ -27,11 +32,13 @@ def server() -> Iterator[str]:
     try:
         started = time.perf_counter()
         url = embedded.start()
+        embedded_log = embedded.pgdata / "log"
         print(
             f"server: embedded, in {directory} (started in {time.perf_counter() - started:.1f} s)"
         )
         yield url
     finally:
+        embedded_log = None
         embedded.stop()
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -55,6 +55,7 @@ from starlette.routing import Route
 
 import _database
 import _http_parts
+import _http_statements
 import _profile
 from _reads import WARMUP, Rounds, bench_reads, hammer, paired_ratio
 from _run_loop import DEPLOYMENT, bench_runs, check, prepare, print_runs
@@ -175,6 +176,22 @@ def report_reads(reads: dict[str, Rounds]) -> float:
     return ratio
 
 
+# -- part 4: statements per run -----------------------------------------------------------------
+
+
+def statements_server(url: str) -> Child:
+    """An ECP server with ``ecp serve``'s defaults (logs at WARNING) on the database at ``url``."""
+    return start_child(
+        "ecp",
+        {
+            "ECP_DATABASE_URL": url,
+            "ECP_JWT_SECRET": JWT_SECRET,
+            "ECP_AUDIT_SIGNING_KEY": SIGNING_KEY,
+            **QUIET,
+        },
+    )
+
+
 # -- part 3: where the server's CPU goes -------------------------------------------------------
 
 
@@ -274,6 +291,11 @@ def main() -> None:
     )
     parser.add_argument("--top", type=int, default=0, help="also print the top N functions")
     parser.add_argument("--profile-dir", help="keep the profiles (get.prof, runs.prof) there")
+    parser.add_argument(
+        "--statements-only",
+        action="store_true",
+        help="only part 4: statements and commits per run over HTTP, idle statements/s",
+    )
     parser.add_argument("--serve", choices=["ecp", "ecp-profile", "bare"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -286,8 +308,14 @@ def main() -> None:
     with _database.server() as maintenance:
         databases = _database.Databases(maintenance)
         try:
-            _, url = databases.fresh("http")
-            measure(url, headers, args)
+            if not args.statements_only:
+                _, url = databases.fresh("http")
+                measure(url, headers, args)
+            print(
+                "\n4. statements and commits per run over HTTP, PostgreSQL's statement log "
+                f"(log_statement = all on a database of its own): {load_note()}"
+            )
+            _http_statements.measure(databases, statements_server, headers, args.runs)
         finally:
             databases.drop_all()
 

@@ -41,6 +41,8 @@ POSTGRES_PLUMBING = {
     "run_search",  # the run list's filter as SQL, for runs.py's search (ADR 0082)
     "audit_chains",  # chains and heads read in one snapshot for verification (ADR 0061)
     "run_context",  # what a run's attempts read besides the run, joined to other reads (ADR 0067)
+    "unit",  # the unit of work: one transaction on one pooled connection
+    "shared",  # a transaction shared by savepoint units of work (ADR 0102)
 }
 
 

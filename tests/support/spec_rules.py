@@ -412,6 +412,8 @@ RULES: dict[str, str] = {
     "C20 start-groups": "with a store that shares transactions (PostgreSQL), run starts that arrive together run one after another in savepoints of one transaction and commit once: a start that fails undoes only its own savepoint, every other start of the group commits, each caller is answered exactly once and only after the shared commit, and when that commit fails every caller whose work was kept gets its error and nothing is stored",
     "C20 evolve": "ecp_core.evolve.evolve gives what attrs.evolve gives for any model and any changes: the same copy (every validator and __attrs_post_init__ run on it) or the same refusal",
     "C19 schema-newer": "/health/ready answers 503 with schema newer when the database holds migrations this build does not know (a newer release applied them), pending when some of its own are not applied, current otherwise; newer wins over pending",
+    "C20 http-statements-per-run": "a run over HTTP (POST /runs with Prefer: wait, then approve) costs a bounded number of statements and commits on PostgreSQL, the background work included",
+    "C20 idle-server-quiet": "while the notification listener is connected an idle server polls nothing a notification tells it (no claim, delivery or timer poll; one worker's safety-net claim every few seconds)",
     # C17 Moving waiting runs (rollouts are the rest of C17)
     "C17 migrate": "POST /runs/{run_id}/migrate {graph_version_ref, node_map?} (admin, operator) moves a run waiting for an approval, an interrupt, a task or a timer to another version of its graph when the node it waits at exists there under its id or the id the node map gives it, with the same kind (and asking for an approval when it waits for one): the run keeps its state and its wait, its pending approval and open task point at the node, one migrated audit record names both versions and the map, the chain verifies across the move, and the run goes on in the new version",
     "C17 migrate-refused": "any other move is 422 migration_not_possible saying why (the run ended, is not waiting or waits for a child run, the version is of another graph or the run's own, the node map names nodes neither version has, the node is missing in the target or of another kind) and changes nothing: the run, its chain, its approvals and its tasks stay byte for byte",
@@ -734,6 +736,8 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C19 one-version": ("ecp_http",),
     "C19 changelog": ("ecp_http",),
     "C19 schema-newer": ("ecp_postgres.migrations", "ecp_http.server.handlers.health"),
+    "C20 http-statements-per-run": ("ecp_http.background.dispatch", "ecp_postgres.database"),
+    "C20 idle-server-quiet": ("ecp_http.background", "ecp_http.background.wakeups"),
     "C18 client-py-package": ("ecp_client",),
     "C18 client-py-resources": ("ecp_client._calls", "ecp_client._async_resources"),
     "C18 client-py-pages": ("ecp_client._core", "ecp_client._async_sender"),

@@ -41,6 +41,20 @@ database within about 2 s, however long it was away (psycopg_pool's default is 3
 """
 
 
+class _NewestFirst(ConnectionPool[UnitConnection]):
+    """A pool that hands out the connection returned last (psycopg_pool's takes the oldest).
+
+    Under a steady load the same few connections go round, each returned a moment ago, so they
+    skip the check (:data:`FRESH_SECONDS`) instead of paying an empty statement each time the
+    queue brings back one idle for longer (ADR 0099); the rest stay idle and the pool may shrink.
+    """
+
+    def _get_ready_connection(self, timeout: float | None) -> UnitConnection | None:
+        if self._pool:
+            self._pool.rotate(1)  # the newest (right end) to the front, which the base takes
+        return super()._get_ready_connection(timeout)
+
+
 def _configure(conn: psycopg.Connection[Any]) -> None:
     """Per connection: JSON read by :func:`load_json`, which keeps accepted numbers' values."""
     set_json_loads(load_json, conn)
@@ -65,7 +79,7 @@ class PostgresStore:
         (ADR 0063), and the commits skip the cost of notifying.
         """
         self.url = url
-        self.pool: ConnectionPool[UnitConnection] = ConnectionPool(
+        self.pool: ConnectionPool[UnitConnection] = _NewestFirst(
             url,
             connection_class=UnitConnection,
             min_size=min_size,

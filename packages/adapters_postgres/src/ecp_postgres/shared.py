@@ -33,13 +33,23 @@ class SavepointUnit(PostgresUnitOfWork):
 
     def __enter__(self) -> Self:
         """Open the unit's savepoint (after the writes queued before it)."""
-        self._conn.execute(f"SAVEPOINT {SAVEPOINT}")
+        self._run(f"SAVEPOINT {SAVEPOINT}")
         return self
 
     def commit(self) -> None:
         """Keep the unit's work: send its queued writes and release its savepoint."""
-        self._conn.execute(f"RELEASE SAVEPOINT {SAVEPOINT}")
+        self._run(f"RELEASE SAVEPOINT {SAVEPOINT}")
         self._kept = True
+
+    def _run(self, statement: str) -> None:
+        """Send ``statement``; a lost database is raised as DatabaseUnavailable."""
+        try:
+            self._conn.execute(statement)
+        except Exception as failed:
+            translated = unavailable(failed, self._conn)
+            if translated is None:
+                raise
+            raise translated from failed
 
     def __exit__(
         self,
@@ -49,17 +59,11 @@ class SavepointUnit(PostgresUnitOfWork):
     ) -> None:
         """Undo what was not kept (only this unit's work); a lost database is raised as such."""
         conn = self._conn
-        try:
-            if not self._kept:
-                conn.pending.discard()
-                conn.memo.clear()
-                conn.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
-                conn.execute(f"RELEASE SAVEPOINT {SAVEPOINT}")
-        except Exception as failed:
-            translated = unavailable(failed, conn)
-            if translated is None:
-                raise
-            raise translated from failed
+        if not self._kept:
+            conn.pending.discard()
+            conn.memo.clear()
+            self._run(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
+            self._run(f"RELEASE SAVEPOINT {SAVEPOINT}")
         translated = None if exc is None else unavailable(exc, conn)
         if translated is not None:
             raise translated from exc

@@ -235,6 +235,14 @@ class PostgresWebhooks(Repository):
             (now, limit),
         )
 
+    def next_due(self) -> datetime | None:
+        """The earliest next attempt of a pending delivery (the claim's index answers it)."""
+        row = self._conn.execute(
+            "SELECT min(next_attempt_at) AS due FROM ecp_webhook_deliveries WHERE status = %s",
+            (DeliveryStatus.PENDING.value,),
+        ).fetchone()
+        return None if row is None else row["due"]
+
     def add_attempt(self, attempt: DeliveryAttempt) -> None:
         """Record one POST (Conflict when the delivery already has that attempt number)."""
         self._insert(

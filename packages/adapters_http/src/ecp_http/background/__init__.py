@@ -8,6 +8,7 @@ run that waits or ends rings the ``Prefer: wait`` bell for its id. Other process
 (:mod:`ecp_http.background.wakeups`, ADR 0063).
 """
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from ecp_core.service import Ecp
 from ecp_core.types import RunStatus
 from ecp_http.background.backtest_worker import BacktestWorker
 from ecp_http.background.dispatch import Dispatcher, Outage
-from ecp_http.background.timers import timer_thread
+from ecp_http.background.timers import TIMER_SWEEP, timer_thread
 from ecp_http.background.transparency import log_thread
 from ecp_http.background.wakeups import DELIVERY_SWEEP
 from ecp_http.config.settings import Settings
@@ -47,6 +48,21 @@ ABANDONED_BATCHES = 20
 SECRET_SWEEP_SECONDS = 60.0
 """How often webhook secrets whose rotation overlap ended are forgotten (ADR 0054)."""
 
+LOCK_SWEEP = "expire_task_locks"
+"""The sweep releasing task locks that ran out: quiet while no lock of this process may run out."""
+
+QUIET_SECONDS = 30.0
+"""While the notification listener is connected, the safety-net interval of what notifications
+announce (ADR 0099): idle run workers, webhook deliveries, timers. The sweeps know their own
+next due time (a delivery's retry, a timer) and wait for that when it is sooner."""
+
+QUIET_CLAIM_SECONDS = 10.0
+"""While the listener is connected, how often one idle run worker still claims (ADR 0099): the
+safety net for a run that becomes claimable with no notification (backing off after a failed
+dispatch, waiting for a concurrency slot) where no attempt of this process left it so (then the
+workers poll at their own interval for ``LIVELY_SECONDS``). The other idle workers wait for a
+call or :data:`QUIET_SECONDS`."""
+
 
 def abandoned_reservations_sweep(ecp: Ecp, metrics: "Metrics | None") -> Callable[[], None]:
     """The sweep settling connector test reservations a dead process left (ADR 0050)."""
@@ -71,14 +87,24 @@ def sweeps_of(
         allow_private=settings.webhook_allow_private_targets,
     )
 
-    def deliver_webhooks() -> None:
+    def deliver_webhooks() -> float | None:
+        """Deliver what is due; after attempts, the seconds until the next one (a retry) is due."""
+        attempted = 0
         for _ in range(DELIVERY_BATCHES):
-            if ecp.webhooks.deliver_due(sender) == 0:
-                return
+            sent = ecp.webhooks.deliver_due(sender)
+            attempted += sent
+            if sent == 0:
+                break
+        else:
+            return 0.0  # more are due: at once
+        # An attempt that failed set its retry: a time no notification announces.
+        return ecp.webhooks.seconds_to_next_due() if attempted else None
 
-    def expire_task_locks() -> None:
+    def expire_task_locks() -> float | None:
+        """Release the locks that ran out; every second while one of this process's may."""
         if ecp.tasks.expire_locks():
             offers.released()
+        return LOCK_SWEEP_SECONDS if offers.locks.may_run_out() else None
 
     sweeps: list[tuple[str, Callable[[], object], float]] = [
         (DELIVERY_SWEEP, deliver_webhooks, settings.webhook_poll_seconds),
@@ -87,7 +113,7 @@ def sweeps_of(
             ecp.approvals.escalate_overdue,
             settings.escalation_interval_seconds,
         ),
-        ("expire_task_locks", expire_task_locks, LOCK_SWEEP_SECONDS),
+        (LOCK_SWEEP, expire_task_locks, LOCK_SWEEP_SECONDS),
         ("drop_expired_webhook_secrets", ecp.webhooks.drop_expired_secrets, SECRET_SWEEP_SECONDS),
         (
             "settle_abandoned_reservations",
@@ -112,18 +138,22 @@ def background_work(
     runs_moved: Bell,
     metrics: "Metrics | None" = None,
     live: LiveFeed | None = None,
+    appended: threading.Event | None = None,
 ) -> tuple[Dispatcher, Dispatcher, Dispatcher | None, Dispatcher | None]:
     """The run dispatcher (with the sweeps), the timer thread, the scheduler and the log thread.
 
     The scheduler is None when disabled, the log thread when checkpoints cannot be signed.
 
     ``offers`` hears of the tasks made claimable here, ``runs_moved`` is rung when a run waits or
-    ends; ``metrics`` counts what the sweeps settle; ``live`` hears those runs for the console.
+    ends; ``metrics`` counts what the sweeps settle; ``live`` hears those runs for the console;
+    ``appended`` is set after commits that appended audit records (the log thread's cue).
     """
 
     def advanced(run: Run) -> None:
         if run.status is RunStatus.WAITING_TASK:
             offers.offered(run.tenant_id)  # the run holds no topic: every claim of the tenant
+        if run.status is RunStatus.WAITING_TIMER:
+            timers.hurry(TIMER_SWEEP)  # its due time may come before the quiet timer thread looks
         if run.status in TERMINAL or run.status in WAITING:
             runs_moved.ring(run.run_id, run)  # the news its Prefer: wait answers from
             if live is not None:
@@ -138,7 +168,15 @@ def background_work(
         tracing=tracing,
         outage=outage,
         on_advanced=advanced,
+        quiet=offers.listening,
+        quiet_seconds={
+            "workers": QUIET_CLAIM_SECONDS,
+            "other workers": QUIET_SECONDS,
+            DELIVERY_SWEEP: QUIET_SECONDS,
+            LOCK_SWEEP: QUIET_SECONDS,
+        },
     )
+    offers.locks.taken = lambda: dispatcher.hurry(LOCK_SWEEP)
     scheduler = (
         Dispatcher(
             ecp.runs,
@@ -153,7 +191,13 @@ def background_work(
         else None
     )
     timers = timer_thread(
-        ecp, settings.timer_poll_seconds, dispatcher, outage=outage, metrics=metrics
+        ecp,
+        settings.timer_poll_seconds,
+        dispatcher,
+        outage=outage,
+        metrics=metrics,
+        quiet=offers.listening,
+        quiet_seconds=QUIET_SECONDS,
     )
     log = log_thread(
         ecp,
@@ -161,6 +205,9 @@ def background_work(
         outage=outage,
         metrics=metrics,
         witnesses=settings.log_witnesses,
+        quiet=offers.listening,
+        appended=appended,
+        quiet_seconds=QUIET_SECONDS,
     )
     return dispatcher, timers, scheduler, log
 
@@ -169,6 +216,8 @@ __all__ = [
     "ABANDONED_BATCHES",
     "ABANDONED_SWEEP_SECONDS",
     "DELIVERY_BATCHES",
+    "QUIET_CLAIM_SECONDS",
+    "QUIET_SECONDS",
     "abandoned_reservations_sweep",
     "background_work",
     "sweeps_of",

@@ -5,17 +5,21 @@ Stopping lets each thread finish the attempt it is in (drain) before it exits. O
 runs periodic sweeps (escalating overdue approvals) at their own interval. Idle workers wait
 ``poll_seconds`` unless :meth:`Dispatcher.wake` is called (by this process, or by the
 ``LISTEN/NOTIFY`` listener when another process made a run runnable; ADR 0063), and
-:meth:`Dispatcher.hurry` runs a sweep at once (webhook deliveries just queued).
+:meth:`Dispatcher.hurry` runs a sweep at once (webhook deliveries just queued). While the listener
+is connected, what notifications announce is not polled for (ADR 0099), and a start handed over
+by :meth:`Dispatcher.start_here` is made by the next free worker before it claims.
 
 While the database is away (:class:`~ecp_core.errors.DatabaseUnavailable`), the threads log it
 once through a shared :class:`Outage` (``database unavailable``, then ``database available
 again``) and back off, up to :data:`OUTAGE_BACKOFF_CAP_SECONDS`, instead of a traceback per poll.
 """
 
+import collections
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ecp_core.errors import DatabaseUnavailable
@@ -30,6 +34,10 @@ log = logging.getLogger("ecp_http.dispatch")
 OUTAGE_BACKOFF_SECONDS = 0.5
 """A thread's first wait after the database was found away; it doubles with each failure."""
 OUTAGE_BACKOFF_CAP_SECONDS = 4.0
+
+LIVELY_SECONDS = 30.0
+"""How long after an attempt left its run claimable idle workers poll at their own interval,
+even while quiet: a run backing off or waiting for a concurrency slot comes due unannounced."""
 """The longest a thread waits between two tries while the database is away."""
 
 
@@ -66,6 +74,10 @@ class Outage:
         if since is not None:
             seconds = round(time.monotonic() - since, 3)
             log.info("database available again", extra={"outage_seconds": seconds})
+
+
+class StartsStopped(Exception):
+    """The workers stopped before taking a start handed to them: its caller starts it itself."""
 
 
 class _IdleWorkers:
@@ -124,8 +136,16 @@ class Dispatcher:
         tracing: "Tracing | None" = None,
         outage: Outage | None = None,
         on_advanced: "Callable[[Run], object] | None" = None,
+        quiet: threading.Event | None = None,
+        quiet_seconds: Mapping[str, float] | None = None,
     ) -> None:
         """Prepare, not start. ``sweeps`` are (name, action, interval seconds) run periodically.
+
+        While ``quiet`` is set (the notification listener is connected, ADR 0099), what
+        notifications announce is not polled for: the first idle worker looks again only after
+        ``quiet_seconds["workers"]``, the others after ``quiet_seconds["other workers"]``, and
+        each sweep named in ``quiet_seconds`` runs at that interval instead of its own (a safety
+        net), unless hurried or an action answers sooner.
 
         An action that returns a float is run again after at most that many seconds (work it
         knows to come sooner than its interval).
@@ -142,9 +162,15 @@ class Dispatcher:
         self._runs = runs
         self._workers = workers
         self._poll = poll_seconds
+        self._quiet = quiet
+        self._quiet_seconds = dict(quiet_seconds or {})
+        self._lively_until = 0.0
         self._stop = threading.Event()
         self._idle = _IdleWorkers()
         self._sweep_wake = threading.Event()
+        self._starts: collections.deque[
+            tuple[Callable[[], tuple[Run, bool]], Future[tuple[Run, bool]]]
+        ] = collections.deque()
         self._hurried: set[str] = set()
         self._threads: list[threading.Thread] = []
 
@@ -157,7 +183,9 @@ class Dispatcher:
         """Start the worker threads."""
         self._stop.clear()
         self._threads = [
-            threading.Thread(target=self._loop, name=f"ecp-dispatch-{index}", daemon=True)
+            threading.Thread(
+                target=self._loop, args=(index,), name=f"ecp-dispatch-{index}", daemon=True
+            )
             for index in range(self._workers)
         ]
         if self._sweeps:
@@ -167,9 +195,39 @@ class Dispatcher:
         for thread in self._threads:
             thread.start()
 
-    def wake(self) -> None:
-        """Tell one idle worker there may be work now (a busy one looks when it is done)."""
+    def wake(self, *, announced: bool = False) -> None:
+        """Tell one idle worker there may be work now (a busy one looks when it is done).
+
+        ``announced``: the work's commit sent a runnable notification, which wakes a worker
+        while the listener is connected (quiet); only without one is a worker called here.
+        """
+        if announced and self._quiet is not None and self._quiet.is_set():
+            return
         self._idle.call()
+
+    def start_here(
+        self, start: Callable[[], "tuple[Run, bool]"]
+    ) -> "Future[tuple[Run, bool]] | None":
+        """Have a worker start a run (``start``: a start with its first attempts, ADR 0099).
+
+        The next worker free takes it before it claims: the run's creation and its first
+        attempts are one transaction, made by the run-dispatch worker. The future holds what
+        ``start`` returned or raised; None when no worker runs (the caller starts it itself).
+        """
+        if not self.alive or self._stop.is_set():
+            return None
+        future: Future[tuple[Run, bool]] = Future()
+        self._starts.append((start, future))
+        self._idle.call()
+        if self._stop.is_set():  # stopping meanwhile: no worker may take it
+            self._fail_starts()
+        return future
+
+    def rouse(self) -> None:
+        """Every idle worker claims and every sweep runs now (the listener was lost)."""
+        self._idle.call_all()
+        self._sweep_wake.set()
+        self._hurried.update(name for name, _, _ in self._sweeps)
 
     def hurry(self, sweep: str) -> None:
         """Run the sweep named ``sweep`` now instead of at its next interval (any thread)."""
@@ -184,10 +242,18 @@ class Dispatcher:
         for thread in self._threads:
             thread.join(timeout)
         self._threads = []
+        self._fail_starts()
 
-    def _loop(self) -> None:
+    def _loop(self, index: int) -> None:
+        # While quiet, only the first worker still claims at its quiet interval.
+        idle_as = "workers" if index == 0 else "other workers"
         failures = 0
         while not self._stop.is_set():
+            started = self._start_one()
+            if started is False and not self._starts:  # it waits or ended: nothing to claim
+                self._idle.wait(self._interval(idle_as, self._poll), self._stop)
+            if started is not None:
+                continue
             tracing = self._tracing
             try:
                 advanced = self._advance() if tracing is None else tracing.attempt(self._advance)
@@ -209,8 +275,55 @@ class Dispatcher:
                         "status": advanced.public_status.value,
                     },
                 )
-            if advanced is None:
-                self._idle.wait(self._poll, self._stop)
+            if advanced is not None and advanced.dispatchable:
+                # Left claimable (a backoff, an admission under a limit): it may come due with
+                # no notification, so idle workers poll at their own interval for a while.
+                self._lively_until = time.monotonic() + LIVELY_SECONDS
+            if advanced is None and not self._starts:  # calls for starts may have merged
+                lively = time.monotonic() < self._lively_until
+                idle = self._poll if lively else self._interval(idle_as, self._poll)
+                self._idle.wait(idle, self._stop)
+
+    def _start_one(self) -> bool | None:
+        """Make a start handed over by :meth:`start_here`, if one waits.
+
+        None when none waits; else whether its run may still be claimed (it goes on, or the
+        start failed and a claim looks as usual).
+        """
+        try:
+            start, future = self._starts.popleft()
+        except IndexError:
+            return None
+        if not future.set_running_or_notify_cancel():
+            return True
+        try:
+            run, created = start()
+        except Exception as exc:  # noqa: BLE001 - the caller answers it as its own start's error
+            future.set_exception(exc)
+            return True
+        future.set_result((run, created))
+        if self._on_advanced is not None:
+            self._on_advanced(run)
+        log.info(
+            "run dispatched",
+            extra={
+                "run_id": run.run_id,
+                "tenant_id": run.tenant_id,
+                "status": run.public_status.value,
+                "started": created,
+            },
+        )
+        return run.dispatchable
+
+    def _fail_starts(self) -> None:
+        """Tell the callers of starts no worker will take that they must start them themselves."""
+        while True:
+            try:
+                _, future = self._starts.popleft()
+            except IndexError:
+                return
+            if future.set_running_or_notify_cancel():
+                future.set_exception(StartsStopped())
 
     def _advance(self) -> "Run | None":
         try:
@@ -221,6 +334,13 @@ class Dispatcher:
             log.exception("run dispatch failed")
             return None
 
+    def _interval(self, name: str, interval: float) -> float:
+        """``interval``, or the longer quiet one of ``name`` while notifications tell the news."""
+        quiet = self._quiet_seconds.get(name)
+        if quiet is None or self._quiet is None or not self._quiet.is_set():
+            return interval
+        return max(interval, quiet)
+
     def _sweep_loop(self) -> None:
         due = dict.fromkeys([name for name, _, _ in self._sweeps], 0.0)
         failures = dict.fromkeys(due, 0)
@@ -230,7 +350,7 @@ class Dispatcher:
             now = time.monotonic()
             for name, action, interval in self._sweeps:
                 if now >= due[name] or name in hurried:
-                    due[name] = now + interval
+                    due[name] = now + self._interval(name, interval)
                     try:
                         sooner = action()
                     except DatabaseUnavailable as exc:

@@ -10,6 +10,7 @@ sends.
 """
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -72,14 +73,23 @@ def timer_thread(
     *,
     outage: Outage,
     metrics: "Metrics | None" = None,
+    quiet: threading.Event | None = None,
+    quiet_seconds: float | None = None,
 ) -> Dispatcher:
-    """The timer thread (not started): one sweep every ``poll_seconds``, beside ``dispatcher``."""
+    """The timer thread (not started): one sweep every ``poll_seconds``, beside ``dispatcher``.
+
+    While ``quiet`` is set (the listener is connected), every ``quiet_seconds`` instead: a run
+    that starts to wait for a timer hurries it (this process's runs directly, other processes'
+    by their notification), and between those it sleeps until the earliest due time it knows.
+    """
     return Dispatcher(
         ecp.runs,
         workers=0,
         poll_seconds=poll_seconds,
         sweeps=[(TIMER_SWEEP, timer_sweep(ecp, dispatcher, metrics), poll_seconds)],
         outage=outage,
+        quiet=quiet,
+        quiet_seconds=None if quiet_seconds is None else {TIMER_SWEEP: quiet_seconds},
     )
 
 

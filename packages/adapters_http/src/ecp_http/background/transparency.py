@@ -10,6 +10,8 @@ a refusal is logged (``witness refused checkpoint``) and counted.
 """
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -80,10 +82,16 @@ def log_thread(
     outage: Outage,
     metrics: "Metrics | None" = None,
     witnesses: Sequence[tuple[str, str]] = (),
+    quiet: threading.Event | None = None,
+    appended: threading.Event | None = None,
+    quiet_seconds: float = 30.0,
 ) -> Dispatcher | None:
     """The log thread (not started), or None when the log is off (no signer).
 
-    ``witnesses`` (URL, verifier key) cosign each new checkpoint.
+    ``witnesses`` (URL, verifier key) cosign each new checkpoint. While ``quiet`` is set (the
+    listener is connected), a pass reads the database only when this process appended audit
+    records since the last one (``appended``, set after such commits) or ``quiet_seconds``
+    passed: records another process appended are its own log thread's (ADR 0099).
     """
     if ecp.log_integrator is None or ecp.transparency is None:
         return None
@@ -95,9 +103,42 @@ def log_thread(
         ecp.runs,
         workers=0,
         poll_seconds=seconds,
-        sweeps=[(LOG_SWEEP, log_sweep(ecp.log_integrator, metrics, witnessing), seconds)],
+        sweeps=[
+            (
+                LOG_SWEEP,
+                when_appended(
+                    log_sweep(ecp.log_integrator, metrics, witnessing),
+                    quiet,
+                    appended,
+                    quiet_seconds,
+                ),
+                seconds,
+            )
+        ],
         outage=outage,
     )
 
 
-__all__ = ["LOG_SWEEP", "log_sweep", "log_thread"]
+def when_appended(
+    sweep: Callable[[], float | None],
+    quiet: threading.Event | None,
+    appended: threading.Event | None,
+    quiet_seconds: float,
+) -> Callable[[], float | None]:
+    """``sweep``, skipped while ``quiet`` when nothing was ``appended`` within ``quiet_seconds``."""
+    if quiet is None or appended is None:
+        return sweep
+    safety = [0.0]  # when a pass reads the database whatever was appended
+
+    def integrate_when_appended() -> float | None:
+        now = time.monotonic()
+        if quiet.is_set() and not appended.is_set() and now < safety[0]:
+            return None
+        appended.clear()  # before reading: what commits meanwhile is read by the next pass
+        safety[0] = now + quiet_seconds
+        return sweep()
+
+    return integrate_when_appended
+
+
+__all__ = ["LOG_SWEEP", "log_sweep", "log_thread", "when_appended"]

@@ -10,7 +10,9 @@ are lost. Polling stays as the fallback
 store has no listener: its only process wakes its workers directly.
 
 While the listener is connected it sets ``TaskOffers.listening``: this process then leaves the
-tasks it makes claimable to their notifications, so each task wakes one claim.
+tasks it makes claimable to their notifications, so each task wakes one claim, and the
+background work it announces stops polling (ADR 0099): a run that starts to wait for a timer
+hurries the timer thread, and losing the listener makes every worker and sweep look at once.
 """
 
 import logging
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import Counter, Gauge
 
 from ecp_http.background.dispatch import Dispatcher
+from ecp_http.background.timers import TIMER_SWEEP
 from ecp_http.server.live_feed import LiveFeed
 from ecp_http.server.long_poll import Bell
 from ecp_http.server.task_offers import TaskOffers
@@ -39,6 +42,9 @@ if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
 log = logging.getLogger("ecp_http.wakeups")
+
+WAITING_TIMER = "WAITING_TIMER"
+"""The stored status of a run waiting for its timer, as a moved notification names it."""
 
 DELIVERY_SWEEP = "deliver_webhooks"
 """The name of the sweep a queued delivery hurries (see :func:`ecp_http.background.sweeps_of`)."""
@@ -72,6 +78,7 @@ def process_listener(
     runs_moved: Bell,
     registry: "CollectorRegistry | None",
     live: LiveFeed | None = None,
+    timers: Dispatcher | None = None,
 ) -> NotificationListener | None:
     """The server's listener on PostgreSQL at ``url``; None without one (memory, or turned off).
 
@@ -87,6 +94,7 @@ def process_listener(
         offers=offers,
         metrics=metrics,
         live=live,
+        timers=timers,
     )
 
 
@@ -98,8 +106,11 @@ def wakeup_listener(
     offers: TaskOffers,
     metrics: WakeupMetrics | None = None,
     live: LiveFeed | None = None,
+    timers: Dispatcher | None = None,
 ) -> NotificationListener:
     """The listener on ``url`` that wakes ``dispatcher`` and rings the bells (not started).
+
+    ``timers`` (the timer thread) is hurried by runs that start to wait for a timer.
 
     ``offers.listening`` is set while it is connected: the offers of this process are rung from
     their notifications then, here.
@@ -113,6 +124,8 @@ def wakeup_listener(
         counted(RUNS_RUNNABLE)
         dispatcher.wake()
 
+    hurry_timers = _timer_hurry(timers)
+
     def run_moved(payload: str) -> None:
         counted(RUNS_MOVED)
         run = moved(payload)
@@ -121,6 +134,7 @@ def wakeup_listener(
             extra={"run_id": run.run_id, "status": run.status, "tenant_id": run.tenant_id},
         )
         runs_moved.ring(run.run_id)
+        hurry_timers(run.status)
         if live is not None and run.tenant_id is not None:  # approvals: the mover's process says
             live.run_moved(run.tenant_id, run.run_id, run.status)
 
@@ -152,22 +166,38 @@ def wakeup_listener(
             WEBHOOKS_DUE: deliveries_due,
         },
         on_connect=everything,
-        on_state=_connection_state(metrics, offers.listening),
+        on_state=_connection_state(metrics, offers.listening, dispatcher, timers),
     )
 
 
+def _timer_hurry(timers: Dispatcher | None) -> Callable[[str], None]:
+    """What a moved notification's status does: hurry the timer thread for a run waiting on one."""
+
+    def hurry(status: str) -> None:
+        if timers is not None and status == WAITING_TIMER:
+            timers.hurry(TIMER_SWEEP)
+
+    return hurry
+
+
 def _connection_state(
-    metrics: WakeupMetrics | None, listening: threading.Event
+    metrics: WakeupMetrics | None, listening: threading.Event, *quiet: Dispatcher | None
 ) -> Callable[[bool], None]:
-    """The listener's ``on_state`` hook: the ``up`` gauge and the ``listening`` event follow it."""
+    """The listener's ``on_state`` hook: the ``up`` gauge and the ``listening`` event follow it.
+
+    When it is lost, the ``quiet`` dispatchers look at once and poll again (ADR 0099).
+    """
 
     def state(connected: bool) -> None:  # noqa: FBT001 - the listener's hook
         if metrics is not None:
             metrics.listener_up.set(1 if connected else 0)
         if connected:
             listening.set()
-        else:
+        elif listening.is_set():
             listening.clear()
+            for dispatcher in quiet:
+                if dispatcher is not None:
+                    dispatcher.rouse()
 
     return state
 

@@ -5,11 +5,12 @@ plain function ``handler(call, services)``. The two protocols name what handlers
 running process and of the API's own description, so that this module imports neither.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import attrs
 
+from ecp_core.runs.run.model import Run
 from ecp_core.service import Ecp
 from ecp_http.config.settings import Settings
 from ecp_http.server.api_reference import Asset
@@ -25,8 +26,16 @@ from ecp_http.server.task_offers import TaskOffers
 class Background(Protocol):
     """The workers and the schema behind the requests, as handlers see them."""
 
-    def wake(self) -> None:
-        """Tell the run workers that there is work now."""
+    def wake(self, *, announced: bool = False) -> None:
+        """Tell the run workers that there is work now; ``announced``: a notification says so."""
+
+    def start_by_worker(
+        self, start: Callable[[], tuple[Run, bool]], seconds: float
+    ) -> tuple[Run, bool] | None:
+        """What ``start`` returned, made by a run worker taken within ``seconds`` (ADR 0099).
+
+        None when no worker took it in time (or none runs): the caller starts the run itself.
+        """
 
     def schema_state(self) -> str:
         """``current``, ``pending`` or ``newer`` (than this build); raises when it cannot be read."""

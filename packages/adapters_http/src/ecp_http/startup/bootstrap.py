@@ -15,6 +15,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
 import attrs
@@ -25,11 +26,12 @@ from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.runs.audit.readiness import DeploymentMode
 from ecp_core.runs.engine.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
+from ecp_core.runs.run.model import Run
 from ecp_core.service import Ecp, RetentionSettings
 from ecp_core.signing import Ed25519Signer
 from ecp_core.webhooks.schedule import RetrySchedule
 from ecp_http.background import background_work
-from ecp_http.background.dispatch import Dispatcher
+from ecp_http.background.dispatch import Dispatcher, StartsStopped
 from ecp_http.background.wakeups import process_listener
 from ecp_http.config.settings import Settings, SettingsError
 from ecp_http.config.table.serving import DATABASE_URL
@@ -109,9 +111,29 @@ class Runtime:
     """The schema read in flight: checks arriving meanwhile wait for it instead of starting one."""
     _schema_guard: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
-    def wake(self) -> None:
-        """Tell the run workers that there is work now."""
-        self.dispatcher.wake()
+    def wake(self, *, announced: bool = False) -> None:
+        """Tell the run workers that there is work now (``announced``: see ``Dispatcher.wake``)."""
+        self.dispatcher.wake(announced=announced)
+
+    def start_by_worker(
+        self, start: Callable[[], tuple[Run, bool]], seconds: float
+    ) -> tuple[Run, bool] | None:
+        """What ``start`` returned, made by a run worker taken within ``seconds`` (ADR 0099).
+
+        None when no worker took it in time, or none runs: the caller starts the run itself.
+        Once a worker took it, its one transaction is waited for; its error is raised here.
+        """
+        handed = self.dispatcher.start_here(start)
+        if handed is None:
+            return None
+        try:
+            return handed.result(timeout=seconds)
+        except StartsStopped:
+            return None
+        except FutureTimeout:
+            if handed.cancel():  # not taken yet: never will be
+                return None
+            return handed.result()
 
     def dispatcher_alive(self) -> bool:
         """Whether the run workers run (and the timer thread that wakes waiting runs)."""
@@ -262,8 +284,9 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     if metrics is not None and isinstance(store, PostgresStore):
         metrics.watch_queues(lambda: queue_figures(store))
     tracing = start_tracing(settings)
+    appended = threading.Event()  # audit records committed here: the log thread's cue
     ecp = Ecp.build(
-        observed(store.unit_of_work, metrics, tracing),
+        observed(store.unit_of_work, metrics, tracing, on_audit=appended.set),
         signer=signer,
         verification_keys=retired,
         actions=actions,
@@ -284,7 +307,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         log_origin=settings.log_origin,
         storage_unavailable=storage_unavailable if isinstance(store, PostgresStore) else None,
         shared_transactions=(
-            observed_shared(store.shared_transaction, metrics, tracing)
+            observed_shared(store.shared_transaction, metrics, tracing, on_audit=appended.set)
             if isinstance(store, PostgresStore) and settings.start_batching
             else None
         ),
@@ -300,7 +323,14 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         metrics.watch_bells({"tasks_offered": offers.bell, "runs_moved": runs_moved})
         metrics.watch_streams(lambda: live.open_streams)
     dispatcher, timers, scheduler, log = background_work(
-        ecp, settings, tracing, offers=offers, runs_moved=runs_moved, metrics=metrics, live=live
+        ecp,
+        settings,
+        tracing,
+        offers=offers,
+        runs_moved=runs_moved,
+        metrics=metrics,
+        live=live,
+        appended=appended,
     )
     listener = process_listener(
         store.url if isinstance(store, PostgresStore) and settings.dispatch_notify else None,
@@ -309,6 +339,7 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         runs_moved=runs_moved,
         registry=None if metrics is None else metrics.registry,
         live=live,
+        timers=timers,
     )
     operations = tuple(
         all_operations(

@@ -123,6 +123,15 @@ class MemoryWebhooks(Repository):
         ]
         return sorted(due, key=lambda d: (d.next_attempt_at, d.delivery_id))[:limit]
 
+    def next_due(self) -> datetime | None:
+        """The earliest next attempt of a pending delivery."""
+        pending = [
+            d.next_attempt_at
+            for d in self._t.table("webhook_deliveries").values()
+            if d.status is DeliveryStatus.PENDING
+        ]
+        return min(pending, default=None)
+
     def add_attempt(self, attempt: DeliveryAttempt) -> None:
         """Record one POST."""
         self._t.append("webhook_attempts", attempt.delivery_id, attempt)

@@ -75,6 +75,10 @@ class WebhookRepository(Protocol):
         """Pending deliveries due by ``now``, oldest first, held against other workers until commit."""
         ...
 
+    def next_due(self) -> datetime | None:
+        """When the earliest pending delivery is due (its next attempt); None when none waits."""
+        ...
+
     def add_attempt(self, attempt: DeliveryAttempt) -> None:
         """Record one POST of a delivery."""
         ...

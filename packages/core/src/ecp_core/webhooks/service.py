@@ -223,6 +223,14 @@ class WebhookService:
             uow.commit()
         return len(due)
 
+    def seconds_to_next_due(self) -> float | None:
+        """Seconds until the earliest pending delivery is due (0 if it is); None when none waits."""
+        with self._uow() as uow:
+            due = uow.webhooks.next_due()
+        if due is None:
+            return None
+        return max(0.0, (due - self._clock.now()).total_seconds())
+
     # -- dead letters --------------------------------------------------------------------------
 
     def dead_letters(

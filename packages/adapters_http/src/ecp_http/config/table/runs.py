@@ -33,7 +33,12 @@ DISPATCH_POLL_SECONDS: Setting[float] = Setting(
     name="ECP_DISPATCH_POLL_SECONDS",
     parse=number(0.01),
     default=0.2,
-    description="how often an idle worker looks for runnable runs",
+    description=(
+        "how often an idle worker looks for runnable runs while the notification listener is "
+        "away, or while a run it left claimable may come due (ADR 0099); with the listener "
+        "connected and nothing pending, a notification wakes it and one worker looks every "
+        "10 s as a safety net"
+    ),
     shown_default="`0.2`",
 )
 
@@ -42,8 +47,9 @@ TIMER_POLL_SECONDS: Setting[float] = Setting(
     parse=number(0.01),
     default=0.25,
     description=(
-        "how often, at least, each server process looks for wait nodes whose time came (ADR "
-        "0078); between looks it sleeps until the earliest due time it knows of"
+        "how often, at least, each server process looks for wait nodes whose time came while "
+        "the notification listener is away (ADR 0078, 0099); otherwise it sleeps until the "
+        "earliest due time it knows of, woken when a run starts to wait"
     ),
     shown_default="`0.25`",
 )
@@ -175,7 +181,11 @@ WEBHOOK_POLL_SECONDS: Setting[float] = Setting(
     name="ECP_WEBHOOK_POLL_SECONDS",
     parse=number(0.01),
     default=0.1,
-    description="how often the delivery worker looks for due deliveries",
+    description=(
+        "how often the delivery worker looks for due deliveries while the notification "
+        "listener is away (ADR 0099); otherwise a notification wakes it, and after an attempt "
+        "it sleeps until the next retry is due"
+    ),
     shown_default="`0.1`",
 )
 

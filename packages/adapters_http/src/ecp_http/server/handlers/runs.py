@@ -64,10 +64,10 @@ def _settled(call: Call, services: Services, run: Run) -> RunStatusResponse | Po
         return RunStatusResponse.of(run)
     seconds = preferred_wait(call.headers, services.settings.max_wait_seconds)
     if seconds <= 0:
-        services.background.wake()
+        services.background.wake(announced=True)
         return RunStatusResponse.of(run)
     watch = services.runs_moved.watch(run_id, seconds)
-    services.background.wake()
+    services.background.wake(announced=True)  # the run's runnable notification calls a worker
 
     def again() -> RunStatusResponse | None:
         now = runs.get(tenant, run_id)
@@ -95,11 +95,24 @@ def _heard(news: object, tenant: str) -> RunStatusResponse | None:
 
 
 def start_run(call: Call, services: Services) -> Reply | Poll:
-    """Start a run (201), or find the one its idempotency key started (200)."""
+    """Start a run (201), or find the one its idempotency key started (200).
+
+    With ``Prefer: wait`` a run worker starts it, and the run's first attempts that change
+    nothing outside it commit with its creation (ADR 0099); a run that then waits or ends is
+    answered at once, one that goes on is waited for as before.
+    """
     started_by = None if call.actor is None else call.actor.subject
-    run, created = services.ecp.runs.start(
-        call.tenant, with_idempotency_header(call), started_by=started_by
+    request, runs, tenant = with_idempotency_header(call), services.ecp.runs, call.tenant
+    seconds = preferred_wait(call.headers, services.settings.max_wait_seconds)
+    handed = (
+        services.background.start_by_worker(
+            lambda: runs.start(tenant, request, started_by=started_by, first_attempts=True),
+            seconds,
+        )
+        if seconds > 0
+        else None
     )
+    run, created = handed or runs.start(tenant, request, started_by=started_by)
     status = 201 if created else 200
     answer = _settled(call, services, run)
     if isinstance(answer, Poll):

@@ -48,6 +48,9 @@ def claim_tasks(call: Call, services: Services) -> TaskClaimResponse | Poll:
         claimed = services.ecp.tasks.claim(tenant, request)
         if not claimed:
             return None
+        for task in claimed:
+            if task.locked_until is not None:  # a claimed task is locked
+                services.task_offers.locks.locked(task.locked_until)
         return TaskClaimResponse(tasks=tuple(ClaimedTask.of(task) for task in claimed))
 
     found = claim()
@@ -68,6 +71,7 @@ def heartbeat_task(call: Call, services: Services) -> TaskLockResponse:
     """Extend the lock the token holds."""
     task = services.ecp.tasks.heartbeat(call.tenant, call.path["task_id"], call.body)
     assert task.locked_until is not None  # noqa: S101 - a heartbeat keeps the task locked
+    services.task_offers.locks.locked(task.locked_until)
     return TaskLockResponse(task_id=task.task_id, locked_until=task.locked_until)
 
 

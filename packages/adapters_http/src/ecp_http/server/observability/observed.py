@@ -24,6 +24,8 @@ from ecp_http.server.observability.watched import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ecp_core.ports.accounts import IdentityBindingRepository
     from ecp_core.ports.api_keys import ApiKeyRepository
     from ecp_core.ports.approvals import ApprovalRepository
@@ -63,6 +65,7 @@ class ObservedUnitOfWork:
         "_deferred",
         "_inner",
         "_metrics",
+        "_on_audit",
         "_seen",
         "_tracing",
         "audit",
@@ -78,16 +81,19 @@ class ObservedUnitOfWork:
         inner: "UnitOfWork",
         metrics: "Metrics | None",
         tracing: "Tracing | None" = None,
+        on_audit: "Callable[[], object] | None" = None,
         deferred: "list[tuple[ObservedUnitOfWork, Seen]] | None" = None,
     ) -> None:
         """Watch ``inner``; ``metrics`` None logs only; ``tracing`` None traces nothing.
 
+        ``on_audit`` is called after a commit that appended audit records (the log thread's cue).
         With ``deferred`` (a savepoint of a shared transaction), a commit adds what it saw
-        there, for the shared commit to :meth:`report` once it is durable.
+        there, for the shared commit to settle (:meth:`committed`) once it is durable.
         """
         self._inner = inner
         self._metrics = metrics
         self._tracing = tracing
+        self._on_audit = on_audit
         self._seen = Seen()
         self._deferred = deferred
 
@@ -116,9 +122,15 @@ class ObservedUnitOfWork:
         seen, self._seen = self._seen, Seen()
         self._seen.before = {run.run_id: run.status for _, run in seen.runs}
         if self._deferred is None:
-            self.report(seen)
+            self.committed(seen)
         else:
             self._deferred.append((self, seen))
+
+    def committed(self, seen: Seen) -> None:
+        """What follows a durable commit: the log thread's cue, then the count and the log."""
+        if seen.audit and self._on_audit is not None:
+            self._on_audit()
+        self.report(seen)
 
     def report(self, seen: Seen) -> None:
         """Count and log what a committed transaction did."""
@@ -270,12 +282,15 @@ class ObservedUnitOfWork:
 
 
 def observed(
-    factory: "UnitOfWorkFactory", metrics: "Metrics | None", tracing: "Tracing | None" = None
+    factory: "UnitOfWorkFactory",
+    metrics: "Metrics | None",
+    tracing: "Tracing | None" = None,
+    on_audit: "Callable[[], object] | None" = None,
 ) -> "UnitOfWorkFactory":
-    """A factory of watched units of work over ``factory``."""
+    """A factory of watched units of work over ``factory`` (``on_audit``: see the unit)."""
 
     def unit_of_work() -> "UnitOfWork":
-        return ObservedUnitOfWork(factory(), metrics, tracing)
+        return ObservedUnitOfWork(factory(), metrics, tracing, on_audit)
 
     return unit_of_work
 

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Self
 from ecp_http.server.observability.observed import ObservedUnitOfWork
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ecp_core.ports.shared import SharedTransaction, SharedTransactions
     from ecp_core.ports.unit_of_work import UnitOfWork
     from ecp_http.server.observability.metrics import Metrics
@@ -21,12 +23,17 @@ class ObservedSharedTransaction:
     """
 
     def __init__(
-        self, inner: "SharedTransaction", metrics: "Metrics | None", tracing: "Tracing | None"
+        self,
+        inner: "SharedTransaction",
+        metrics: "Metrics | None",
+        tracing: "Tracing | None",
+        on_audit: "Callable[[], object] | None" = None,
     ) -> None:
-        """Watch ``inner``'s units."""
+        """Watch ``inner``'s units (``on_audit``: as :class:`ObservedUnitOfWork`'s)."""
         self._inner = inner
         self._metrics = metrics
         self._tracing = tracing
+        self._on_audit = on_audit
         self._kept: list[tuple[ObservedUnitOfWork, Seen]] = []
 
     def __enter__(self) -> Self:
@@ -47,23 +54,28 @@ class ObservedSharedTransaction:
     def unit(self) -> ObservedUnitOfWork:
         """A watched unit of work in a savepoint; its report waits for :meth:`commit`."""
         inner: UnitOfWork = self._inner.unit()  # type: ignore[assignment]
-        return ObservedUnitOfWork(inner, self._metrics, self._tracing, deferred=self._kept)
+        return ObservedUnitOfWork(
+            inner, self._metrics, self._tracing, self._on_audit, deferred=self._kept
+        )
 
     def commit(self) -> None:
-        """Commit, then report what each kept unit did."""
+        """Commit, then settle what each kept unit did (cue, count, log)."""
         self._inner.commit()
         kept, self._kept = self._kept, []
         for unit, seen in kept:
-            unit.report(seen)
+            unit.committed(seen)
 
 
 def observed_shared(
-    factory: "SharedTransactions", metrics: "Metrics | None", tracing: "Tracing | None" = None
+    factory: "SharedTransactions",
+    metrics: "Metrics | None",
+    tracing: "Tracing | None" = None,
+    on_audit: "Callable[[], object] | None" = None,
 ) -> "SharedTransactions":
     """A factory of watched shared transactions over ``factory``."""
 
     def shared_transaction() -> "SharedTransaction":
-        return ObservedSharedTransaction(factory(), metrics, tracing)
+        return ObservedSharedTransaction(factory(), metrics, tracing, on_audit)
 
     return shared_transaction
 

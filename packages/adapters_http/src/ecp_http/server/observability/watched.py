@@ -320,6 +320,10 @@ class ObservedWebhooks:
         """Forwarded."""
         return self._inner.claim_due(now, limit)
 
+    def next_due(self) -> datetime | None:
+        """Forwarded."""
+        return self._inner.next_due()
+
     def add_attempt(self, attempt: "DeliveryAttempt") -> None:
         """Forwarded."""
         self._inner.add_attempt(attempt)

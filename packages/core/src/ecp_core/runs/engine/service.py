@@ -160,15 +160,24 @@ class RunService:
         return self._limits.tenant_limits(tenant_id)
 
     def start(
-        self, tenant_id: str, request: StartRunRequest, *, started_by: str | None = None
+        self,
+        tenant_id: str,
+        request: StartRunRequest,
+        *,
+        started_by: str | None = None,
+        first_attempts: bool = False,
     ) -> tuple[Run, bool]:
         """Create a PENDING run; with an idempotency key, a repeat returns the first run.
 
         Returns the run and whether it was created. A repeat of a key with a different request is
         a Conflict. The run input must be canonical JSON. ``started_by`` is the subject starting
-        it, recorded on the run (four-eyes approval rules compare it, ADR 0075).
+        it, recorded on the run (four-eyes approval rules compare it, ADR 0075). With
+        ``first_attempts`` the run's first attempts that change nothing outside it commit with its
+        creation, as in :meth:`start_and_drive`, which then drives no further (ADR 0099).
         """
-        return self._starts.start(tenant_id, request, first_attempts=False, started_by=started_by)
+        return self._starts.start(
+            tenant_id, request, first_attempts=first_attempts, started_by=started_by
+        )
 
     def start_and_drive(
         self, tenant_id: str, request: StartRunRequest, *, started_by: str | None = None
