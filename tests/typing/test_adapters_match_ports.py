@@ -39,9 +39,11 @@ from ecp_core.ports.policies import PolicyRepository
 from ecp_core.ports.reconciliation import ProviderEvents, ReconciliationRepository
 from ecp_core.ports.retention import ArtifactStore, RetentionRepository
 from ecp_core.ports.runs import RunRepository
+from ecp_core.ports.shared import SharedTransaction, SharedTransactions
 from ecp_core.ports.tasks import TaskRepository
 from ecp_core.ports.unit_of_work import EvidenceRepository, UnitOfWork, UnitOfWorkFactory
 from ecp_core.ports.webhooks import WebhookRepository
+from ecp_http.server.observability.observed_shared import ObservedSharedTransaction
 from ecp_postgres.api_keys import PostgresApiKeys
 from ecp_postgres.approvals import PostgresApprovals
 from ecp_postgres.audit import PostgresAudit
@@ -282,6 +284,16 @@ def postgres_unit_of_work(x: PostgresUnitOfWork) -> UnitOfWork:
 def postgres_factory(x: PostgresStore) -> UnitOfWorkFactory:
     """A PostgresStore's ``unit_of_work`` is a UnitOfWorkFactory."""
     return x.unit_of_work
+
+
+def shared_transactions_of_postgres(x: PostgresStore) -> SharedTransactions:
+    """A PostgresStore's ``shared_transaction`` makes SharedTransactions (ADR 0102)."""
+    return x.shared_transaction
+
+
+def observed_shared_transaction(x: ObservedSharedTransaction) -> SharedTransaction:
+    """The server's watched shared transaction is a SharedTransaction."""
+    return x
 
 
 def test_every_adapter_is_checked_against_its_port() -> None:

@@ -9,36 +9,22 @@ to its savepoint). Nothing is durable until :meth:`~SharedTransaction.commit`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, Self
+from typing import TYPE_CHECKING, Protocol
+
+from ecp_core.ports.unit import Transaction
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from ecp_core.ports.runs import RunsUnit
 
 
-class SharedTransaction(Protocol):
-    """A transaction whose units of work are savepoints; leaving without commit rolls back."""
+class SharedTransaction(Transaction, Protocol):
+    """A transaction whose units of work are savepoints; leaving without commit rolls back.
 
-    def __enter__(self) -> Self:
-        """Begin."""
-        ...
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Roll back what was not committed and release the connection."""
-        ...
+    Its ``commit`` makes every kept unit's work durable at once.
+    """
 
     def unit(self) -> RunsUnit:
         """A unit of work in its own savepoint (used as a context manager, one at a time)."""
-        ...
-
-    def commit(self) -> None:
-        """Make every kept unit's work durable at once."""
         ...
 
 
