@@ -153,11 +153,16 @@ def test_a_forked_log_is_refused_by_the_witness_and_by_verify_bundle(
             assert verify(tmp_path / "one.json", capsys, bundle.json(), *pinned)["verified"]
 
             rebuild_log_without(server, runs[1])
-            deadline = time.monotonic() + 30
-            while signed_size(server).size != seen.size - 3 and time.monotonic() < deadline:
+            # Written behind the server's back, the rebuilt queue is read by the log thread's
+            # safety-net pass (30 s while the listener is connected, ADR 0099), not at once.
+            deadline = time.monotonic() + 60
+            while signed_size(server).size != seen.size - 3:
+                assert time.monotonic() < deadline, "the rebuilt log was never signed"
                 time.sleep(0.05)
             extra = finished_run(server)  # three records: the log is back at the size seen
-            while signed_size(server).size < seen.size and time.monotonic() < deadline:
+            deadline = time.monotonic() + 30
+            while signed_size(server).size < seen.size:
+                assert time.monotonic() < deadline, "the log never reached the size seen"
                 time.sleep(0.05)
             fork = signed_size(server)
             assert (fork.size, fork.origin) == (seen.size, seen.origin)
