@@ -237,6 +237,12 @@ def test_units_moved_by_a_weight_change_are_left_out_and_counted():
         if ecp.rollouts.assign("t", rollout.rollout_id, u).graph_version_ref != v
     ]
     assert moved  # 40 of the 100 buckets changed hands
+    # A moved unit's later run under its new version: it stands on both sides, counted once.
+    again = {u: "g@2" if first[u] == "g@1" else "g@1" for u in moved}
+    ecp.evidence.ingest_executions(
+        "t", [event(u, v, clock.now(), PRICES[v]) for u, v in again.items()]
+    )
+    ecp.evidence.ingest_outcomes("t", [outcome(u, v, clock.now()) for u, v in again.items()])
     clock.advance(60)
     found = compare(ecp, rollout.rollout_id)
     assert found.source_delivery.baseline.runs + found.source_delivery.candidate.runs == (
@@ -397,6 +403,6 @@ def test_restriction_keeps_exactly_the_units_only_in_the_arm(labelled, assigned,
     expected = [e for e in entries if assigned.get(unit_of(e.item, rollout.unit)) == {arm}]
     assert list(kept.executions) == expected
     units_seen = {e.item.run_id for e in entries}
-    assert moved == sum(
-        1 for u, had in assigned.items() if u in units_seen and arm in had and len(had) > 1
-    )
+    assert moved == {
+        u for u, had in assigned.items() if u in units_seen and arm in had and len(had) > 1
+    }

@@ -63,10 +63,8 @@ def _arm_errors(request: CompareRequest, rollout: Rollout) -> list[FieldError]:
     return errors
 
 
-def rollout_scope(
-    uow: WithRollouts, tenant_id: str, request: CompareRequest
-) -> RolloutScope | None:
-    """The request's rollout scope (None without one); 422 when it cannot be compared so."""
+def checked_rollout(uow: WithRollouts, tenant_id: str, request: CompareRequest) -> Rollout | None:
+    """The request's rollout (None without one); 422 when the versions are not its arms."""
     if request.rollout_id is None:
         return None
     rollout = uow.rollouts.get(tenant_id, request.rollout_id)
@@ -78,6 +76,16 @@ def rollout_scope(
     errors = _arm_errors(request, rollout)
     if errors:
         raise ValidationFailed("the versions are not the rollout's arms", errors=errors)
+    return rollout
+
+
+def rollout_scope(
+    uow: WithRollouts, tenant_id: str, request: CompareRequest
+) -> RolloutScope | None:
+    """The request's rollout scope and its verification (None without); 422 as checked."""
+    rollout = checked_rollout(uow, tenant_id, request)
+    if rollout is None:
+        return None
     arms = {arm.graph_version_ref: arm.index for arm in rollout.arms}
     found = uow.rollouts.assignments(tenant_id, rollout.rollout_id, rollout.period)
     return RolloutScope(
@@ -95,8 +103,8 @@ def unit_of(event: ExecutionEvent, unit: RolloutUnit) -> str | None:
 
 def restrict(
     uow: WithRollouts, scope: RolloutScope, selection: Selection, arm: int
-) -> tuple[Selection, int]:
-    """``selection`` cut to units assigned only to ``arm``, and how many units saw two arms."""
+) -> tuple[Selection, frozenset[str]]:
+    """``selection`` cut to units assigned only to ``arm``, and its units that saw two arms."""
     rollout = scope.rollout
     units = {
         unit
@@ -105,7 +113,7 @@ def restrict(
     }
     arms = uow.rollouts.unit_arms(rollout.tenant_id, rollout.rollout_id, units)
     kept = {unit for unit, had in arms.items() if had == {arm}}
-    moved = sum(1 for had in arms.values() if arm in had and len(had) > 1)
+    moved = frozenset(unit for unit, had in arms.items() if arm in had and len(had) > 1)
     executions = tuple(
         entry for entry in selection.executions if unit_of(entry.item, rollout.unit) in kept
     )
@@ -156,6 +164,7 @@ __all__ = [
     "RANDOMIZED_LIMITATIONS",
     "RolloutScope",
     "abstain_reasons",
+    "checked_rollout",
     "limitations",
     "recommendation",
     "restrict",

@@ -23,7 +23,7 @@ from ecp_core.decisions.model import (
     SourceEvidence,
     SourceEvidenceCounts,
 )
-from ecp_core.decisions.randomized import RolloutScope, rollout_scope
+from ecp_core.decisions.randomized import RolloutScope, checked_rollout, rollout_scope
 from ecp_core.decisions.selection import SideEconomics, VersionWindow, calculation_rows, economics
 from ecp_core.decisions.verdict import STANDING_LIMITATIONS, abstain_reasons, constraints, decide
 from ecp_core.entitlements.model import Meter
@@ -113,7 +113,7 @@ class DecisionService:
         inventory: Digested[SourceInventory] | None,
         as_of: datetime,
         scope: RolloutScope | None = None,
-    ) -> tuple[SideEconomics, int]:
+    ) -> tuple[SideEconomics, frozenset[str]]:
         if inventory is not None and inventory.item.workflow_version != version:
             field = (
                 "baseline_inventory_id"
@@ -138,7 +138,7 @@ class DecisionService:
                 "the window; narrow it",
                 errors=[FieldError(loc=("start",), msg="window too large")],
             )
-        moved = 0
+        moved: frozenset[str] = frozenset()  # units a weight change moved between arms
         if scope is not None:
             arm = scope.baseline_arm if version == request.baseline_version else scope.candidate_arm
             selection, moved = randomized.restrict(uow, scope, selection, arm)
@@ -212,7 +212,7 @@ class DecisionService:
                 reasons += randomized.abstain_reasons(scope)
                 standing = (
                     *randomized.RANDOMIZED_LIMITATIONS,
-                    *randomized.limitations(scope, base_moved + cand_moved),
+                    *randomized.limitations(scope, len(base_moved | cand_moved)),
                 )
             outcome = decide(reasons, constraints(request.policy, base, cand))
             problems = [*base.inventory_problems, *cand.inventory_problems]
@@ -309,7 +309,9 @@ class DecisionService:
             next_run_at=now,
         )
         with self._uow() as uow:
-            rollout_scope(uow, actor.tenant_id, _occurrence(request, now))  # 422 unless comparable
+            checked_rollout(
+                uow, actor.tenant_id, _occurrence(request, now)
+            )  # 422 unless comparable
             if self._entitlements is not None:
                 self._entitlements.admit_schedule(
                     uow,
