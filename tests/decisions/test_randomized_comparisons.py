@@ -57,6 +57,9 @@ RULE = "C17 rollout-compare"
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 ACTOR = ActorIdentity(subject="analyst", auth_method=AuthMethod.BEARER, tenant_id="t")
 UNITS = 400
+KEY = "00" * 32
+"""Every rollout's assignment key: with a random one, verification flags a fair assignment
+one time in a thousand (its test's false-positive rate), and the comparisons would abstain."""
 PRICES = {"g@1": Decimal("1.00"), "g@2": Decimal("0.50")}
 
 
@@ -76,7 +79,13 @@ def world(weights=(50, 50)):
     """A deployment of g@1 with an active rollout of g@1 and g@2 and outcome rules for both."""
     clock = FixedClock(T0)
     store = MemoryStore()
-    ecp = Ecp.build(store.unit_of_work, signer=None, clock=clock, ids=SequentialIds("d"))
+    ecp = Ecp.build(
+        store.unit_of_work,
+        signer=None,
+        clock=clock,
+        ids=SequentialIds("d"),
+        rollout_keys=lambda: KEY,
+    )
     for price in PRICES.values():
         ecp.graphs.register("t", graph(price))
     ecp.graphs.deploy(

@@ -30,7 +30,7 @@ from ecp_core.runs.run.actions import ActionContext, ActionRegistry
 from ecp_core.runs.run.model import StartRunRequest
 from ecp_core.service import Ecp
 from ecp_core.signing import Ed25519Signer
-from ecp_core.system import SystemClock
+from ecp_core.system import SequentialIds, SystemClock
 from ecp_core.types import AuthMethod, CostMeasurement, RunStatus
 
 pytestmark = pytest.mark.integration
@@ -104,6 +104,8 @@ def test_a_90_10_canary_runs_verifies_compares_and_promotes(postgres_store):
         postgres_store.unit_of_work,
         signer=Ed25519Signer(bytes(range(32)), key_id="k"),
         actions=actions,
+        ids=SequentialIds("c"),  # run ids are the units: with the key, a repeatable assignment
+        rollout_keys=lambda: "00" * 32,
     )
     holder.append(ecp)
     started = SystemClock().now()

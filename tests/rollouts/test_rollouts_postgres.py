@@ -17,7 +17,11 @@ pytestmark = pytest.mark.integration
 
 @pytest.mark.spec("C17 rollout-verify", "C17 rollout-assign")
 def test_a_fair_rollout_verifies_and_a_starved_arm_is_flagged(postgres_store, fresh_database):
-    ecp = Ecp.build(postgres_store.unit_of_work, signer=Ed25519Signer(bytes(range(32)), key_id="k"))
+    ecp = Ecp.build(
+        postgres_store.unit_of_work,
+        signer=Ed25519Signer(bytes(range(32)), key_id="k"),
+        rollout_keys=lambda: "00" * 32,  # a repeatable assignment: "fair" is always fair
+    )
     for summary in ("one", "two"):
         definition = GraphBuilder("g").approval("a", summary=summary, rationale="r").end("b")
         ecp.graphs.register("t1", definition.chain("a", "b").build())

@@ -37,7 +37,7 @@ from ecp_core.registry.service import GraphRegistry
 from ecp_core.retention.erasure import RunEraser
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.retention.service import RetentionService
-from ecp_core.rollouts.service import RolloutService
+from ecp_core.rollouts.service import RolloutService, new_rollout_key
 from ecp_core.runs.approvals.model import ApprovalResolutionRequest, ApprovalResolutionResponse
 from ecp_core.runs.approvals.service import ApprovalService
 from ecp_core.runs.approvals.steps import ApprovalSteps
@@ -179,6 +179,7 @@ class Ecp:
         log_origin: str = DEFAULT_LOG_ORIGIN,
         storage_unavailable: Callable[[BaseException], bool] | None = None,
         shared_transactions: SharedTransactions | None = None,
+        rollout_keys: Callable[[], str] = new_rollout_key,
     ) -> "Ecp":
         """Wire every service.
 
@@ -196,7 +197,9 @@ class Ecp:
         ``log_origin`` prefixes each tenant's transparency log origin (``<origin>/<tenant>``);
         ``storage_unavailable`` tells the store's errors of a database away or full from others
         (the run dispatcher backs off without counting those); ``shared_transactions`` (a
-        store's ``shared_transaction``) lets concurrent run starts share commits (ADR 0102).
+        store's ``shared_transaction``) lets concurrent run starts share commits (ADR 0102);
+        ``rollout_keys`` makes each rollout's secret assignment key (random unless a caller
+        needs assignments it can repeat).
         """
         clock = clock or SystemClock()
         ids = ids or UuidV7Factory()
@@ -262,7 +265,7 @@ class Ecp:
                 DeploymentFacts(signer_available=signer is not None, keys=keys),
             ),
             templates=TemplateService(uow, clock, registry, known_actions),
-            rollouts=RolloutService(uow, clock, ids),
+            rollouts=RolloutService(uow, clock, ids, rollout_keys),
             attestations=AttestationService(uow, clock, signer, keys),
             audit_readiness=AuditReadiness(
                 uow,

@@ -34,6 +34,11 @@ def _invalid(detail: str, loc: tuple[str | int, ...], msg: str) -> ValidationFai
     return ValidationFailed(detail, errors=[FieldError(loc=loc, msg=msg)])
 
 
+def new_rollout_key() -> str:
+    """A fresh secret assignment key: 32 random bytes as hex."""
+    return secrets.token_hex(32)
+
+
 def _check_weights(arms: Sequence[ArmRequest]) -> None:
     total = sum(arm.weight for arm in arms)
     if total != 100:  # noqa: PLR2004
@@ -52,11 +57,18 @@ def _graph_version(uow: RolloutsUnit, tenant_id: str, ref: str) -> tuple[str, in
 class RolloutService:
     """Rollouts of a deployment's graph versions and the assignment of units to their arms."""
 
-    def __init__(self, uow: Callable[[], RolloutsUnit], clock: Clock, ids: IdFactory) -> None:
-        """Use cases over ``uow``."""
+    def __init__(
+        self,
+        uow: Callable[[], RolloutsUnit],
+        clock: Clock,
+        ids: IdFactory,
+        new_key: Callable[[], str] = new_rollout_key,
+    ) -> None:
+        """Use cases over ``uow``; ``new_key`` makes each rollout's secret assignment key."""
         self._uow = uow
         self._clock = clock
         self._ids = ids
+        self._new_key = new_key
 
     def create(self, tenant_id: str, request: CreateRolloutRequest) -> Rollout:
         """Start a rollout of the deployment over the arms; Conflict when one is active."""
@@ -83,7 +95,7 @@ class RolloutService:
                     for i, (a, b) in enumerate(zip(request.arms, buckets, strict=True))
                 ),
                 status=RolloutStatus.ACTIVE,
-                key=secrets.token_hex(32),
+                key=self._new_key(),
                 created_at=now,
                 updated_at=now,
             )
