@@ -77,8 +77,9 @@ def test_of_a_cancel_and_a_completion_exactly_one_is_applied(postgres_store):
         else:
             assert not isinstance(completed, Exception), completed
             outcomes.add("completion first")
-            assert statuses[-2:] == [
+            assert statuses[-3:] == [
                 ("work", AttemptStatus.SUCCEEDED),  # the completion moved it on
+                ("review", AttemptStatus.WAITING_APPROVAL),  # in the completion's commit
                 ("review", AttemptStatus.CANCELED),  # where the cancel found it
             ]
         assert [s for _, s in statuses].count(AttemptStatus.CANCELED) == 1

@@ -12,6 +12,7 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.statements import statements
 
 from ecp_core import (
     ApprovalResolutionRequest,
@@ -112,6 +113,35 @@ def test_a_failing_work_undoes_only_its_own_savepoint(postgres_store, fails):
     with postgres_store.unit_of_work() as tx:
         stored = {i for i in range(len(fails)) if tx.runs.get("t1", f"{prefix}{i}") is not None}
     assert stored == {i for i, fail in enumerate(fails) if not fail}
+
+
+@pytest.mark.spec(RULE)
+def test_a_group_of_one_runs_in_a_plain_unit_without_a_savepoint(postgres_store):
+    """Alone, a start costs what it cost before group commit: no SAVEPOINT, one COMMIT; its
+    failure rolls back its own transaction."""
+    seeded(postgres_store)
+    group = CommitGroup(postgres_store.shared_transaction, alone=postgres_store.unit_of_work)
+
+    def body(unit):
+        unit.runs.add(run("alone-1", tenant="t1"))
+        unit.commit()
+        return 1
+
+    def failing(unit):
+        unit.runs.add(run("alone-2", tenant="t1"))
+        unit.runs.get("t1", "alone-2")  # sends the insert first
+        raise Refused(2)
+
+    with statements() as seen:
+        assert group.run(body) == 1
+    assert not [sql for sql in seen if "SAVEPOINT" in sql], seen
+    assert seen.count("COMMIT") == 1, seen
+    with pytest.raises(Refused):
+        group.run(failing)
+    assert (group.groups, group.works) == (2, 2)
+    with postgres_store.unit_of_work() as tx:
+        assert tx.runs.get("t1", "alone-1") is not None
+        assert tx.runs.get("t1", "alone-2") is None
 
 
 @attrs.define

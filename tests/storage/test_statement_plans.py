@@ -200,11 +200,15 @@ CASES: dict[str, tuple[Call, str | None]] = {
     "approval trail": (lambda c: PostgresApprovals(c).actions("t1", "ap-run-000401"), None),
     # tasks (one topic in ecp_tasks_open's order; several in ecp_tasks_open_by_age's, filtered)
     "tasks claim": (
-        lambda c: PostgresTasks(c)._claimable("t1", ["topic-1", "topic-2"], NOW, 10),
+        lambda c: PostgresTasks(c).claim(
+            "t1", ["topic-1", "topic-2"], worker_id="w", now=NOW, lock_seconds=None, limit=10
+        ),
         ORDERED,
     ),
     "tasks claim of one topic": (
-        lambda c: PostgresTasks(c)._claimable("t1", ["topic-1"], NOW, 10),
+        lambda c: PostgresTasks(c).claim(
+            "t1", ["topic-1"], worker_id="w", now=NOW, lock_seconds=None, limit=10
+        ),
         ORDERED,
     ),
     "tasks expired locks": (lambda c: PostgresTasks(c)._expired(None, None, NOW, 10), ORDERED),

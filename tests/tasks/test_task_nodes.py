@@ -124,14 +124,14 @@ def test_a_task_is_offered_only_past_the_policy_and_the_approval(
         assert task.max_attempts == (max_attempts or DEFAULT_MAX_ATTEMPTS)
 
 
-Outcome = Literal["complete", "fail", "expire", "late"]
+Outcome = Literal["complete", "fail", "expire", "late", "lapse"]
 
 
 @pytest.mark.spec(RULE)
 @settings(max_examples=60, deadline=None)
 @given(
     max_attempts=st.integers(1, 4),
-    outcomes=st.lists(st.sampled_from(["complete", "fail", "expire", "late"]), max_size=8),
+    outcomes=st.lists(st.sampled_from(["complete", "fail", "expire", "late", "lapse"]), max_size=8),
 )
 def test_a_runs_task_attempts_each_leave_one_record_and_at_most_one_completion(
     max_attempts, outcomes
@@ -160,10 +160,15 @@ def test_a_runs_task_attempts_each_leave_one_record_and_at_most_one_completion(
             ecp.tasks.complete("t", task.task_id, body)  # a repeat applies nothing
             expected.append(("succeeded", worker))
             completed_by = worker
+            # the completion went on to the end node in its own transaction
+            assert ecp.runs.get("t", run.run_id).status is RunStatus.COMPLETED
         elif outcome == "fail":
             ecp.tasks.fail(
                 "t", task.task_id, TaskFailRequest(lock_token=task.lock_token or "", error="no")
             )
+            expected.append(("failed", worker))
+        elif outcome == "lapse":  # no sweep: the next claim (or the last sweep) records it
+            clock.advance(11)
             expected.append(("failed", worker))
         else:
             clock.advance(11)
@@ -175,6 +180,7 @@ def test_a_runs_task_attempts_each_leave_one_record_and_at_most_one_completion(
                     late = TaskCompleteRequest(lock_token=stale[1], output={"by": "late"})
                     ecp.tasks.complete("t", stale[0], late)
 
+    ecp.tasks.expire_locks()  # a last attempt that lapsed is the sweep's
     final = ecp.runs.drive("t", run.run_id)
     records = [r for r in ecp.audit.timeline("t", run.run_id).entries if r.node_id == "work"]
     assert [(r.status.value, r.execution_metadata["worker_id"]) for r in records] == expected

@@ -30,8 +30,8 @@ class TestTaskQueueProperties(OnEveryStoreEachExample, TaskQueueProperties):
 
 def _claim(tx, worker):
     return [
-        t.task_id
-        for t in tx.tasks.claim(
+        c.task.task_id
+        for c in tx.tasks.claim(
             "t1", ["charge"], worker_id=worker, now=NOW, lock_seconds=None, limit=1
         )
     ]

@@ -178,7 +178,12 @@ class PostgresRuns(Repository):
         added = self._added(tenant_id, run_id)
         if added is not None:
             return added
-        row = self._conn.execute(_LOCK, (run_id, tenant_id)).fetchone()
+        session = session_of(self._conn)
+        if session is not None and session.pending.only_on("ecp_tasks"):
+            # a task's change waits for the run's writes: the lock reads nothing it changes
+            row = session.execute_before_writes(_LOCK, (run_id, tenant_id)).fetchone()
+        else:
+            row = self._conn.execute(_LOCK, (run_id, tenant_id)).fetchone()
         return None if row is None else self._locked(row)
 
     def _added(self, tenant_id: str, run_id: str) -> Run | None:

@@ -90,6 +90,11 @@ class WriteBatch:
         self.discard()
         return writes
 
+    def only_on(self, table: str) -> bool:
+        """Whether every queued write inserts into or updates ``table`` alone."""
+        heads = (f"INSERT INTO {table} ", f"UPDATE {table} ")
+        return all(write.sql.startswith(heads) for write in self._writes.values())
+
     def __bool__(self) -> bool:
         """Whether anything waits."""
         return bool(self._writes)
@@ -193,7 +198,9 @@ class UnitConnection(psycopg.Connection[dict[str, Any]]):
             self.flush()
         return super().cursor(*args, **kwargs)
 
-    def execute_before_writes(self, query: str, params: dict[str, Any]) -> psycopg.Cursor[Any]:
+    def execute_before_writes(
+        self, query: str, params: dict[str, Any] | tuple[Any, ...]
+    ) -> psycopg.Cursor[Any]:
         """Run a read that neither sees nor needs the queued writes, leaving them queued."""
         return super().cursor().execute(query, params)
 

@@ -242,7 +242,13 @@ class Ecp:
             approvals=ApprovalService(
                 uow, clock, ApprovalSteps(stepper, clock, ids), lifecycle, runs.continue_in
             ),
-            tasks=TaskWork(uow, clock, TaskSteps(stepper, clock), lifecycle),
+            tasks=TaskWork(
+                uow,
+                clock,
+                TaskSteps(stepper, clock),
+                lifecycle,
+                lambda unit, run: runs.continue_in(unit, run, effects=False),
+            ),
             audit=trail,
             audit_settings=AuditSettingsService(uow, clock),
             actions=actions,

@@ -6,7 +6,7 @@ from datetime import datetime
 from ecp_core.errors import exists, missing
 from ecp_core.memory.tables import Repository, detached
 from ecp_core.runs.tasks import rules
-from ecp_core.runs.tasks.model import Task, TaskStatus, TopicQueue
+from ecp_core.runs.tasks.model import Claim, Task, TaskStatus, TopicQueue, new_lock_token
 from ecp_core.runs.tasks.storage import RuleApplyingTasks
 
 
@@ -31,9 +31,17 @@ class MemoryTasks(Repository, RuleApplyingTasks):
             raise missing("task", task_id)
         return found
 
-    def _claimable(
-        self, tenant_id: str, topics: Collection[str], now: datetime, limit: int
-    ) -> list[Task]:
+    def claim(
+        self,
+        tenant_id: str,
+        topics: Collection[str],
+        *,
+        worker_id: str,
+        now: datetime,
+        lock_seconds: int | None,
+        limit: int,
+    ) -> list[Claim]:
+        """Take up to ``limit`` claimable tasks of the topics, oldest first (``rules.take``)."""
         ready = sorted(
             (
                 t
@@ -42,7 +50,18 @@ class MemoryTasks(Repository, RuleApplyingTasks):
             ),
             key=lambda t: (t.created_at, t.task_id),
         )
-        return ready[:limit]
+        claims = []
+        for task in ready[:limit]:
+            taken = rules.take(
+                task,
+                worker_id=worker_id,
+                lock_token=new_lock_token(),
+                now=now,
+                lock_seconds=lock_seconds,
+            )
+            self._save(taken.task)
+            claims.append(taken)
+        return claims
 
     def _expired(
         self, tenant_id: str | None, topics: Collection[str] | None, now: datetime, limit: int

@@ -10,14 +10,17 @@ if TYPE_CHECKING:
     from collections.abc import Collection
     from datetime import datetime
 
-    from ecp_core.runs.tasks.model import Task, TaskStatus, TopicQueue
+    from ecp_core.runs.tasks.model import Claim, Task, TaskStatus, TopicQueue
 
 
 class TaskRepository(Protocol):
     """External tasks of every tenant; each change follows :mod:`ecp_core.runs.tasks.rules`."""
 
     def offer(self, task: Task) -> None:
-        """Store a new task (Conflict when its id exists, in any tenant)."""
+        """Store a new task (Conflict when its id exists, in any tenant).
+
+        A store may raise the Conflict at the unit's next statement or commit.
+        """
         ...
 
     def get(self, tenant_id: str, task_id: str) -> Task | None:
@@ -33,9 +36,10 @@ class TaskRepository(Protocol):
         now: datetime,
         lock_seconds: int | None,
         limit: int,
-    ) -> list[Task]:
+    ) -> list[Claim]:
         """Lock up to ``limit`` claimable tasks of the topics, oldest first, each with a new token.
 
+        Each follows ``rules.take``: a task whose lock ran out comes with its lost attempt.
         ``lock_seconds`` None locks each for its own lock time. Tasks another transaction holds
         are skipped.
         """

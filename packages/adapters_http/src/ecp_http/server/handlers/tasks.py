@@ -78,7 +78,7 @@ def heartbeat_task(call: Call, services: Services) -> TaskLockResponse:
 def complete_task(call: Call, services: Services) -> TaskSummary:
     """Complete the task (a repeat is answered the same); its run moves on."""
     task = services.ecp.tasks.complete(call.tenant, call.path["task_id"], call.body)
-    services.background.wake()
+    services.background.wake(announced=True)  # a run left runnable notifies a worker
     return TaskSummary.of(task)
 
 

@@ -7,7 +7,8 @@ work waiting (up to :data:`MAX_GROUP`), runs each in its own savepoint of one tr
 once, and answers each caller: its result, or its own error (its savepoint rolled back, the
 others kept), or the commit's error for everyone whose work was kept. A caller is answered only
 after the shared commit, so nothing is acknowledged that is not durable. Alone, a caller leads
-its own group of one straight away: no waiting is added when there is no load.
+its own group of one straight away: no waiting is added when there is no load, and (given a
+plain unit of work for it) no savepoint either.
 
 The works run one after another on the leader's thread, each in the context (``contextvars``)
 of the caller that handed it in, so its log lines keep the caller's request id.
@@ -50,10 +51,21 @@ class _Work(Generic[T]):
 class CommitGroup:
     """Runs callers' works in shared transactions, one savepoint each (see the module)."""
 
-    def __init__(self, transactions: SharedTransactions, *, max_group: int = MAX_GROUP) -> None:
-        """Share transactions made by ``transactions``, at most ``max_group`` works in one."""
+    def __init__(
+        self,
+        transactions: SharedTransactions,
+        *,
+        max_group: int = MAX_GROUP,
+        alone: Callable[[], RunsUnit] | None = None,
+    ) -> None:
+        """Share transactions made by ``transactions``, at most ``max_group`` works in one.
+
+        ``alone`` makes the plain unit of work a group of one runs in: nothing to share, so no
+        savepoint (two statements fewer); None runs it in a shared transaction too.
+        """
         self._transactions = transactions
         self._max_group = max_group
+        self._alone = alone
         self._lock = threading.Lock()
         self._waiting: deque[_Work[object]] = deque()
         self._leading = False
@@ -111,6 +123,14 @@ class CommitGroup:
                 work.wake.set()
 
     def _run_group(self, group: list[_Work[object]]) -> None:
+        if len(group) == 1 and self._alone is not None:
+            (work,) = group
+            try:
+                with self._alone() as unit:
+                    work.result = work.context.run(work.work, unit)
+            except BaseException as exc:  # noqa: BLE001 - the caller's own, raised there
+                work.error = exc
+            return
         kept = 0
         try:
             with self._transactions() as shared:

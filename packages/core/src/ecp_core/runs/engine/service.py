@@ -96,7 +96,7 @@ class RunService:
         self._limits = RunLimits(uow)
         self._failures = DispatchFailures(clock, stepper, lifecycle, dispatch)
         self._timers = TimerWakes(uow, clock, stepper, lifecycle)
-        group = None if shared_transactions is None else CommitGroup(shared_transactions)
+        group = None if shared_transactions is None else CommitGroup(shared_transactions, alone=uow)
         self.start_group = group
         """The starts' commit group (None: each start commits alone)."""
         self._starts = RunStarts(uow, clock, ids, self._first_attempts, group)

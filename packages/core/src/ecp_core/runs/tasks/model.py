@@ -62,6 +62,16 @@ class Task:
     updated_at: Annotated[datetime, AwareUtc()]
 
 
+@attrs.frozen
+class Claim:
+    """A task a claim took: locked under its new token, and its lost attempt if it had one."""
+
+    task: Task
+    """The task as claimed."""
+    lost: Task | None = None
+    """The same task after its previous lock ran out (the attempt to record), or None."""
+
+
 WorkerId = Annotated[str, Text(1, 256, trimmed=True)]
 Topic = Annotated[str, Text(1, 512)]
 LockToken = Annotated[str, Text(1, 256)]

@@ -1,9 +1,10 @@
 """The task queue's rules as pure functions; both storage adapters apply exactly these.
 
-A claim hands out a task that is waiting (and past its retry backoff) or whose lock expired
-(at-least-once). Only the current lock token heartbeats, completes or fails it; once another claim
-took the task, the old token gets :class:`~ecp_core.errors.LockLost`. Completing or failing again
-with the token that did it changes nothing (idempotent), so exactly one completion is applied.
+A claim hands out a task that is waiting (and past its retry backoff) or whose lock expired with
+attempts left (at-least-once; the lost attempt is the claim's to record). Only the current lock
+token heartbeats, completes or fails it; once another claim took the task, the old token gets
+:class:`~ecp_core.errors.LockLost`. Completing or failing again with the token that did it
+changes nothing (idempotent), so exactly one completion is applied.
 """
 
 from datetime import datetime, timedelta
@@ -12,17 +13,7 @@ from typing import Any
 import attrs
 
 from ecp_core.errors import LockLost, RunCanceled
-from ecp_core.runs.tasks.model import Task, TaskStatus
-
-
-def claimable(task: Task, now: datetime) -> bool:
-    """Whether a claim at ``now`` may take ``task``: waiting and due, or locked but expired."""
-    if task.status is TaskStatus.WAITING:
-        return task.not_before is None or task.not_before <= now
-    if task.status is TaskStatus.LOCKED:
-        return task.locked_until is not None and task.locked_until <= now
-    return False
-
+from ecp_core.runs.tasks.model import Claim, Task, TaskStatus
 
 LOCK_EXPIRED = "lock expired"
 """The error an attempt whose lock ran out is recorded with."""
@@ -35,6 +26,16 @@ def expired(task: Task, now: datetime) -> bool:
         and task.locked_until is not None
         and task.locked_until <= now
     )
+
+
+def claimable(task: Task, now: datetime) -> bool:
+    """Whether a claim at ``now`` may take ``task``: waiting and due, or its lock ran out.
+
+    A task whose lock ran out on its last attempt has none left: the lock-expiry sweep fails it.
+    """
+    if task.status is TaskStatus.WAITING:
+        return task.not_before is None or task.not_before <= now
+    return expired(task, now) and task.attempt < task.max_attempts
 
 
 def expire(task: Task, now: datetime) -> Task:
@@ -67,6 +68,17 @@ def claim(
         not_before=None,
         updated_at=now,
     )
+
+
+def take(
+    task: Task, *, worker_id: str, lock_token: str, now: datetime, lock_seconds: int | None
+) -> Claim:
+    """A claimable ``task`` taken: its lost attempt first when its lock ran out, then claimed."""
+    lost = expire(task, now) if expired(task, now) else None
+    taken = claim(
+        lost or task, worker_id=worker_id, lock_token=lock_token, now=now, lock_seconds=lock_seconds
+    )
+    return Claim(task=taken, lost=lost)
 
 
 def _holds(task: Task, lock_token: str) -> None:

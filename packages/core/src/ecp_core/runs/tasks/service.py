@@ -1,11 +1,12 @@
 """Use cases of external tasks: workers claim, heartbeat, complete and fail; locks expire.
 
 Each call is one unit of work. A completion applied now (the queue says so, exactly once per
-task) records the attempt and moves the run on in the same transaction; a failed attempt, or a
-lock that ran out, records the attempt and, at the last one, ends the run with ``task_failed``
-(:mod:`ecp_core.runs.tasks.steps`). Locks that ran out are released by the claim of the same
-topics before it takes anything, and by a periodic sweep, so each lost attempt is recorded once,
-naming the worker that held it.
+task) records the attempt and moves the run on in the same transaction, with the run's next
+attempts that change nothing outside it; a failed attempt, or a lock that ran out, records the
+attempt and, at the last one, ends the run with ``task_failed``
+(:mod:`ecp_core.runs.tasks.steps`). A lock that ran out is released by the claim that takes its
+task again (which records the lost attempt first) or by the periodic sweep, whichever holds the
+task first, so each lost attempt is recorded once, naming the worker that held it.
 """
 
 import logging
@@ -67,35 +68,43 @@ class TaskWork:
         clock: Clock,
         steps: TaskSteps,
         lifecycle: StepApplier,
+        continue_run: Callable[[RunsUnit, Run], Run] | None = None,
     ) -> None:
-        """Wire the use cases; ``steps`` decides what a task's end does to its run."""
+        """Wire the use cases; ``steps`` decides what a task's end does to its run.
+
+        ``continue_run`` goes on with a run its task's completion moved on, in the completion's
+        unit of work (``RunService.continue_in`` without effects); None leaves it to the
+        dispatcher.
+        """
         self._uow = uow
         self._clock = clock
         self._steps = steps
         self._lifecycle = lifecycle
+        self._continue_run = continue_run
 
     def claim(self, tenant_id: str, request: TaskClaimRequest) -> list[Task]:
         """Lock up to ``max_tasks`` claimable tasks of the topics for the worker (maybe none).
 
-        Locks of these topics that ran out are released (and their attempts recorded) first.
+        A task taken after its lock ran out has that lost attempt recorded in the same unit.
         """
         with self._uow() as uow:
-            expired = self._expire(uow, tenant_id=tenant_id, topics=request.topics)
-            now = self._clock.now()
-            claimed = uow.tasks.claim(
+            claims = uow.tasks.claim(
                 tenant_id,
                 request.topics,
                 worker_id=request.worker_id,
-                now=now,
+                now=self._clock.now(),
                 lock_seconds=request.lock_seconds,
                 limit=request.max_tasks,
             )
+            for claim in claims:
+                if claim.lost is not None:
+                    self._apply(uow, claim.lost, self._steps.attempt_failed)
             uow.commit()
-        for task in expired:
-            log.info("task lock expired", extra=_facts(task))
-        for task in claimed:
-            log.info("task claimed", extra=_facts(task))
-        return claimed
+        for claim in claims:
+            if claim.lost is not None:
+                log.info("task lock expired", extra=_facts(claim.lost))
+            log.info("task claimed", extra=_facts(claim.task))
+        return [claim.task for claim in claims]
 
     def heartbeat(self, tenant_id: str, task_id: str, request: TaskHeartbeatRequest) -> Task:
         """Extend the worker's lock (LockLost when another claim took the task)."""
@@ -122,7 +131,7 @@ class TaskWork:
                 now=self._clock.now(),
             )
             if applied:
-                self._apply(uow, task, self._steps.completed)
+                self._apply(uow, task, self._steps.completed, go_on=True)
             uow.commit()
         if applied:
             log.info("task completed", extra=_facts(task))
@@ -219,9 +228,18 @@ class TaskWork:
                 return expired
 
     def _apply(
-        self, uow: RunsUnit, task: Task, step: Callable[[Run, GraphDefinition, Task], Step]
+        self,
+        uow: RunsUnit,
+        task: Task,
+        step: Callable[[Run, GraphDefinition, Task], Step],
+        *,
+        go_on: bool = False,
     ) -> None:
-        """Apply ``step(run, graph, task)`` to the run waiting for ``task``, if it still waits."""
+        """Apply ``step(run, graph, task)`` to the run waiting for ``task``, if it still waits.
+
+        With ``go_on`` (and ``continue_run`` wired) the run's next attempts that change nothing
+        outside it join the same unit of work; an action with effects is the dispatcher's.
+        """
         run = uow.runs.lock(task.tenant_id, task.run_id)
         if (
             run is None
@@ -232,6 +250,8 @@ class TaskWork:
             return
         graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
         run = self._lifecycle.apply(uow, step(run, graph, task))
+        if go_on and self._continue_run is not None:
+            run = self._continue_run(uow, run)
         uow.runs.save(run)
 
 

@@ -1,8 +1,10 @@
 """How a storage adapter applies the task rules: load the row held, apply the rule, write it back.
 
-Both adapters inherit :class:`RuleApplyingTasks` and supply its primitives (find the claimable,
-the expired and a run's open tasks, hold one task, save one task), so the claim, heartbeat, completion and failure paths are
-written once and the adapters can differ only in how they lock.
+Both adapters inherit :class:`RuleApplyingTasks` and supply its primitives (find the expired
+and a run's open tasks, hold one task, save one task), so the expiry, heartbeat, completion and
+failure paths are written once and the adapters can differ only in how they lock. Each claims in
+its own way (``rules.take`` in memory, one statement on PostgreSQL), held to the same results by
+the conformance suite.
 """
 
 from abc import ABC, abstractmethod
@@ -11,17 +13,11 @@ from datetime import datetime
 from typing import Any
 
 from ecp_core.runs.tasks import rules
-from ecp_core.runs.tasks.model import Task, new_lock_token
+from ecp_core.runs.tasks.model import Task
 
 
 class RuleApplyingTasks(ABC):
     """The write paths of ``TaskRepository`` over three storage primitives."""
-
-    @abstractmethod
-    def _claimable(
-        self, tenant_id: str, topics: Collection[str], now: datetime, limit: int
-    ) -> list[Task]:
-        """Up to ``limit`` claimable tasks of the topics, oldest first, held for this unit."""
 
     @abstractmethod
     def _expired(
@@ -43,30 +39,6 @@ class RuleApplyingTasks(ABC):
     @abstractmethod
     def _save(self, task: Task) -> None:
         """Replace the stored task."""
-
-    def claim(
-        self,
-        tenant_id: str,
-        topics: Collection[str],
-        *,
-        worker_id: str,
-        now: datetime,
-        lock_seconds: int | None,
-        limit: int,
-    ) -> list[Task]:
-        """Lock up to ``limit`` claimable tasks of the topics, oldest first, each under a new token."""
-        claimed = []
-        for task in self._claimable(tenant_id, topics, now, limit):
-            locked = rules.claim(
-                task,
-                worker_id=worker_id,
-                lock_token=new_lock_token(),
-                now=now,
-                lock_seconds=lock_seconds,
-            )
-            self._save(locked)
-            claimed.append(locked)
-        return claimed
 
     def expire(
         self,

@@ -6,10 +6,17 @@ import pytest
 
 from ecp_core.errors import LockLost
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
+from ecp_core.runs.tasks import rules
 from ecp_core.runs.tasks.model import Task, TaskStatus
 from ecp_core.runs.tasks.rules import LOCK_EXPIRED
 from ecp_core.testing.conformance._base import StoreSuite
-from ecp_core.testing.conformance.tasks.samples import LATER, claim_now, offer_all, task
+from ecp_core.testing.conformance.tasks.samples import (
+    LATER,
+    claim_now,
+    offer_all,
+    take_now,
+    task,
+)
 from ecp_core.testing.samples import NOW
 
 
@@ -77,6 +84,46 @@ class TaskExpiryConformance(StoreSuite):
             tx.tasks.complete("t1", "task-1", lock_token=token, output={}, now=LATER)
         (second,) = claim_now(uow, now=LATER, worker="w2")
         assert (second.attempt, second.worker_id) == (2, "w2")
+
+    def test_a_claim_that_takes_an_expired_lock_hands_back_the_lost_attempt(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """A claim takes a task whose lock ran out as ``rules.take`` does, with its lost attempt.
+
+        The claim is what the rules make of the stored task (one statement on PostgreSQL, the
+        rules applied in memory); a task claimed while waiting has no lost attempt.
+        """
+        offer_all(uow, task("task-1"), task("task-2", created_at=NOW + timedelta(seconds=1)))
+        (first,) = claim_now(uow, limit=1)
+        taken, fresh = take_now(uow, now=LATER, worker="w2", lock_seconds=30)
+        assert (taken.task.task_id, fresh.task.task_id, fresh.lost) == ("task-1", "task-2", None)
+        assert taken.lost == rules.expire(first, LATER)
+        assert taken.lost is not None
+        assert (taken.lost.attempt, taken.lost.worker_id, taken.lost.status) == (
+            1,
+            "w1",
+            TaskStatus.WAITING,
+        )
+        token = taken.task.lock_token
+        assert token is not None
+        assert token != first.lock_token
+        assert taken.task == rules.claim(
+            taken.lost, worker_id="w2", lock_token=token, now=LATER, lock_seconds=30
+        )
+        assert fresh.task.error is None
+        with uow() as tx:
+            assert tx.tasks.get("t1", "task-1") == taken.task
+        assert expire(uow, now=LATER) == []  # the claim released it: nothing left to sweep
+
+    def test_an_expired_lock_of_the_last_attempt_is_the_sweeps_not_a_claims(
+        self, uow: UnitOfWorkFactory
+    ) -> None:
+        """A lock of the last attempt that ran out is not claimed; the sweep fails the task."""
+        offer_all(uow, task("task-1", max_attempts=1))
+        claim_now(uow)
+        assert take_now(uow, now=LATER, worker="w2") == []
+        (released,) = expire(uow)
+        assert released.status is TaskStatus.FAILED
 
     def test_erasing_a_run_empties_its_tasks_payloads_only(self, uow: UnitOfWorkFactory) -> None:
         """Erasing a run empties its tasks' arguments, state, output and error, nothing else."""

@@ -123,7 +123,12 @@ class _Interleaving:
             )
             tx.commit()
         assert len(claimed) <= limit
-        for got in claimed:
+        for claim in claimed:
+            got = claim.task
+            if claim.lost is not None:  # its lock ran out: the lost attempt is the last token's
+                assert claim.lost.lock_token == self.current[got.task_id]
+                assert claim.lost.status is TaskStatus.WAITING
+                assert got.attempt == claim.lost.attempt + 1
             assert got.task_id not in self.completed, "a completed task was handed out again"
             assert got.task_id not in self.failed, "a failed task was handed out again"
             held = self.held_until.get(got.task_id)

@@ -52,8 +52,9 @@ class TaskRepositoryConformance(StoreSuite):
             assert tx.tasks.get("t1", "task-1") == full
             assert tx.tasks.get("t2", "task-1") is None
             assert tx.tasks.get("t1", "nope") is None
-            with pytest.raises(Conflict):
+            with pytest.raises(Conflict):  # at once, or at the latest at the commit
                 tx.tasks.offer(task("task-1", tenant="t2"))
+                tx.commit()
 
     def test_a_claim_takes_the_oldest_of_its_tenant_and_topics_up_to_the_limit(
         self, uow: UnitOfWorkFactory

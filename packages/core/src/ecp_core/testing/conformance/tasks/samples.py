@@ -6,7 +6,7 @@ from typing import Any
 import attrs
 
 from ecp_core.ports.unit_of_work import UnitOfWorkFactory
-from ecp_core.runs.tasks.model import Task
+from ecp_core.runs.tasks.model import Claim, Task
 from ecp_core.testing.samples import NOW
 
 LATER = NOW + timedelta(seconds=61)
@@ -36,6 +36,25 @@ def task(
     return attrs.evolve(offered, **changes)
 
 
+def take_now(
+    uow: UnitOfWorkFactory,
+    *,
+    now: datetime = NOW,
+    worker: str = "w1",
+    topics: tuple[str, ...] = ("charge",),
+    tenant: str = "t1",
+    lock_seconds: int | None = None,
+    limit: int = 10,
+) -> list[Claim]:
+    """Claim and commit; the claims, each with its lost attempt."""
+    with uow() as tx:
+        claims = tx.tasks.claim(
+            tenant, topics, worker_id=worker, now=now, lock_seconds=lock_seconds, limit=limit
+        )
+        tx.commit()
+    return claims
+
+
 def claim_now(
     uow: UnitOfWorkFactory,
     *,
@@ -46,13 +65,17 @@ def claim_now(
     lock_seconds: int | None = None,
     limit: int = 10,
 ) -> list[Task]:
-    """Claim and commit."""
-    with uow() as tx:
-        claimed = tx.tasks.claim(
-            tenant, topics, worker_id=worker, now=now, lock_seconds=lock_seconds, limit=limit
-        )
-        tx.commit()
-    return claimed
+    """Claim and commit; the tasks claimed."""
+    claims = take_now(
+        uow,
+        now=now,
+        worker=worker,
+        topics=topics,
+        tenant=tenant,
+        lock_seconds=lock_seconds,
+        limit=limit,
+    )
+    return [claim.task for claim in claims]
 
 
 def offer_all(uow: UnitOfWorkFactory, *tasks: Task) -> None:
