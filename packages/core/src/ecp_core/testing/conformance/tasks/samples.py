@@ -55,27 +55,9 @@ def take_now(
     return claims
 
 
-def claim_now(
-    uow: UnitOfWorkFactory,
-    *,
-    now: datetime = NOW,
-    worker: str = "w1",
-    topics: tuple[str, ...] = ("charge",),
-    tenant: str = "t1",
-    lock_seconds: int | None = None,
-    limit: int = 10,
-) -> list[Task]:
-    """Claim and commit; the tasks claimed."""
-    claims = take_now(
-        uow,
-        now=now,
-        worker=worker,
-        topics=topics,
-        tenant=tenant,
-        lock_seconds=lock_seconds,
-        limit=limit,
-    )
-    return [claim.task for claim in claims]
+def claim_now(uow: UnitOfWorkFactory, **options: Any) -> list[Task]:
+    """Claim and commit as :func:`take_now` does (``options`` are its); the tasks claimed."""
+    return [claim.task for claim in take_now(uow, **options)]
 
 
 def offer_all(uow: UnitOfWorkFactory, *tasks: Task) -> None:
