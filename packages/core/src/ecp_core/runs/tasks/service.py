@@ -208,19 +208,11 @@ class TaskWork:
 
     # -- what a task's end does to its run ---------------------------------------------------
 
-    def _expire(
-        self,
-        uow: RunsUnit,
-        *,
-        tenant_id: str | None = None,
-        topics: tuple[str, ...] | None = None,
-    ) -> list[Task]:
-        """Release the locks that ran out (of one tenant's topics, or all) and record each."""
+    def _expire(self, uow: RunsUnit) -> list[Task]:
+        """Release every lock that ran out and record each lost attempt."""
         expired: list[Task] = []
         while True:
-            batch = uow.tasks.expire(
-                self._clock.now(), limit=EXPIRY_BATCH, tenant_id=tenant_id, topics=topics
-            )
+            batch = uow.tasks.expire(self._clock.now(), limit=EXPIRY_BATCH)
             for task in batch:
                 self._apply(uow, task, self._steps.attempt_failed)
             expired.extend(batch)
