@@ -209,6 +209,7 @@ def profile_server(
         folder = args.profile_dir or stack.enter_context(
             tempfile.TemporaryDirectory(prefix="ecp-bench-profile-")
         )
+        pathlib.Path(folder).mkdir(parents=True, exist_ok=True)  # a --profile-dir may be new
         out = str(pathlib.Path(folder) / "get.prof")
         child = start_child("ecp-profile", {**ecp_env, "ECP_BENCH_PROFILE": out})
         try:
