@@ -199,3 +199,28 @@ def test_a_runs_task_attempts_each_leave_one_record_and_at_most_one_completion(
     verified = ecp.audit.verify_run("t", run.run_id)
     assert verified.verified
     assert verified.signature_verified is (True if verified.record_count else None)
+
+
+@pytest.mark.spec(RULE)
+def test_a_claim_that_takes_a_lapsed_lock_records_and_logs_the_lost_attempt(caplog):
+    """The lost attempt is recorded once, naming its worker, and logged as the sweep logs it."""
+    clock = FixedClock(EPOCH)
+    ecp = Ecp.build(MemoryStore().unit_of_work, signer=None, clock=clock)
+    graph = GraphBuilder("g").task("work", "topic", lock_seconds=10)
+    ecp.graphs.register("t", graph.end().chain("work", "end").build())
+    ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="g"))
+    run, _ = ecp.runs.start("t", StartRunRequest(deployment_ref="d"))
+    ecp.runs.drive("t", run.run_id)
+    (first,) = ecp.tasks.claim("t", TaskClaimRequest(worker_id="w1", topics=("topic",)))
+    clock.advance(11)
+    with caplog.at_level("INFO", logger="ecp_core.runs.tasks"):
+        (second,) = ecp.tasks.claim("t", TaskClaimRequest(worker_id="w2", topics=("topic",)))
+    lapsed = [r for r in caplog.records if r.getMessage() == "task lock expired"]
+    assert [(r.worker_id, r.attempt, r.status) for r in lapsed] == [("w1", 1, "waiting")]
+    assert (second.task_id, second.worker_id, second.attempt) == (first.task_id, "w2", 2)
+    records = [r for r in ecp.audit.timeline("t", run.run_id).entries if r.node_id == "work"]
+    assert [(r.status.value, r.execution_metadata["worker_id"]) for r in records] == [
+        ("failed", "w1")
+    ]
+    assert records[0].error == {"type": "LockExpired", "message": "lock expired"}
+    assert ecp.tasks.expire_locks() == 0  # nothing left for the sweep

@@ -59,6 +59,11 @@ def _facts(task: Task) -> dict[str, object]:
     }
 
 
+def _log_expired(task: Task) -> None:
+    """The line of a lock that ran out (released by the sweep or by the claim that took it)."""
+    log.info("task lock expired", extra={**_facts(task), "status": task.status.value})
+
+
 class TaskWork:
     """What workers and operators do with external tasks, and what it does to the runs."""
 
@@ -102,7 +107,7 @@ class TaskWork:
             uow.commit()
         for claim in claims:
             if claim.lost is not None:
-                log.info("task lock expired", extra=_facts(claim.lost))
+                _log_expired(claim.lost)
             log.info("task claimed", extra=_facts(claim.task))
         return [claim.task for claim in claims]
 
@@ -161,7 +166,7 @@ class TaskWork:
             expired = self._expire(uow)
             uow.commit()
         for task in expired:
-            log.info("task lock expired", extra={**_facts(task), "status": task.status.value})
+            _log_expired(task)
         return len(expired)
 
     def get(self, tenant_id: str, task_id: str) -> Task:
