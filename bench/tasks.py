@@ -204,15 +204,21 @@ def batch(
 
 
 WAKEUPS = 'ecp_long_poll_wakeups_total{bell="tasks_offered"}'
+CLAIMS = 'ecp_http_requests_total{method="POST",route="/v1/tasks/claim",status="200"}'
 
 
-def claims_woken(http: httpx.Client) -> float | None:
-    """How many waiting task claims the server's rings have woken so far (ADR 0071), if shown."""
+def counters(http: httpx.Client) -> tuple[float, float] | None:
+    """The server's counts so far of waiting task claims its rings woke (ADR 0071) and of claim
+    requests answered (a completion that claims the next task saves one, ADR 0105), if shown."""
     response = http.get("/metrics")
     if response.status_code != 200:
         return None
-    found = [line for line in response.text.splitlines() if line.startswith(WAKEUPS)]
-    return float(found[0].rsplit(" ", 1)[1]) if found else None
+    values = {WAKEUPS: 0.0, CLAIMS: 0.0}
+    for line in response.text.splitlines():
+        name, _, value = line.rpartition(" ")
+        if name in values:
+            values[name] = float(value)
+    return values[WAKEUPS], values[CLAIMS]
 
 
 def prepare(http: httpx.Client) -> None:
@@ -232,27 +238,30 @@ def measure(
     per_round = max(1, args.runs // args.rounds)
     results: dict[str, list[tuple[int, float]]] = {name: [] for name in CONTENDERS}
     cpu: dict[str, list[float]] = {name: [] for name in CONTENDERS}
-    woken: dict[str, list[float]] = {name: [] for name in CONTENDERS}
+    counted: dict[str, list[tuple[float, float]]] = {name: [] for name in CONTENDERS}
     names = list(CONTENDERS)
     for number in range(args.rounds):
         for name in names if number % 2 == 0 else names[::-1]:
-            before, rung = child.cpu_seconds(), claims_woken(http)
+            before, counts = child.cpu_seconds(), counters(http)
             count, seconds = batch(http, headers, CONTENDERS[name], per_round)
-            after, rung_after = child.cpu_seconds(), claims_woken(http)
+            after, counts_after = child.cpu_seconds(), counters(http)
             if before is not None and after is not None:
                 cpu[name].append(after - before)
-            if rung is not None and rung_after is not None:
-                woken[name].append(rung_after - rung)
+            if counts is not None and counts_after is not None:
+                counted[name].append((counts_after[0] - counts[0], counts_after[1] - counts[1]))
             results[name].append((count, seconds))
             print(f"  round {number + 1} {name:<22} {count / seconds:8.1f} runs/s")
     print()
     for name, rounds in results.items():
         runs, seconds = sum(n for n, _ in rounds), sum(s for _, s in rounds)
         used = f"{sum(cpu[name]) * 1e3 / runs:.1f} ms" if cpu[name] else "n/a"
-        rung = f"{sum(woken[name]) / runs:.2f}" if woken[name] else "n/a"
+        woken = claims = "n/a"
+        if counted[name]:
+            woken = f"{sum(w for w, _ in counted[name]) / runs:.2f}"
+            claims = f"{sum(c for _, c in counted[name]) / runs:.2f}"
         print(
             f"  {name:<22} {runs / seconds:8.1f} runs/s  ({runs} runs in {seconds:.1f} s; "
-            f"server CPU {used} per run; waiting claims woken {rung} per run)"
+            f"server CPU {used}, claim requests {claims}, waiting claims woken {woken} per run)"
         )
     return results
 

@@ -52,7 +52,16 @@ AREAS = (
     ("runs", ("RunStatusResponse", "AdminRunListResponse")),
     ("audit", ("AuditTimelineResponse", "AuditVerificationResponse", "AuditBundle")),
     ("approvals", ("ApprovalRecord", "ApprovalPageResponse", "ApprovalResolutionResponse")),
-    ("tasks", ("TaskClaimResponse", "TaskSummary", "TaskListResponse", "TaskLockResponse")),
+    (
+        "tasks",
+        (
+            "TaskClaimResponse",
+            "TaskSummary",
+            "TaskCompletion",
+            "TaskListResponse",
+            "TaskLockResponse",
+        ),
+    ),
     (
         "webhooks",
         (

@@ -414,6 +414,7 @@ RULES: dict[str, str] = {
     "C19 schema-newer": "/health/ready answers 503 with schema newer when the database holds migrations this build does not know (a newer release applied them), pending when some of its own are not applied, current otherwise; newer wins over pending",
     "C20 http-statements-per-run": "a run over HTTP (POST /runs with Prefer: wait, then approve) costs a bounded number of statements and commits on PostgreSQL, the background work included",
     "C20 task-round-trips": "a run through an external task on PostgreSQL costs a bounded number of statements: a claim is one statement with its lock (no lock-expiry query first; a lock that ran out is taken with its lost attempt recorded), and a completion runs the run's next attempts that change nothing outside it in its own transaction, leaving nothing for a run worker to claim",
+    "C20 complete-claims-next": "a task's completion may carry claim_next (worker, topics, max_tasks, lock_seconds): the worker's next tasks are then claimed as a claim would (never waiting), in the completion's own transaction, and answered in next_tasks; a repeated or refused completion claims nothing; ecp worker asks for its next tasks this way, so a busy topic costs one request per task",
     "C20 idle-server-quiet": "while the notification listener is connected an idle server polls nothing a notification tells it (no claim, delivery or timer poll; one worker's safety-net claim every few seconds)",
     # C17 Moving waiting runs (rollouts are the rest of C17)
     "C17 migrate": "POST /runs/{run_id}/migrate {graph_version_ref, node_map?} (admin, operator) moves a run waiting for an approval, an interrupt, a task or a timer to another version of its graph when the node it waits at exists there under its id or the id the node map gives it, with the same kind (and asking for an approval when it waits for one): the run keeps its state and its wait, its pending approval and open task point at the node, one migrated audit record names both versions and the map, the chain verifies across the move, and the run goes on in the new version",
@@ -739,6 +740,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     "C19 schema-newer": ("ecp_postgres.migrations", "ecp_http.server.handlers.health"),
     "C20 http-statements-per-run": ("ecp_http.background.dispatch", "ecp_postgres.database"),
     "C20 task-round-trips": ("ecp_core.runs.tasks.service", "ecp_postgres.tasks"),
+    "C20 complete-claims-next": ("ecp_core.runs.tasks.service", "ecp_client.worker"),
     "C20 idle-server-quiet": ("ecp_http.background", "ecp_http.background.wakeups"),
     "C18 client-py-package": ("ecp_client",),
     "C18 client-py-resources": ("ecp_client._calls", "ecp_client._async_resources"),

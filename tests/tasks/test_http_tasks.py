@@ -350,6 +350,57 @@ def test_an_output_that_is_not_an_object_is_refused_and_the_task_stays_locked(cl
     assert listed["status"] == "locked"
 
 
+@pytest.mark.spec("C20 complete-claims-next")
+def test_a_completion_with_claim_next_answers_the_workers_next_task(client):
+    deploy(client, "queue", "queue.work")
+    runs = [start(client, "queue")["run_id"] for _ in range(2)]
+    task = claim(client, "queue.work", "w-next").json()["tasks"][0]
+    path = f"/v1/tasks/{task['task_id']}/complete"
+    body = {
+        "lock_token": task["lock_token"],
+        "output": {"done": 1},
+        "claim_next": {"worker_id": "w-next", "topics": ["queue.work"], "max_tasks": 5},
+    }
+    first = client.post(path, json=body, headers=auth("worker"))
+    assert first.status_code == 200, first.text
+    answer = first.json()
+    assert (answer["task_id"], answer["status"]) == (task["task_id"], "completed")
+    (following,) = answer["next_tasks"]  # the one other task: max_tasks is at most
+    assert following["run_id"] == ({*runs} - {task["run_id"]}).pop()
+    assert following["lock_token"] and following["attempt"] == 1
+    held = client.get(f"/v1/tasks/{following['task_id']}", headers=auth("operator")).json()
+    assert (held["status"], held["worker_id"]) == ("locked", "w-next")
+    again = client.post(path, json=body, headers=auth("worker"))  # a repeat claims nothing
+    assert (again.status_code, again.json()["next_tasks"]) == (200, [])
+    plain = {"lock_token": following["lock_token"], "output": {"done": 2}}
+    last = client.post(
+        f"/v1/tasks/{following['task_id']}/complete", json=plain, headers=auth("worker")
+    )
+    assert (last.status_code, last.json()["next_tasks"]) == (200, [])
+    assert settled(client, task["run_id"])["output"] == {"customer": "c-1", "done": 1}
+
+
+BAD_CLAIM_NEXT = [
+    {"worker_id": "w", "topics": []},
+    {"worker_id": "w", "topics": ["bad.next"], "max_tasks": 0},
+    {"worker_id": "w", "topics": ["bad.next"], "wait_seconds": 1},
+    {"topics": ["bad.next"]},
+]
+
+
+@pytest.mark.parametrize("index", range(len(BAD_CLAIM_NEXT)))
+def test_an_invalid_claim_next_is_a_problem_and_completes_nothing(client, index):
+    deploy(client, f"bad-next-{index}", "bad.next")
+    start(client, f"bad-next-{index}")
+    task = claim(client, "bad.next").json()["tasks"][0]
+    body = {"lock_token": task["lock_token"], "output": {}, "claim_next": BAD_CLAIM_NEXT[index]}
+    bad = client.post(f"/v1/tasks/{task['task_id']}/complete", json=body, headers=auth("worker"))
+    assert bad.status_code == 422, bad.text
+    assert bad.headers["content-type"].startswith("application/problem+json")
+    listed = client.get(f"/v1/tasks/{task['task_id']}", headers=auth("operator")).json()
+    assert listed["status"] == "locked"
+
+
 @pytest.mark.spec("C10 action-plugins")
 def test_task_settings_belong_to_task_nodes_and_topics_need_no_handler(client):
     graph = task_graph("settings", "no.handler.needed", lock_seconds=30, max_attempts=5)

@@ -12,7 +12,7 @@ import pytest
 from tests.support.statements import statements
 
 from ecp_core import CreateDeploymentRequest, Ecp, Ed25519Signer, GraphBuilder, StartRunRequest
-from ecp_core.runs.tasks.model import TaskClaimRequest, TaskCompleteRequest
+from ecp_core.runs.tasks.model import NextClaim, TaskClaimRequest, TaskCompleteRequest
 from ecp_core.types import RunStatus
 
 pytestmark = pytest.mark.integration
@@ -76,3 +76,25 @@ def test_a_run_through_a_task_costs_few_statements_and_leaves_nothing_to_claim(p
     with statements() as after:
         assert ecp.runs.advance_next() is None
     assert len(after) <= 3, after
+
+
+@pytest.mark.spec("C20 complete-claims-next")
+def test_a_completion_that_claims_the_next_task_is_one_transaction(postgres_store):
+    ecp = deployed(postgres_store)
+    one_run(ecp, 0)  # warm
+    for index in (1, 2):
+        ecp.runs.start("t", StartRunRequest(deployment_ref="d", input={"n": index}))
+        ecp.runs.advance_next()
+    (task,) = ecp.tasks.claim("t", TaskClaimRequest(worker_id="w", topics=("bench.work",)))
+    assert task.lock_token is not None
+    terms = NextClaim(worker_id="w", topics=("bench.work",))
+    done = TaskCompleteRequest(lock_token=task.lock_token, output={"worked": 1}, claim_next=terms)
+    with statements() as sent:
+        _, claimed = ecp.tasks.complete_and_claim("t", task.task_id, done)
+    # the completion's at most 4 and the claim's one statement, under one commit
+    assert sent.count("COMMIT") == 1, sent
+    assert len(sent) <= 5, sent
+    (following,) = claimed
+    assert following.run_id != task.run_id
+    assert ecp.tasks.get("t", following.task_id) == following
+    assert ecp.runs.get("t", task.run_id).status is RunStatus.COMPLETED

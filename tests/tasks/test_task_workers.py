@@ -216,6 +216,35 @@ def test_a_stopped_worker_finishes_its_task_and_exits_0(ecp_server, tenant, admi
     assert events.index("task completed") < events.index("worker stopped")
 
 
+CLAIMS = 'ecp_http_requests_total{method="POST",route="/v1/tasks/claim",status="200"}'
+
+
+def claims_answered(admin) -> float:
+    """How many claims the server has answered so far (its own counter)."""
+    lines = admin.client.get("/metrics").text.splitlines()
+    found = [line for line in lines if line.startswith(CLAIMS + " ")]
+    return float(found[0].rsplit(" ", 1)[1]) if found else 0.0
+
+
+@pytest.mark.spec("C20 complete-claims-next")
+def test_a_worker_takes_its_next_tasks_from_its_completions(ecp_server, tenant, admin, workers):
+    deploy(admin, task_graph("queued-card", lock_seconds=30, max_attempts=1), "queued")
+    runs = [start(admin, "queued")["run_id"] for _ in range(4)]
+    before = claims_answered(admin)
+    worker = workers.start("worker-q", "charge", {"ECP_TOKEN": ecp_server.token(tenant, "worker")})
+    for run_id in runs:
+        done = poll_until(admin, run_id, {"completed", "failed"}, seconds=SECONDS)
+        assert (done["status"], done["output"]["charged_by"]) == ("completed", "worker-q")
+    # one claim took the first task; each completion claimed the next (a second claim may be
+    # the long poll that followed the last completion); a claim per task would be 4
+    assert claims_answered(admin) - before <= 2
+    assert stopped(worker) == 0
+    handled = [
+        line["task_id"] for line in workers.lines("worker-q") if line["event"] == "task completed"
+    ]
+    assert len(handled) == len(set(handled)) == 4
+
+
 @pytest.mark.spec("C10 external-tasks")
 def test_a_worker_that_cannot_work_says_why_in_one_line_and_exits_2(ecp_server, tenant, workers):
     cases = [

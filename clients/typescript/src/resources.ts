@@ -183,8 +183,9 @@ export class Tasks {
     return this.http.json({ method: "POST", path: "/v1/tasks/claim", body, timeoutMs, signal });
   }
 
-  /** Complete a claimed task with its output (a 409 answer means the lock was lost). */
-  complete(taskId: string, body: Schema<"TaskCompleteRequest">): Promise<Schema<"TaskSummary">> {
+  /** Complete a claimed task with its output (a 409 answer means the lock was lost); with
+   * `claim_next` the answer's `next_tasks` holds the worker's next tasks, claimed with it. */
+  complete(taskId: string, body: Schema<"TaskCompleteRequest">): Promise<Schema<"TaskCompletion">> {
     return this.http.json({ method: "POST", path: `/v1/tasks/${segment(taskId)}/complete`, body });
   }
 

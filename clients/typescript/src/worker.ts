@@ -1,9 +1,11 @@
 /**
  * The task-worker loop: claim tasks of some topics (long polling), run a handler on each while
  * heartbeats keep its lock (at a third of the lock time), complete it with the handler's output
- * or fail it with the error's text. A stop (the AbortSignal, or SIGTERM/SIGINT) while waiting
- * for work ends at once; while working, it finishes the current task first. Delivery is
- * at-least-once: a worker that dies loses its lock and another one gets the task.
+ * or fail it with the error's text. The completion of a batch's last task claims the next batch
+ * in the same request (`claim_next`), so a busy topic costs one request per task. A stop (the
+ * AbortSignal, or SIGTERM/SIGINT) while waiting for work ends at once; while working, it
+ * finishes the current task first. Delivery is at-least-once: a worker that dies loses its
+ * lock and another one gets the task.
  */
 
 import { EcpConnectionError, EcpError } from "./errors.js";
@@ -12,6 +14,8 @@ import { randomId } from "./webcrypto.js";
 
 /** A claimed task as the handler sees it. */
 export type ClaimedTask = Schema<"ClaimedTask">;
+/** Which tasks a completion claims next for the worker (`claim_next`). */
+type NextClaim = Schema<"NextClaim">;
 
 /** What a handler returns: the task's output, a JSON object. */
 export type TaskOutput = Record<string, unknown>;
@@ -78,19 +82,23 @@ export async function runWorker(tasks: Tasks, options: WorkerOptions): Promise<v
   const signals = options.handleSignals === false || !nodeProcess ? [] : (["SIGTERM", "SIGINT"] as const);
   for (const name of signals) nodeProcess?.on(name, onStop);
   log.info(`worker started worker_id=${workerId} topics=${options.topics.join(",")}`);
+  const terms: NextClaim = {
+    worker_id: workerId,
+    topics: options.topics,
+    max_tasks: options.maxTasks ?? 1,
+    lock_seconds: options.lockSeconds ?? null,
+  };
+  let queued: ClaimedTask[] = []; // claimed by the last completion
   try {
     let delay = 500;
     while (!stop.signal.aborted) {
-      let claimed: ClaimedTask[];
+      let claimed: ClaimedTask[] = queued;
+      queued = [];
       try {
-        const body = {
-          worker_id: workerId,
-          topics: options.topics,
-          max_tasks: options.maxTasks ?? 1,
-          wait_seconds: options.waitSeconds ?? 20,
-          lock_seconds: options.lockSeconds ?? null,
-        };
-        claimed = (await tasks.claim(body, stop.signal)).tasks;
+        if (claimed.length === 0) {
+          const body = { ...terms, wait_seconds: options.waitSeconds ?? 20 };
+          claimed = (await tasks.claim(body, stop.signal)).tasks;
+        }
         delay = 500;
       } catch (error) {
         if (stop.signal.aborted) break; // a batch lost here is claimed again once its locks expire
@@ -105,9 +113,12 @@ export async function runWorker(tasks: Tasks, options: WorkerOptions): Promise<v
           log.info(`stopping: ${claimed.length - index} claimed tasks left to expire`);
           break;
         }
-        await handle(tasks, task, options, workerId, log);
+        // the batch's last completion claims the next batch in the same request
+        const last = index === claimed.length - 1 && !stop.signal.aborted;
+        queued = await handle(tasks, task, options, workerId, log, last ? terms : null);
       }
     }
+    if (queued.length > 0) log.info(`stopping: ${queued.length} claimed tasks left to expire`);
   } finally {
     for (const name of signals) nodeProcess?.off(name, onStop);
     options.signal?.removeEventListener("abort", onStop);
@@ -115,14 +126,15 @@ export async function runWorker(tasks: Tasks, options: WorkerOptions): Promise<v
   }
 }
 
-/** Run one task under heartbeats, then complete or fail it. */
+/** Run one task under heartbeats, then complete or fail it; the tasks its completion claimed. */
 async function handle(
   tasks: Tasks,
   task: ClaimedTask,
   options: WorkerOptions,
   workerId: string,
   log: WorkerLogger,
-): Promise<void> {
+  claimNext: NextClaim | null,
+): Promise<ClaimedTask[]> {
   const ids = `task_id=${task.task_id} run_id=${task.run_id} attempt=${task.attempt} worker_id=${workerId}`;
   log.info(`task claimed ${ids} topic=${task.topic}`);
   const lockMs = options.lockSeconds
@@ -154,25 +166,30 @@ async function handle(
   } finally {
     clearInterval(beat);
   }
-  if (await settle(tasks, task, outcome, log, ids)) {
-    if ("output" in outcome) log.info(`task completed ${ids}`);
-  }
+  const settled = await settle(tasks, task, outcome, log, ids, claimNext);
+  if (settled && "output" in outcome) log.info(`task completed ${ids}`);
+  return settled ? settled.next : [];
 }
 
-/** Send the outcome until the service answers (even while stopping); whether it took it. */
+/** Send the outcome until the service answers (even while stopping); false when it refused it,
+ * else the next tasks a completion with `claimNext` claimed. */
 async function settle(
   tasks: Tasks,
   task: ClaimedTask,
   outcome: { output: TaskOutput } | { error: string },
   log: WorkerLogger,
   ids: string,
-): Promise<boolean> {
+  claimNext: NextClaim | null,
+): Promise<{ next: ClaimedTask[] } | false> {
   const lock_token = task.lock_token;
   for (let delay = 500; ; delay = Math.min(delay * 2, MAX_BACKOFF_MS)) {
     try {
-      if ("output" in outcome) await tasks.complete(task.task_id, { lock_token, output: outcome.output });
-      else await tasks.fail(task.task_id, { lock_token, error: outcome.error });
-      return true;
+      if ("error" in outcome) {
+        await tasks.fail(task.task_id, { lock_token, error: outcome.error });
+        return { next: [] };
+      }
+      const body = { lock_token, output: outcome.output, claim_next: claimNext };
+      return { next: (await tasks.complete(task.task_id, body)).next_tasks };
     } catch (error) {
       if (error instanceof EcpConnectionError) {
         log.warn(`cannot reach the service to settle ${ids}: ${error.message}`);

@@ -2638,7 +2638,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Complete a claimed task: its output joins the run state and the run moves on; the same call again answers 200 and changes nothing. 409 `lock_lost` when the token's lock expired and another claim took the task (or the lock ran out and the task was released).
+         * Complete a claimed task: its output joins the run state and the run moves on; the same call again answers 200 and changes nothing. With claim_next, the worker's next tasks are claimed in the same transaction and answered in next_tasks (never waiting). 409 `lock_lost` when the token's lock expired and another claim took the task (or the lock ran out and the task was released).
          * @description Needs the `task_work` permission.
          */
         post: operations["tasks_complete"];
@@ -6010,6 +6010,23 @@ export interface components {
             /** @description The result's verdict (always `abstain` for now). */
             verdict: components["schemas"]["MigrationVerdict"];
         };
+        /** @description Which tasks a worker takes: its id, its topics, how many and for how long. */
+        NextClaim: {
+            /**
+             * @description Seconds the worker holds the tasks; null takes each task's own lock time.
+             * @default null
+             */
+            lock_seconds?: number | null;
+            /**
+             * @description How many tasks to take at most.
+             * @default 1
+             */
+            max_tasks?: number;
+            /** @description The topics the worker takes tasks of. */
+            topics: string[];
+            /** @description The worker's id; the task is held in its name. */
+            worker_id: string;
+        };
         /** @description One node attempt, chained to its predecessor in the run and signed. */
         NodeAuditRecord: {
             /** @description The attempt's number in the run, from 1: the record's place in the chain. */
@@ -7079,7 +7096,7 @@ export interface components {
              */
             value?: unknown;
         };
-        /** @description Body of ``POST /v1/tasks/claim``; ``lock_seconds`` None locks for each task's own time. */
+        /** @description Body of ``POST /v1/tasks/claim``: which tasks the worker takes, and how long it waits. */
         TaskClaimRequest: {
             /**
              * @description Seconds the worker holds the tasks; null takes each task's own lock time.
@@ -7108,6 +7125,11 @@ export interface components {
         };
         /** @description Body of ``POST /v1/tasks/{task_id}/complete``: the output merged into the run state. */
         TaskCompleteRequest: {
+            /**
+             * @description The worker's next tasks to claim in the same request, as a claim would without waiting; null claims nothing. A repeated completion claims nothing either.
+             * @default null
+             */
+            claim_next?: components["schemas"]["NextClaim"] | null;
             /** @description Proves the worker holds the task; sent back with heartbeat, complete and fail. */
             lock_token: string;
             /**
@@ -7115,6 +7137,49 @@ export interface components {
              * @default {}
              */
             output?: Record<string, unknown>;
+        };
+        /** @description Answer to a completion: the task, and the next tasks claimed when ``claim_next`` asked. */
+        TaskCompletion: {
+            /** @description How many attempts were made. */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When it was created (RFC 3339, UTC).
+             */
+            created_at: string;
+            /** @description The last attempt's error. */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the worker's hold on the task ends unless a heartbeat extends it.
+             */
+            locked_until: string | null;
+            /** @description How many attempts are allowed. */
+            max_attempts: number;
+            /** @description The tasks ``claim_next`` claimed for the worker; empty when it was not given, when none was ready, or when this completion repeated an earlier one. */
+            next_tasks: components["schemas"]["ClaimedTask"][];
+            /** @description The id of a node of the run's graph. */
+            node_id: string;
+            /**
+             * Format: date-time
+             * @description When it may be claimed next (RFC 3339, UTC).
+             */
+            not_before: string | null;
+            /** @description The run's id. */
+            run_id: string;
+            /** @description Where the task is in its life. */
+            status: components["schemas"]["TaskStatus"];
+            /** @description The task's id. */
+            task_id: string;
+            /** @description The topic the task was queued on. */
+            topic: string;
+            /**
+             * Format: date-time
+             * @description When it last changed (RFC 3339, UTC).
+             */
+            updated_at: string;
+            /** @description The worker holding it, if one does. */
+            worker_id: string | null;
         };
         /** @description Body of ``POST /v1/tasks/{task_id}/fail``; a retry waits ``retry_after_seconds``. */
         TaskFailRequest: {
@@ -29535,7 +29600,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "lock_token": "h26eWE3Iljylrho0hBg4B8NiVlYBn_Y4",
+                 *       "lock_token": "sB5Vdn1EDOma2XUQUwsg7qKu7ox2IBw7",
                  *       "output": {
                  *         "charge_id": "ch-1"
                  *       }
@@ -29554,21 +29619,22 @@ export interface operations {
                     /**
                      * @example {
                      *       "attempt": 1,
-                     *       "created_at": "2026-11-27T11:16:10.632711Z",
+                     *       "created_at": "2026-12-06T21:14:14.788308Z",
                      *       "error": null,
                      *       "locked_until": null,
                      *       "max_attempts": 3,
+                     *       "next_tasks": [],
                      *       "node_id": "charge",
                      *       "not_before": null,
-                     *       "run_id": "01a21cb8-4f04-7780-93e2-0a21862e6044",
+                     *       "run_id": "01a24d35-1783-76f3-84ab-5ad21da0256d",
                      *       "status": "completed",
-                     *       "task_id": "01a21cb8-4f08-71e3-9349-4baabe7bb4df",
+                     *       "task_id": "01a24d35-1784-7232-b89d-61e68963c47d",
                      *       "topic": "payments.charge",
-                     *       "updated_at": "2026-11-27T11:16:10.736638Z",
+                     *       "updated_at": "2026-12-06T21:14:14.799940Z",
                      *       "worker_id": "worker-1"
                      *     }
                      */
-                    "application/json": components["schemas"]["TaskSummary"];
+                    "application/json": components["schemas"]["TaskCompletion"];
                 };
             };
             /** @description Bad Request (code: `malformed_json`) */
@@ -29649,7 +29715,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TaskSummary"];
+                    "application/json": components["schemas"]["TaskCompletion"];
                 };
             };
             /** @description Request Entity Too Large (code: `payload_too_large`) */

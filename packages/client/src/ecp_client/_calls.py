@@ -218,9 +218,18 @@ def list_tasks(
     return Call(method="GET", path="/v1/tasks", params=params, read=read)
 
 
-def settle_task(task_id: str, verb: str, body: Json) -> Call[m.TaskSummary]:
-    """``POST /v1/tasks/{task_id}/complete`` or ``fail``, with the claim's lock token."""
-    path = quoted("/v1/tasks/{}/" + verb, task_id)
+def complete_task(
+    task_id: str, lock_token: str, output: Json, claim_next: Json | None
+) -> Call[m.TaskCompletion]:
+    """``POST /v1/tasks/{task_id}/complete``, with the claim's lock token (and the next claim)."""
+    path = quoted("/v1/tasks/{}/complete", task_id)
+    body = _body(lock_token=lock_token, output=output, claim_next=claim_next)
+    return Call(method="POST", path=path, body=body, read=model(m.TaskCompletion))
+
+
+def fail_task(task_id: str, body: Json) -> Call[m.TaskSummary]:
+    """``POST /v1/tasks/{task_id}/fail``, with the claim's lock token."""
+    path = quoted("/v1/tasks/{}/fail", task_id)
     return Call(method="POST", path=path, body=body, read=model(m.TaskSummary))
 
 

@@ -197,10 +197,16 @@ class Tasks(_Resource):
         """Every task that matches, page after page."""
         return self._all(calls.list_tasks(status, topic, page_size))
 
-    def complete(self, task: m.ClaimedTask, output: Json) -> m.TaskSummary:
-        """Complete a claimed task with ``output`` (a JSON object)."""
-        body = {"lock_token": task.lock_token, "output": output}
-        return self._send(calls.settle_task(task.task_id, "complete", body))
+    def complete(
+        self, task: m.ClaimedTask, output: Json, *, claim_next: Json | None = None
+    ) -> m.TaskCompletion:
+        """Complete a claimed task with ``output`` (a JSON object).
+
+        ``claim_next`` (``{"worker_id", "topics", "max_tasks"?, "lock_seconds"?}``) claims the
+        worker's next tasks in the same request, without waiting: they are in ``next_tasks``.
+        """
+        call = calls.complete_task(task.task_id, task.lock_token, output, claim_next)
+        return self._send(call)
 
     def fail(
         self, task: m.ClaimedTask, error: str, *, retry_after_seconds: int | None = None
@@ -209,7 +215,7 @@ class Tasks(_Resource):
         body: dict[str, object] = {"lock_token": task.lock_token, "error": error}
         if retry_after_seconds is not None:
             body["retry_after_seconds"] = retry_after_seconds
-        return self._send(calls.settle_task(task.task_id, "fail", body))
+        return self._send(calls.fail_task(task.task_id, body))
 
     def heartbeat(
         self, task: m.ClaimedTask, *, lock_seconds: int | None = None

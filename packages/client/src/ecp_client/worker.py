@@ -3,7 +3,8 @@
 The worker claims tasks of its topics (long-polling), calls a function with each
 :class:`~ecp_client.models.ClaimedTask`, and completes the task with the returned dict or fails
 it with the exception's text; a thread heartbeats the claimed tasks at a third of their lock
-time. SIGTERM or SIGINT stops claiming and exits after the current task (a second one leaves it
+time. The completion of a batch's last task claims the next batch in the same request, so a
+busy topic costs one request per task; when none is ready the worker claims again and waits. SIGTERM or SIGINT stops claiming and exits after the current task (a second one leaves it
 to expire). Delivery is at-least-once: a worker that dies loses its lock, and another worker
 gets the task.
 """
@@ -115,6 +116,7 @@ class TaskWorker:
         )
         self._stopping = False
         self._idle = False  # claiming or pausing: a stop signal interrupts at once
+        self._next: list[ClaimedTask] = []  # claimed by the last completion
 
     def run(self) -> int:
         """Work until a stop signal (or one claim with ``once``); the exit status."""
@@ -124,12 +126,14 @@ class TaskWorker:
         logger.info("worker started", extra={"worker_id": self._options.worker_id})
         try:
             while not self._stopping:
-                tasks = self._claim()
+                tasks, self._next = self._next or self._claim(), []
                 if tasks is None:
                     break
                 self._work(tasks)
                 if self._options.once:
                     break
+            if self._next:
+                logger.info("stopping: %d claimed tasks left to expire", len(self._next))
         except _Abandoned:
             logger.warning("stopped again: the current task is left to expire")
         except _Interrupted:
@@ -201,11 +205,12 @@ class TaskWorker:
                 if self._stopping:
                     logger.info("stopping: %d claimed tasks left to expire", len(tasks) - index)
                     return
-                self._handle(task, heartbeat)
+                self._handle(task, heartbeat, last=index == len(tasks) - 1)
         finally:
             heartbeat.stop()
 
-    def _handle(self, task: ClaimedTask, heartbeat: _Heartbeat) -> None:
+    def _handle(self, task: ClaimedTask, heartbeat: _Heartbeat, *, last: bool) -> None:
+        """Run ``task`` and settle it; the batch's ``last`` completion claims the next batch."""
         facts: dict[str, object] = {"task_id": task.task_id, "run_id": task.run_id}
         facts |= {"attempt": task.attempt, "worker_id": self._options.worker_id}
         logger.info("task claimed", extra={**facts, "topic": task.topic})
@@ -218,8 +223,27 @@ class TaskWorker:
             self._settle(task, "fail", lambda: self._client.tasks.fail(task, error))
             return
         heartbeat.release(task.task_id)
-        if self._settle(task, "complete", lambda: self._client.tasks.complete(task, output)):
+        if self._settle(task, "complete", lambda: self._complete(task, output, last=last)):
             logger.info("task completed", extra=facts)
+
+    def _complete(self, task: ClaimedTask, output: dict[str, object], *, last: bool) -> None:
+        """Complete ``task``; after a batch's last task, claim the next batch in the same call.
+
+        A worker that goes on asks the completion for its next tasks (``claim_next``), so a busy
+        topic costs one request per task; none ready, and the next loop claims (and waits).
+        """
+        options = self._options
+        claim_next = None
+        if last and not (options.once or self._stopping):
+            claim_next = {
+                "worker_id": options.worker_id,
+                "topics": list(options.topics),
+                "max_tasks": options.max_tasks,
+            }
+            if options.lock_seconds is not None:
+                claim_next["lock_seconds"] = options.lock_seconds
+        answer = self._client.tasks.complete(task, output, claim_next=claim_next)
+        self._next = list(answer.next_tasks)
 
     def _output(self, task: ClaimedTask) -> dict[str, object]:
         """The function's output, which must be a JSON object (Decimals and times as text)."""

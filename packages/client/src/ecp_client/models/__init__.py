@@ -51,6 +51,7 @@ from ecp_client.models.runs import (
 from ecp_client.models.tasks import (
     ClaimedTask,
     TaskClaimResponse,
+    TaskCompletion,
     TaskListResponse,
     TaskLockResponse,
     TaskSummary,
@@ -107,6 +108,7 @@ __all__ = [
     "SubscriptionListResponse",
     "SubscriptionView",
     "TaskClaimResponse",
+    "TaskCompletion",
     "TaskListResponse",
     "TaskLockResponse",
     "TaskSummary",

@@ -13,6 +13,7 @@ import attrs
 __all__ = [
     "ClaimedTask",
     "TaskClaimResponse",
+    "TaskCompletion",
     "TaskListResponse",
     "TaskLockResponse",
     "TaskSummary",
@@ -49,6 +50,40 @@ class TaskClaimResponse:
 
     tasks: list[ClaimedTask]
     """The tasks claimed; empty when none was ready."""
+
+
+@attrs.frozen(kw_only=True)
+class TaskCompletion:
+    """Answer to a completion: the task, and the next tasks claimed when ``claim_next`` asked."""
+
+    attempt: int
+    """How many attempts were made."""
+    created_at: datetime
+    """When it was created (RFC 3339, UTC)."""
+    error: str | None
+    """The last attempt's error."""
+    locked_until: datetime | None
+    """When the worker's hold on the task ends unless a heartbeat extends it."""
+    max_attempts: int
+    """How many attempts are allowed."""
+    next_tasks: list[ClaimedTask]
+    """The tasks ``claim_next`` claimed for the worker; empty when it was not given, when none was ready, or when this completion repeated an earlier one."""
+    node_id: str
+    """The id of a node of the run's graph."""
+    not_before: datetime | None
+    """When it may be claimed next (RFC 3339, UTC)."""
+    run_id: str
+    """The run's id."""
+    status: str
+    """Where the task is in its life."""
+    task_id: str
+    """The task's id."""
+    topic: str
+    """The topic the task was queued on."""
+    updated_at: datetime
+    """When it last changed (RFC 3339, UTC)."""
+    worker_id: str | None
+    """The worker holding it, if one does."""
 
 
 @attrs.frozen(kw_only=True)

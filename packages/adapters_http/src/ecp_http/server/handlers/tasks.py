@@ -12,9 +12,11 @@ import time
 from ecp_core.permissions import Permission
 from ecp_core.runs.tasks.model import (
     ClaimedTask,
+    Task,
     TaskClaimRequest,
     TaskClaimResponse,
     TaskCompleteRequest,
+    TaskCompletion,
     TaskFailRequest,
     TaskHeartbeatRequest,
     TaskListResponse,
@@ -48,9 +50,7 @@ def claim_tasks(call: Call, services: Services) -> TaskClaimResponse | Poll:
         claimed = services.ecp.tasks.claim(tenant, request)
         if not claimed:
             return None
-        for task in claimed:
-            if task.locked_until is not None:  # a claimed task is locked
-                services.task_offers.locks.locked(task.locked_until)
+        _watch_locks(services, claimed)
         return TaskClaimResponse(tasks=tuple(ClaimedTask.of(task) for task in claimed))
 
     found = claim()
@@ -75,11 +75,25 @@ def heartbeat_task(call: Call, services: Services) -> TaskLockResponse:
     return TaskLockResponse(task_id=task.task_id, locked_until=task.locked_until)
 
 
-def complete_task(call: Call, services: Services) -> TaskSummary:
-    """Complete the task (a repeat is answered the same); its run moves on."""
-    task = services.ecp.tasks.complete(call.tenant, call.path["task_id"], call.body)
+def _watch_locks(services: Services, claimed: list[Task]) -> None:
+    """Have the lock sweep wake when the locks of the ``claimed`` tasks run out."""
+    for task in claimed:
+        if task.locked_until is not None:  # a claimed task is locked
+            services.task_offers.locks.locked(task.locked_until)
+
+
+def complete_task(call: Call, services: Services) -> TaskCompletion:
+    """Complete the task (a repeat is answered the same); its run moves on.
+
+    With ``claim_next`` the answer also carries the worker's next tasks, claimed in the same
+    transaction (never waiting: an empty list sends the worker back to the claim route).
+    """
+    task, claimed = services.ecp.tasks.complete_and_claim(
+        call.tenant, call.path["task_id"], call.body
+    )
     services.background.wake(announced=True)  # a run left runnable notifies a worker
-    return TaskSummary.of(task)
+    _watch_locks(services, claimed)
+    return TaskCompletion.completed(task, claimed)
 
 
 def fail_task(call: Call, services: Services) -> TaskSummary:
@@ -140,11 +154,13 @@ OPERATIONS = [
         tag=TAG,
         summary=(
             "Complete a claimed task: its output joins the run state and the run moves on; the"
-            f" same call again answers 200 and changes nothing. {LOCK_LOST}"
+            " same call again answers 200 and changes nothing. With claim_next, the worker's"
+            " next tasks are claimed in the same transaction and answered in next_tasks (never"
+            f" waiting). {LOCK_LOST}"
         ),
         permission=Permission.TASK_WORK,
         body=TaskCompleteRequest,
-        response=TaskSummary,
+        response=TaskCompletion,
         extra_statuses=(409,),
     ),
     Operation(

@@ -78,8 +78,12 @@ LockToken = Annotated[str, Text(1, 256)]
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
-class TaskClaimRequest:
-    """Body of ``POST /v1/tasks/claim``; ``lock_seconds`` None locks for each task's own time."""
+class NextClaim:
+    """Which tasks a worker takes: its id, its topics, how many and for how long.
+
+    A completion may carry one (``claim_next``) to take the worker's next tasks in the same
+    request; it never waits. ``lock_seconds`` None locks for each task's own time.
+    """
 
     worker_id: WorkerId
     """The worker's id; the task is held in its name."""
@@ -89,6 +93,12 @@ class TaskClaimRequest:
     """How many tasks to take at most."""
     lock_seconds: Annotated[int, Range(1, 3600)] | None = None
     """Seconds the worker holds the tasks; null takes each task's own lock time."""
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class TaskClaimRequest(NextClaim):
+    """Body of ``POST /v1/tasks/claim``: which tasks the worker takes, and how long it waits."""
+
     wait_seconds: Annotated[int, Range(0, 30)] = 0
     """How long to wait for a task when none is ready (long polling)."""
 
@@ -109,6 +119,9 @@ class TaskCompleteRequest:
     lock_token: LockToken
     output: dict[str, Any] = attrs.field(factory=dict)
     """The task's result, handed back to the run."""
+    claim_next: NextClaim | None = None
+    """The worker's next tasks to claim in the same request, as a claim would without waiting;
+    null claims nothing. A repeated completion claims nothing either."""
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)
@@ -217,6 +230,21 @@ class TaskSummary:
             created_at=task.created_at,
             updated_at=task.updated_at,
         )
+
+
+@attrs.frozen(kw_only=True, field_transformer=checked)
+class TaskCompletion(TaskSummary):
+    """Answer to a completion: the task, and the next tasks claimed when ``claim_next`` asked."""
+
+    next_tasks: tuple[ClaimedTask, ...]
+    """The tasks ``claim_next`` claimed for the worker; empty when it was not given, when none
+    was ready, or when this completion repeated an earlier one."""
+
+    @classmethod
+    def completed(cls, task: Task, claimed: list[Task]) -> "TaskCompletion":
+        """The answer for ``task``, completed, and the tasks claimed with it."""
+        summary = attrs.asdict(TaskSummary.of(task), recurse=False)
+        return cls(**summary, next_tasks=tuple(ClaimedTask.of(next_task) for next_task in claimed))
 
 
 @attrs.frozen(kw_only=True, field_transformer=checked)

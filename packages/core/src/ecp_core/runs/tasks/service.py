@@ -23,6 +23,8 @@ from ecp_core.runs.run.effects import Step
 from ecp_core.runs.run.model import Run
 from ecp_core.runs.run.moves import StepApplier
 from ecp_core.runs.tasks.model import (
+    Claim,
+    NextClaim,
     Task,
     TaskClaimRequest,
     TaskCompleteRequest,
@@ -59,6 +61,15 @@ def _facts(task: Task) -> dict[str, object]:
     }
 
 
+def _claimed(claims: list[Claim]) -> list[Task]:
+    """The tasks ``claims`` took, each logged (after the lost attempt it was taken with)."""
+    for claim in claims:
+        if claim.lost is not None:
+            _log_expired(claim.lost)
+        log.info("task claimed", extra=_facts(claim.task))
+    return [claim.task for claim in claims]
+
+
 def _log_expired(task: Task) -> None:
     """The line of a lock that ran out (released by the sweep or by the claim that took it)."""
     log.info("task lock expired", extra={**_facts(task), "status": task.status.value})
@@ -93,23 +104,9 @@ class TaskWork:
         A task taken after its lock ran out has that lost attempt recorded in the same unit.
         """
         with self._uow() as uow:
-            claims = uow.tasks.claim(
-                tenant_id,
-                request.topics,
-                worker_id=request.worker_id,
-                now=self._clock.now(),
-                lock_seconds=request.lock_seconds,
-                limit=request.max_tasks,
-            )
-            for claim in claims:
-                if claim.lost is not None:
-                    self._apply(uow, claim.lost, self._steps.attempt_failed)
+            claims = self._claim_in(uow, tenant_id, request)
             uow.commit()
-        for claim in claims:
-            if claim.lost is not None:
-                _log_expired(claim.lost)
-            log.info("task claimed", extra=_facts(claim.task))
-        return [claim.task for claim in claims]
+        return _claimed(claims)
 
     def heartbeat(self, tenant_id: str, task_id: str, request: TaskHeartbeatRequest) -> Task:
         """Extend the worker's lock (LockLost when another claim took the task)."""
@@ -126,7 +123,19 @@ class TaskWork:
 
     def complete(self, tenant_id: str, task_id: str, request: TaskCompleteRequest) -> Task:
         """Complete the task; the first completion moves its run on, a repeat changes nothing."""
+        return self.complete_and_claim(tenant_id, task_id, request)[0]
+
+    def complete_and_claim(
+        self, tenant_id: str, task_id: str, request: TaskCompleteRequest
+    ) -> tuple[Task, list[Task]]:
+        """Complete the task, and claim the worker's next tasks when ``claim_next`` asks.
+
+        The claim joins the completion's unit of work, so a worker that asks for its next task
+        this way needs one request and one transaction per task instead of two. Only a completion
+        applied now claims: a repeat changes nothing, and a refused one raises before it.
+        """
         canonical_json(request.output)
+        claims: list[Claim] = []
         with self._uow() as uow:
             task, applied = uow.tasks.complete(
                 tenant_id,
@@ -137,10 +146,12 @@ class TaskWork:
             )
             if applied:
                 self._apply(uow, task, self._steps.completed, go_on=True)
+                if request.claim_next is not None:
+                    claims = self._claim_in(uow, tenant_id, request.claim_next)
             uow.commit()
         if applied:
             log.info("task completed", extra=_facts(task))
-        return task
+        return task, _claimed(claims)
 
     def fail(self, tenant_id: str, task_id: str, request: TaskFailRequest) -> Task:
         """Fail the worker's attempt; the last attempt's failure ends the run (``task_failed``)."""
@@ -223,6 +234,21 @@ class TaskWork:
             expired.extend(batch)
             if len(batch) < EXPIRY_BATCH:
                 return expired
+
+    def _claim_in(self, uow: RunsUnit, tenant_id: str, terms: NextClaim) -> list[Claim]:
+        """Claim in ``uow`` what ``terms`` ask for, recording each lost attempt taken with it."""
+        claims = uow.tasks.claim(
+            tenant_id,
+            terms.topics,
+            worker_id=terms.worker_id,
+            now=self._clock.now(),
+            lock_seconds=terms.lock_seconds,
+            limit=terms.max_tasks,
+        )
+        for claim in claims:
+            if claim.lost is not None:
+                self._apply(uow, claim.lost, self._steps.attempt_failed)
+        return claims
 
     def _apply(
         self,
