@@ -6,7 +6,8 @@ timer when the base backup is taken (the second block); more runs are started af
 then a moment is chosen, then more runs come (set B). The recovery block rebuilds the database as
 it stood at that moment in a new data directory, and a new server on it goes on: every run from
 before the moment waits where it stood and completes, every chain verifies, new runs start, and
-no run of set B exists, though its clients were answered.
+no run of set B exists, though its clients were answered. The transparency log went back with
+it: the checkpoint signed after set B is no prefix of the recovered log's later ones.
 """
 
 import base64
@@ -14,12 +15,16 @@ import pathlib
 import time
 from datetime import UTC, datetime
 
+import httpx
 import psycopg
 import pytest
 from tests.support.e2e_server import serving
 from tests.support.guides import sh_blocks
 from tests.support.runbook import GRAPHS, Cluster, own_cluster, run_block, start, until
 
+from ecp_core.transparency.checkpoints import Checkpoint
+from ecp_core.transparency.merkle import verify_consistency
+from ecp_core.transparency.notes import parse_note
 from ecp_http.config.settings import Settings
 from ecp_http.server.auth import mint_token
 from ecp_postgres import apply_migrations, create_database
@@ -54,6 +59,7 @@ def settings(database: str, artifacts: pathlib.Path) -> Settings:
         audit_signing_key=base64.b64encode(bytes(range(32))).decode("ascii"),
         artifacts_dir=artifacts,
         dispatch_poll_seconds=0.05,
+        log_checkpoint_seconds=0.1,
     )
 
 
@@ -77,6 +83,27 @@ def archive_current_segment(database: str) -> None:
             return done is not None and done[0] is not None and done[0] >= segment
 
         until(archived, f"the archiver copied {segment}", seconds=30)
+
+
+def checkpoint(client: httpx.Client, size: int = 0) -> Checkpoint:
+    """The tenant's newest signed checkpoint, once it holds at least ``size`` leaves."""
+    found: list[Checkpoint] = []
+
+    def holds() -> bool:
+        note = parse_note(client.get("/v1/log/checkpoint", headers=ADMIN).text)
+        found.append(Checkpoint.parse(note.text))
+        return found[-1].size >= size
+
+    until(holds, f"a checkpoint of {size} leaves", seconds=20)
+    return found[-1]
+
+
+def consistent(client: httpx.Client, older: Checkpoint, newer: Checkpoint) -> bool:
+    """Whether the served consistency proof shows ``older``'s tree a prefix of ``newer``'s."""
+    span = {"from": older.size, "to": newer.size}
+    proof = client.get("/v1/log/proof/consistency", params=span, headers=ADMIN).json()
+    path = [base64.b64decode(line) for line in proof["hashes"]]
+    return verify_consistency(older.size, newer.size, path, older.root, newer.root)
 
 
 def new_database(cluster: Cluster, archive_block: str) -> str:
@@ -113,10 +140,14 @@ def test_a_recovery_to_a_moment_keeps_the_runs_before_it_and_none_after(tmp_path
             time.sleep(0.5)
             target = server_now(database)
             time.sleep(0.5)
-            set_b = [start(client, "pay", "waiting_approval", ADMIN) for _ in range(3)]
+            set_b = [start(client, "pay", "waiting_approval", ADMIN) for _ in range(5)]
             set_b.append(start(client, "charge", "waiting_task", ADMIN))
-            for run_id in set_b:
-                assert client.get(f"/runs/{run_id}", headers=ADMIN).status_code == 200
+            runs = [*before_backup, task, timer, *set_a, *set_b]
+            leaves = sum(
+                len(client.get(f"/runs/{run_id}/timeline", headers=ADMIN).json()["entries"])
+                for run_id in runs
+            )
+            signed_last = checkpoint(client, leaves)  # set B's records are in the log
         archive_current_segment(database)
         cluster.stop(cluster.folder / "data")
 
@@ -132,6 +163,8 @@ def test_a_recovery_to_a_moment_keeps_the_runs_before_it_and_none_after(tmp_path
 
         with serving(lambda _: settings(database, artifacts)) as (_, client, _):
             assert client.get("/health/ready").status_code == 200
+            signed_at_recovery = checkpoint(client)
+            assert signed_at_recovery.size < signed_last.size  # the log went back too
             for run_id in set_b:
                 assert client.get(f"/runs/{run_id}", headers=ADMIN).status_code == 404
             after = start(client, "pay", "waiting_approval", ADMIN)
@@ -160,6 +193,11 @@ def test_a_recovery_to_a_moment_keeps_the_runs_before_it_and_none_after(tmp_path
                 )
 
             until(finished, "the task's and the timer's runs completed on the recovery")
+            while (grown := checkpoint(client)).size < signed_last.size:
+                start(client, "pay", "waiting_approval", ADMIN)
+            # The recovered log goes on from the moment: a checkpoint signed after it is a fork.
+            assert consistent(client, signed_at_recovery, grown)
+            assert not consistent(client, signed_last, grown)
             for ref in ("pay", "charge", "later"):
                 verified = client.get(f"/deployments/{ref}/audits/verify", headers=ADMIN).json()
                 assert verified["verified"] and verified["signature_verified"], verified
