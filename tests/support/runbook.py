@@ -14,10 +14,12 @@ import os
 import pathlib
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -114,6 +116,23 @@ def until(condition: Callable[[], object], what: str, seconds: float = 60) -> No
         time.sleep(0.1)
 
 
+def _postgres_user() -> str | None:
+    """As root, pgserver's unprivileged user, made able to run the bundled programs as pgserver
+    makes it for its own server (the suite's may not have started yet); else None."""
+    if os.geteuid() != 0:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs warns on import without XDG_RUNTIME_DIR
+        from pgserver import utils
+
+    utils.ensure_user_exists("pgserver")
+    utils.ensure_prefix_permissions(pg_tools())
+    readable, runnable = stat.S_IRGRP | stat.S_IROTH, stat.S_IXGRP | stat.S_IXOTH
+    utils.ensure_folder_permissions(pg_tools(), readable | runnable)
+    utils.ensure_folder_permissions(pg_tools().parent / "lib", readable)
+    return "pgserver"
+
+
 class Cluster:
     """A PostgreSQL cluster in ``folder``: its data directories, archive and backups live there.
 
@@ -124,7 +143,7 @@ class Cluster:
     def __init__(self, folder: pathlib.Path) -> None:
         """A cluster to be made in ``folder`` (nothing runs yet)."""
         self.folder = folder
-        self.user = "pgserver" if os.geteuid() == 0 else None
+        self.user = _postgres_user()
         self._own(folder)
 
     def mkdir(self, name: str) -> pathlib.Path:
