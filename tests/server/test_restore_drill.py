@@ -11,8 +11,6 @@ import base64
 import os
 import pathlib
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,9 +19,9 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 from tests.support.e2e_server import serving
-from tests.support.guides import sh_blocks, with_values
+from tests.support.guides import sh_blocks
 from tests.support.receiver import receiver
-from tests.support.runs import PAY_GRAPH
+from tests.support.runbook import GRAPHS, run_block, start, until
 
 from ecp_http.config.settings import Settings
 from ecp_http.server.auth import mint_token
@@ -37,66 +35,6 @@ TENANT = "drill"
 ADMIN = {"Authorization": "Bearer " + mint_token(SECRET, tenant=TENANT, roles=["admin"])}
 WORKER = {"Authorization": "Bearer " + mint_token(SECRET, tenant=TENANT, roles=["worker"])}
 WAIT = {"Prefer": "wait=10"}
-GRAPHS = [
-    PAY_GRAPH,
-    {
-        "graph_id": "charge",
-        "entry": "charge",
-        "nodes": [
-            {
-                "id": "charge",
-                "kind": "task",
-                "action": {
-                    "name": "payments.charge",
-                    "fingerprint": "payments.charge/1",
-                    "arguments": {"amount": "42.50"},
-                    "capability_refs": [],
-                    "side_effect": "idempotent",
-                },
-                "lock_seconds": 30,
-            },
-            {"id": "done", "kind": "end"},
-        ],
-        "edges": [{"source": "charge", "target": "done"}],
-    },
-    {
-        "graph_id": "later",
-        "entry": "later",
-        "nodes": [{"id": "later", "kind": "wait", "seconds": 4}, {"id": "done", "kind": "end"}],
-        "edges": [{"source": "later", "target": "done"}],
-    },
-]
-
-
-def pg_tools() -> pathlib.Path:
-    """The directory of pg_dump and pg_restore: the embedded server's, else those on PATH."""
-    import pgserver
-
-    bundled = pathlib.Path(pgserver.__file__).parent / "pginstall" / "bin"
-    if (bundled / "pg_dump").exists():
-        return bundled
-    found = shutil.which("pg_dump")
-    assert found is not None, "pg_dump is needed for the restore drill"
-    return pathlib.Path(found).parent
-
-
-def run_block(block: str, values: dict[str, str]) -> str:
-    """One of the guide's sh blocks, as written, with its exported variables set to ``values``."""
-    path = os.pathsep.join(
-        [str(pg_tools()), str(pathlib.Path(sys.executable).parent), "/usr/bin", "/bin"]
-    )
-    bash = shutil.which("bash")
-    assert bash is not None
-    done = subprocess.run(
-        [bash, "-c", "set -euo pipefail\n" + with_values(block, values)],
-        capture_output=True,
-        text=True,
-        env={"PATH": path, "TZ": "UTC"},
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
 
 
 def settings(database: str, artifacts: pathlib.Path) -> Settings:
@@ -113,15 +51,6 @@ def settings(database: str, artifacts: pathlib.Path) -> Settings:
     )
 
 
-def start(client: httpx.Client, ref: str, status: str) -> str:
-    answer = client.post(
-        "/runs", json={"deployment_ref": ref, "input": {}}, headers={**ADMIN, **WAIT}
-    )
-    assert answer.status_code == 201, answer.text
-    assert answer.json()["status"] == status, answer.json()
-    return str(answer.json()["run_id"])
-
-
 class Load:
     """Clients starting approval runs until stopped; the ids acknowledged, with when."""
 
@@ -134,7 +63,7 @@ class Load:
     def _run(self, base_url: str) -> None:
         with httpx.Client(base_url=base_url, timeout=30) as client:
             while not self._stop.is_set():
-                run_id = start(client, "pay", "waiting_approval")
+                run_id = start(client, "pay", "waiting_approval", ADMIN)
                 self.acknowledged.append((time.monotonic(), run_id))
 
     def stop(self) -> None:
@@ -152,13 +81,6 @@ def databases(postgres_url: str, migrated_template: str) -> Iterator[tuple[str, 
         drop_database(postgres_url, name)
 
 
-def until(condition, what: str, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"never: {what}"
-        time.sleep(0.1)
-
-
 @pytest.mark.spec("C19 restore-drill")
 def test_a_restored_backup_goes_on_where_it_stood(databases, tmp_path):
     source, restored = databases
@@ -167,7 +89,9 @@ def test_a_restored_backup_goes_on_where_it_stood(databases, tmp_path):
     artifacts.mkdir()
     (artifacts / "acme").mkdir()
     (artifacts / "acme" / "report.txt").write_text("kept with the backup")
-    backup_block, restore_block = (b for b in sh_blocks(PRODUCTION.read_text()) if "pg_" in b)
+    backup_block, restore_block = (
+        b for b in sh_blocks(PRODUCTION.read_text()) if "pg_dump" in b or "pg_restore" in b
+    )
     with receiver(default=503) as hook:
         with serving(lambda _: settings(source, artifacts)) as (base_url, client, _):
             for graph in GRAPHS:
@@ -181,9 +105,9 @@ def test_a_restored_backup_goes_on_where_it_stood(databases, tmp_path):
             }
             made = client.post("/webhooks/subscriptions", json=subscription, headers=ADMIN)
             assert made.status_code == 201, made.text
-            approvals = [start(client, "pay", "waiting_approval") for _ in range(3)]
-            tasks = [start(client, "charge", "waiting_task") for _ in range(2)]
-            timers = [start(client, "later", "waiting_timer") for _ in range(2)]
+            approvals = [start(client, "pay", "waiting_approval", ADMIN) for _ in range(3)]
+            tasks = [start(client, "charge", "waiting_task", ADMIN) for _ in range(2)]
+            timers = [start(client, "later", "waiting_timer", ADMIN) for _ in range(2)]
             until(lambda: len(hook.received) >= 3, "the receiver was tried")
             load = Load(base_url)
             until(lambda: len(load.acknowledged) >= 5, "the load started")
