@@ -20,7 +20,16 @@ import psycopg
 import pytest
 from tests.support.e2e_server import serving
 from tests.support.guides import sh_blocks
-from tests.support.runbook import GRAPHS, Cluster, own_cluster, run_block, start, until
+from tests.support.runbook import (
+    GRAPHS,
+    Cluster,
+    approve_each,
+    charge_each,
+    own_cluster,
+    run_block,
+    start,
+    until,
+)
 
 from ecp_core.transparency.checkpoints import Checkpoint
 from ecp_core.transparency.merkle import verify_consistency
@@ -36,7 +45,6 @@ SECRET = "pitr-" + "s" * 40
 TENANT = "pitr"
 ADMIN = {"Authorization": "Bearer " + mint_token(SECRET, tenant=TENANT, roles=["admin"])}
 WORKER = {"Authorization": "Bearer " + mint_token(SECRET, tenant=TENANT, roles=["worker"])}
-WAIT = {"Prefer": "wait=10"}
 # A word only each of the three blocks holds, in the page's order.
 BLOCK_WORDS = ("archive_mode", "pg_basebackup", "recovery.signal")
 
@@ -168,23 +176,8 @@ def test_a_recovery_to_a_moment_keeps_the_runs_before_it_and_none_after(tmp_path
             for run_id in set_b:
                 assert client.get(f"/runs/{run_id}", headers=ADMIN).status_code == 404
             after = start(client, "pay", "waiting_approval", ADMIN)
-            for run_id in [*before_backup, *set_a, after]:
-                run = client.get(f"/runs/{run_id}", headers=ADMIN).json()
-                assert run["status"] == "waiting_approval", run
-                path = f"/deployments/pay/approvals/{run['pending_approval_ids'][0]}/resolve"
-                decided = client.post(path, json={"decision": "approve"}, headers={**ADMIN, **WAIT})
-                assert decided.json()["run"]["status"] == "completed", decided.text
-            claim = {
-                "worker_id": "pitr",
-                "topics": ["payments.charge"],
-                "max_tasks": 10,
-                "wait_seconds": 5,
-            }
-            claimed = client.post("/v1/tasks/claim", json=claim, headers=WORKER).json()["tasks"]
-            assert [claimed_task["run_id"] for claimed_task in claimed] == [task]
-            done = {"lock_token": claimed[0]["lock_token"], "output": {"charged": True}}
-            path = f"/v1/tasks/{claimed[0]['task_id']}/complete"
-            assert client.post(path, json=done, headers=WORKER).status_code == 200
+            approve_each(client, [*before_backup, *set_a, after], ADMIN)
+            charge_each(client, [task], WORKER)
 
             def finished() -> bool:
                 return all(

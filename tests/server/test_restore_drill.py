@@ -21,7 +21,7 @@ import pytest
 from tests.support.e2e_server import serving
 from tests.support.guides import sh_blocks
 from tests.support.receiver import receiver
-from tests.support.runbook import GRAPHS, run_block, start, until
+from tests.support.runbook import GRAPHS, approve_each, charge_each, run_block, start, until
 
 from ecp_http.config.settings import Settings
 from ecp_http.server.auth import mint_token
@@ -34,7 +34,6 @@ SECRET = "drill-" + "s" * 40
 TENANT = "drill"
 ADMIN = {"Authorization": "Bearer " + mint_token(SECRET, tenant=TENANT, roles=["admin"])}
 WORKER = {"Authorization": "Bearer " + mint_token(SECRET, tenant=TENANT, roles=["worker"])}
-WAIT = {"Prefer": "wait=10"}
 
 
 def settings(database: str, artifacts: pathlib.Path) -> Settings:
@@ -133,24 +132,8 @@ def test_a_restored_backup_goes_on_where_it_stood(databases, tmp_path):
         with serving(lambda _: settings(restored, artifacts)) as (_, client, _):
             assert client.get("/health/ready").status_code == 200
             waiting = [*approvals, *before_dump]
-            for run_id in waiting:
-                run = client.get(f"/runs/{run_id}", headers=ADMIN).json()
-                assert run["status"] == "waiting_approval", run
-                path = f"/deployments/pay/approvals/{run['pending_approval_ids'][0]}/resolve"
-                decided = client.post(path, json={"decision": "approve"}, headers={**ADMIN, **WAIT})
-                assert decided.json()["run"]["status"] == "completed", decided.text
-            claim = {
-                "worker_id": "drill",
-                "topics": ["payments.charge"],
-                "max_tasks": 10,
-                "wait_seconds": 5,
-            }
-            claimed = client.post("/v1/tasks/claim", json=claim, headers=WORKER).json()["tasks"]
-            assert sorted(task["run_id"] for task in claimed) == sorted(tasks)
-            for task in claimed:
-                done = {"lock_token": task["lock_token"], "output": {"charged": True}}
-                path = f"/v1/tasks/{task['task_id']}/complete"
-                assert client.post(path, json=done, headers=WORKER).status_code == 200
+            approve_each(client, waiting, ADMIN)
+            charge_each(client, tasks, WORKER)
 
             def finished() -> bool:
                 return all(

@@ -27,7 +27,17 @@ import httpx
 from tests.support.guides import with_values
 from tests.support.runs import PAY_GRAPH
 
-__all__ = ["GRAPHS", "Cluster", "own_cluster", "pg_tools", "run_block", "start", "until"]
+__all__ = [
+    "GRAPHS",
+    "Cluster",
+    "approve_each",
+    "charge_each",
+    "own_cluster",
+    "pg_tools",
+    "run_block",
+    "start",
+    "until",
+]
 
 GRAPHS: list[dict[str, Any]] = [
     PAY_GRAPH,
@@ -106,6 +116,33 @@ def start(client: httpx.Client, ref: str, status: str, auth: dict[str, str]) -> 
     assert answer.status_code == 201, answer.text
     assert answer.json()["status"] == status, answer.json()
     return str(answer.json()["run_id"])
+
+
+def approve_each(client: httpx.Client, run_ids: list[str], auth: dict[str, str]) -> None:
+    """Approve each run, which waits for its approval: each must complete by it."""
+    for run_id in run_ids:
+        run = client.get(f"/runs/{run_id}", headers=auth).json()
+        assert run["status"] == "waiting_approval", run
+        path = f"/deployments/pay/approvals/{run['pending_approval_ids'][0]}/resolve"
+        headers = {**auth, "Prefer": "wait=10"}
+        decided = client.post(path, json={"decision": "approve"}, headers=headers)
+        assert decided.json()["run"]["status"] == "completed", decided.text
+
+
+def charge_each(client: httpx.Client, run_ids: list[str], worker: dict[str, str]) -> None:
+    """Claim the charge tasks there are, which must be those of ``run_ids``, and complete each."""
+    claim = {
+        "worker_id": "drill",
+        "topics": ["payments.charge"],
+        "max_tasks": 10,
+        "wait_seconds": 5,
+    }
+    claimed = client.post("/v1/tasks/claim", json=claim, headers=worker).json()["tasks"]
+    assert sorted(task["run_id"] for task in claimed) == sorted(run_ids)
+    for task in claimed:
+        done = {"lock_token": task["lock_token"], "output": {"charged": True}}
+        path = f"/v1/tasks/{task['task_id']}/complete"
+        assert client.post(path, json=done, headers=worker).status_code == 200
 
 
 def until(condition: Callable[[], object], what: str, seconds: float = 60) -> None:
