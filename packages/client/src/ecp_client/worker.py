@@ -4,9 +4,10 @@ The worker claims tasks of its topics (long-polling), calls a function with each
 :class:`~ecp_client.models.ClaimedTask`, and completes the task with the returned dict or fails
 it with the exception's text; a thread heartbeats the claimed tasks at a third of their lock
 time. The completion of a batch's last task claims the next batch in the same request, so a
-busy topic costs one request per task; when none is ready the worker claims again and waits. SIGTERM or SIGINT stops claiming and exits after the current task (a second one leaves it
-to expire). Delivery is at-least-once: a worker that dies loses its lock, and another worker
-gets the task.
+busy topic costs one request per task; when none is ready the worker claims again and waits.
+SIGTERM or SIGINT stops claiming and exits after the current task (a second one leaves it to
+expire). Delivery is at-least-once: a worker that dies loses its lock, and another worker gets
+the task.
 """
 
 import logging
