@@ -1,6 +1,7 @@
 """Completed runs through HTTP for the bench scripts: the example graph (``ecp_core.demo``) deployed,
-each run started with ``Prefer: wait`` and approved, by several clients at once. Imported by the
-bench scripts; not run."""
+each run started with ``Prefer: wait`` and approved, by several clients at once; or the same graph
+without its approval (``STRAIGHT``), each run completed by its start. Imported by the bench
+scripts; not run."""
 
 from __future__ import annotations
 
@@ -15,6 +16,22 @@ import httpx
 from ecp_core.demo import EXAMPLE_GRAPH
 
 DEPLOYMENT = "refunds"
+STRAIGHT = "refunds-straight"
+"""The deployment of the example graph without its approval: a start completes the run."""
+
+
+def straight_graph() -> dict[str, Any]:
+    """The example graph with its approval node left out (classify -> notify -> done)."""
+    nodes = [node for node in EXAMPLE_GRAPH["nodes"] if node["kind"] != "approval"]
+    approval = next(node["id"] for node in EXAMPLE_GRAPH["nodes"] if node["kind"] == "approval")
+    after = next(edge["target"] for edge in EXAMPLE_GRAPH["edges"] if edge["source"] == approval)
+    edges = [
+        {**edge, "target": after} if edge["target"] == approval else edge
+        for edge in EXAMPLE_GRAPH["edges"]
+        if edge["source"] != approval
+    ]
+    graph_id = f"{EXAMPLE_GRAPH['graph_id']}-straight"
+    return {**EXAMPLE_GRAPH, "graph_id": graph_id, "nodes": nodes, "edges": edges}
 
 
 def median_ms(values: list[float]) -> str:
@@ -33,9 +50,18 @@ class RunLoop:
 
 
 def approve_runs(
-    base_url: str, headers: dict[str, str], count: int, deadline: float, loop: RunLoop
+    base_url: str,
+    headers: dict[str, str],
+    count: int,
+    deadline: float,
+    loop: RunLoop,
+    *,
+    deployment: str = DEPLOYMENT,
 ) -> None:
-    """Start and approve up to ``count`` runs, one after the other, until ``deadline``."""
+    """Start and approve up to ``count`` runs, one after the other, until ``deadline``; on the
+    ``STRAIGHT`` deployment each start's answer is the completed run."""
+    straight = deployment == STRAIGHT
+    awaited = "completed" if straight else "waiting_approval"
     with httpx.Client(base_url=base_url, headers=headers, timeout=60.0) as http:
         for index in range(count):
             if time.perf_counter() > deadline:
@@ -43,13 +69,16 @@ def approve_runs(
             began = time.perf_counter()
             started = http.post(
                 "/runs",
-                json={"deployment_ref": DEPLOYMENT, "input": {"order": f"B-{index}"}},
+                json={"deployment_ref": deployment, "input": {"order": f"B-{index}"}},
                 headers={"Prefer": "wait=10"},
             )
             loop.start_latency.append(time.perf_counter() - began)
             run = started.json()
-            if started.status_code != 201 or run.get("status") != "waiting_approval":
+            if started.status_code != 201 or run.get("status") != awaited:
                 loop.problems.append(f"POST /runs: {started.status_code} {started.text[:200]}")
+                continue
+            if straight:
+                loop.completed += 1
                 continue
             began = time.perf_counter()
             resolved = http.post(
@@ -65,16 +94,25 @@ def approve_runs(
 
 
 def bench_runs(
-    base_url: str, headers: dict[str, str], clients: int, count: int, seconds: float
+    base_url: str,
+    headers: dict[str, str],
+    clients: int,
+    count: int,
+    seconds: float,
+    *,
+    deployment: str = DEPLOYMENT,
 ) -> RunLoop:
-    """``clients`` client loops at once, ``count`` runs in all, for at most ``seconds``."""
+    """``clients`` client loops at once, ``count`` runs in all, for at most ``seconds``, on
+    ``deployment`` (the example graph's, or ``STRAIGHT``)."""
     loop = RunLoop()
     deadline = time.perf_counter() + seconds
     began = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
         share = -(-count // clients)
         futures = [
-            pool.submit(approve_runs, base_url, headers, share, deadline, loop)
+            pool.submit(
+                approve_runs, base_url, headers, share, deadline, loop, deployment=deployment
+            )
             for _ in range(clients)
         ]
         for future in futures:
@@ -138,3 +176,15 @@ def prepare(client: httpx.Client) -> str:
     if answer["run"]["status"] != "completed":
         raise RuntimeError(f"the first run did not complete: {answer['run']}")
     return run["run_id"]
+
+
+def prepare_straight(client: httpx.Client) -> None:
+    """Register and deploy the example graph without its approval (``STRAIGHT``)."""
+    graph = straight_graph()
+    check(client.post("/v1/graphs", json=graph), 201)
+    check(
+        client.post(
+            "/v1/deployments", json={"deployment_ref": STRAIGHT, "graph_id": graph["graph_id"]}
+        ),
+        201,
+    )

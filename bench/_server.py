@@ -30,6 +30,11 @@ def ecp_app() -> Any:
 
     settings = Settings.from_mapping(os.environ)
     logs.configure(settings.log_format, settings.log_level)  # as `ecp serve` does
+    if os.environ.get("ECP_BENCH_MIGRATE") == "1":
+        # An older tree on the PYTHONPATH (a bench's baseline) brings its own migrations.
+        from ecp_postgres import apply_migrations  # noqa: PLC0415
+
+        apply_migrations(os.environ["ECP_DATABASE_URL"])
     return create_app(settings)
 
 

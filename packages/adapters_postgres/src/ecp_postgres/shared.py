@@ -2,11 +2,13 @@
 
 :class:`SharedPostgresTransaction` is a unit of work on one pooled connection whose
 :meth:`~SharedPostgresTransaction.unit` hands out :class:`SavepointUnit` s, one at a time: each
-opens a savepoint; its ``commit`` sends its queued writes and releases the savepoint; leaving it
-without commit forgets its queued writes and reads, and rolls back to the savepoint, so only its
-own work is undone. The shared transaction's own commit makes every kept unit durable at once.
+opens a savepoint; its ``commit`` sends its queued writes (the savepoint stays, hidden by the next
+one of the same name); leaving it without commit forgets its queued writes and reads, and rolls
+back to the savepoint, so only its own work is undone. The shared transaction's own commit makes
+every kept unit durable at once.
 """
 
+from collections.abc import Callable
 from types import TracebackType
 from typing import Self
 
@@ -37,14 +39,22 @@ class SavepointUnit(PostgresUnitOfWork):
         return self
 
     def commit(self) -> None:
-        """Keep the unit's work: send its queued writes and release its savepoint."""
-        self._run(f"RELEASE SAVEPOINT {SAVEPOINT}")
+        """Keep the unit's work: send its queued writes.
+
+        Its savepoint is not released (a statement less): the next unit's savepoint of the same
+        name hides it, and the shared commit keeps them all.
+        """
+        self._guarded(self._conn.flush)
         self._kept = True
 
     def _run(self, statement: str) -> None:
         """Send ``statement``; a lost database is raised as DatabaseUnavailable."""
+        self._guarded(lambda: self._conn.execute(statement))
+
+    def _guarded(self, call: Callable[[], object]) -> None:
+        """Make ``call``; a lost database is raised as DatabaseUnavailable."""
         try:
-            self._conn.execute(statement)
+            call()
         except Exception as failed:
             translated = unavailable(failed, self._conn)
             if translated is None:

@@ -23,9 +23,11 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ecp_core.errors import DatabaseUnavailable
+from ecp_core.runs.engine.commit_groups import MAX_GROUP
 from ecp_core.runs.engine.service import RunService
 
 if TYPE_CHECKING:
+    from ecp_core.runs.engine.starts import PreparedStart
     from ecp_core.runs.run.model import Run
     from ecp_http.server.observability.tracing import Tracing
 
@@ -168,9 +170,9 @@ class Dispatcher:
         self._stop = threading.Event()
         self._idle = _IdleWorkers()
         self._sweep_wake = threading.Event()
-        self._starts: collections.deque[
-            tuple[Callable[[], tuple[Run, bool]], Future[tuple[Run, bool]]]
-        ] = collections.deque()
+        self._starts: collections.deque[tuple[PreparedStart, Future[tuple[Run, bool]]]] = (
+            collections.deque()
+        )
         self._hurried: set[str] = set()
         self._threads: list[threading.Thread] = []
 
@@ -205,14 +207,13 @@ class Dispatcher:
             return
         self._idle.call()
 
-    def start_here(
-        self, start: Callable[[], "tuple[Run, bool]"]
-    ) -> "Future[tuple[Run, bool]] | None":
-        """Have a worker start a run (``start``: a start with its first attempts, ADR 0099).
+    def start_here(self, start: "PreparedStart") -> "Future[tuple[Run, bool]] | None":
+        """Have a worker start a run with its first attempts (ADR 0099).
 
-        The next worker free takes it before it claims: the run's creation and its first
-        attempts are one transaction, made by the run-dispatch worker. The future holds what
-        ``start`` returned or raised; None when no worker runs (the caller starts it itself).
+        The next worker free takes it before it claims, with every other start waiting (up to
+        :data:`MAX_GROUP`) when starts share commits: their runs' creations and first attempts
+        are one transaction, made by the run-dispatch worker (ADR 0106). The future holds the run and whether it was
+        created, or the start's error; None when no worker runs (the caller starts it itself).
         """
         if not self.alive or self._stop.is_set():
             return None
@@ -249,7 +250,7 @@ class Dispatcher:
         idle_as = "workers" if index == 0 else "other workers"
         failures = 0
         while not self._stop.is_set():
-            started = self._start_one()
+            started = self._start_waiting()
             if started is False and not self._starts:  # it waits or ended: nothing to claim
                 self._idle.wait(self._interval(idle_as, self._poll), self._stop)
             if started is not None:
@@ -284,24 +285,41 @@ class Dispatcher:
                 idle = self._poll if lively else self._interval(idle_as, self._poll)
                 self._idle.wait(idle, self._stop)
 
-    def _start_one(self) -> bool | None:
-        """Make a start handed over by :meth:`start_here`, if one waits.
+    def _start_waiting(self) -> bool | None:
+        """Make the starts handed over by :meth:`start_here` that wait, together.
 
-        None when none waits; else whether its run may still be claimed (it goes on, or the
-        start failed and a claim looks as usual).
+        None when none waits; else whether a run may still be claimed (one goes on, or a start
+        failed and a claim looks as usual).
         """
-        try:
-            start, future = self._starts.popleft()
-        except IndexError:
+        if not self._starts:
             return None
-        if not future.set_running_or_notify_cancel():
-            return True
+        taken: list[tuple[PreparedStart, Future[tuple[Run, bool]]]] = []
+        most = 1 if self._runs.start_group is None else MAX_GROUP  # alone, each is answered first
+        while len(taken) < most:
+            try:
+                start, future = self._starts.popleft()
+            except IndexError:
+                break
+            if future.set_running_or_notify_cancel():
+                taken.append((start, future))
+        if not taken:
+            return None
         try:
-            run, created = start()
-        except Exception as exc:  # noqa: BLE001 - the caller answers it as its own start's error
-            future.set_exception(exc)
-            return True
-        future.set_result((run, created))
+            outcomes = self._runs.start_together([start for start, _ in taken])
+        except Exception as exc:  # noqa: BLE001 - each caller answers it as its own start's error
+            outcomes = [exc] * len(taken)
+        claimable = False
+        for (_, future), outcome in zip(taken, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+                claimable = True
+                continue
+            future.set_result(outcome)
+            claimable = self._started(*outcome) or claimable
+        return claimable
+
+    def _started(self, run: "Run", created: bool) -> bool:  # noqa: FBT001 - a start's outcome
+        """Tell of a run a worker started; whether it may still be claimed."""
         if self._on_advanced is not None:
             self._on_advanced(run)
         log.info(

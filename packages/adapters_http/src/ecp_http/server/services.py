@@ -5,11 +5,12 @@ plain function ``handler(call, services)``. The two protocols name what handlers
 running process and of the API's own description, so that this module imports neither.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import attrs
 
+from ecp_core.runs.engine.starts import PreparedStart
 from ecp_core.runs.run.model import Run
 from ecp_core.service import Ecp
 from ecp_http.config.settings import Settings
@@ -29,12 +30,10 @@ class Background(Protocol):
     def wake(self, *, announced: bool = False) -> None:
         """Tell the run workers that there is work now; ``announced``: a notification says so."""
 
-    def start_by_worker(
-        self, start: Callable[[], tuple[Run, bool]], seconds: float
-    ) -> tuple[Run, bool] | None:
-        """What ``start`` returned, made by a run worker taken within ``seconds`` (ADR 0099).
+    def start_by_worker(self, start: PreparedStart, seconds: float) -> tuple[Run, bool] | None:
+        """A start made by a run worker taken within ``seconds`` (ADR 0099, 0106).
 
-        None when no worker took it in time (or none runs): the caller starts the run itself.
+        The run and whether it was created. None when no worker took it in time (or none runs): the caller starts the run itself.
         """
 
     def schema_state(self) -> str:

@@ -26,6 +26,7 @@ from ecp_core.memory.artifacts import MemoryArtifacts
 from ecp_core.retention.model import ConfiguredDefaults
 from ecp_core.runs.audit.readiness import DeploymentMode
 from ecp_core.runs.engine.dispatch import DISPATCH_BACKOFF_CAP_SECONDS
+from ecp_core.runs.engine.starts import PreparedStart
 from ecp_core.runs.run.model import Run
 from ecp_core.service import Ecp, RetentionSettings
 from ecp_core.signing import Ed25519Signer
@@ -115,11 +116,10 @@ class Runtime:
         """Tell the run workers that there is work now (``announced``: see ``Dispatcher.wake``)."""
         self.dispatcher.wake(announced=announced)
 
-    def start_by_worker(
-        self, start: Callable[[], tuple[Run, bool]], seconds: float
-    ) -> tuple[Run, bool] | None:
-        """What ``start`` returned, made by a run worker taken within ``seconds`` (ADR 0099).
+    def start_by_worker(self, start: PreparedStart, seconds: float) -> tuple[Run, bool] | None:
+        """A start made by a run worker taken within ``seconds`` (ADR 0099, 0106).
 
+        The run and whether it was created; the worker makes it with the other starts waiting.
         None when no worker took it in time, or none runs: the caller starts the run itself.
         Once a worker took it, its one transaction is waited for; its error is raised here.
         """

@@ -106,8 +106,7 @@ def start_run(call: Call, services: Services) -> Reply | Poll:
     seconds = preferred_wait(call.headers, services.settings.max_wait_seconds)
     handed = (
         services.background.start_by_worker(
-            lambda: runs.start(tenant, request, started_by=started_by, first_attempts=True),
-            seconds,
+            runs.prepare_start(tenant, request, started_by=started_by), seconds
         )
         if seconds > 0
         else None

@@ -18,7 +18,7 @@ import contextvars
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 from ecp_core.ports.runs import RunsUnit
@@ -101,6 +101,23 @@ class CommitGroup:
         if mine.error is not None:
             raise mine.error
         return mine.result  # type: ignore[return-value]
+
+    def run_together(self, works: Sequence[Callable[[RunsUnit], T]]) -> list[T | BaseException]:
+        """Run ``works`` as one group led by this thread; each one's outcome, in order.
+
+        They share one transaction (a single work runs in a plain unit), each in its own
+        savepoint. An outcome is the work's result, or its own error, or the shared commit's,
+        known once that commit is done. Works handed to :meth:`run` meanwhile wait for their own
+        groups.
+        """
+        group: list[_Work[object]] = [_Work(work) for work in works]
+        try:
+            self._run_group(group)
+        finally:
+            with self._lock:
+                self.groups += 1
+                self.works += len(group)
+        return [work.result if work.error is None else work.error for work in group]  # type: ignore[misc]
 
     def _lead_one_group(self) -> None:
         with self._lock:

@@ -8,7 +8,8 @@ hook attempts the new run in the start's transaction (ADR 0067); should that rai
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import attrs
 
@@ -60,6 +61,16 @@ class RunStarts:
         started_by: str | None = None,
     ) -> tuple[Run, bool]:
         """Create a PENDING run (attempted at once with ``first_attempts``); whether created."""
+        start = self.prepare(tenant_id, request, started_by=started_by)
+        try:
+            return self._start_once(start, first_attempts=first_attempts)
+        except (FirstAttemptsFailed, Conflict) as exc:
+            return self._recover(start, exc)
+
+    def prepare(
+        self, tenant_id: str, request: StartRunRequest, *, started_by: str | None = None
+    ) -> "PreparedStart":
+        """Check a start's request before any unit of work: its input must be canonical JSON."""
         try:
             canonical_json(request.input)
         except ValidationFailed as exc:
@@ -70,63 +81,71 @@ class RunStarts:
         asked: dict[str, object] = {"input": request.input, "thread_id": request.thread_id}
         if request.priority != DEFAULT_PRIORITY:  # left out at the default: older digests hold
             asked["priority"] = request.priority
-        fingerprint = json_digest(asked)
-        try:
-            return self._start_once(
-                tenant_id,
-                request,
-                fingerprint,
-                first_attempts=first_attempts,
-                started_by=started_by,
-            )
-        except FirstAttemptsFailed as failed:
+        return PreparedStart(tenant_id, request, json_digest(asked), started_by)
+
+    def start_together(
+        self, starts: Sequence["PreparedStart"]
+    ) -> list[tuple[Run, bool] | BaseException]:
+        """Make prepared starts with their first attempts; each one's outcome, in order.
+
+        With a commit group they share one transaction, each in its savepoint (ADR 0106). An
+        outcome is the start's run and whether it was created, or its own error; none is known
+        before the commit that keeps it.
+        """
+        works = [
+            functools.partial(self._start_in, start=start, first_attempts=True) for start in starts
+        ]
+        if self._group is None:
+            answers = [_answer(functools.partial(self._in_own_unit, work)) for work in works]
+        else:
+            answers = self._group.run_together(works)
+        return [
+            _answer(functools.partial(self._recover, start, answer))
+            if isinstance(answer, (FirstAttemptsFailed, Conflict))
+            else answer
+            for start, answer in zip(starts, answers, strict=True)
+        ]
+
+    def _recover(self, start: "PreparedStart", exc: Exception) -> tuple[Run, bool]:
+        """Start a run whose start failed with ``exc``, or raise ``exc``.
+
+        After its first attempts failed, the run is started alone; after its idempotency key's
+        insert lost to a concurrent start, that start's run is the answer.
+        """
+        if isinstance(exc, FirstAttemptsFailed):
             log.warning(
                 "run started without its first attempts",
-                exc_info=failed.__cause__,
-                extra={"tenant_id": tenant_id, "deployment_ref": request.deployment_ref},
+                exc_info=exc.__cause__,
+                extra={
+                    "tenant_id": start.tenant_id,
+                    "deployment_ref": start.request.deployment_ref,
+                },
             )
-            return self.start(tenant_id, request, first_attempts=False, started_by=started_by)
-        except Conflict:
-            if request.idempotency_key is None:
-                raise
-            # A concurrent start with the same key won the insert; its run is visible now.
-            return self._start_once(
-                tenant_id, request, fingerprint, first_attempts=False, started_by=started_by
-            )
+            try:
+                return self._start_once(start, first_attempts=False)
+            except Conflict as conflict:
+                exc = conflict
+        if start.request.idempotency_key is None:
+            raise exc
+        # A concurrent start with the same key won the insert; its run is visible now.
+        return self._start_once(start, first_attempts=False)
 
-    def _start_once(
-        self,
-        tenant_id: str,
-        request: StartRunRequest,
-        fingerprint: str,
-        *,
-        first_attempts: bool,
-        started_by: str | None = None,
-    ) -> tuple[Run, bool]:
-        start_in = functools.partial(
-            self._start_in,
-            tenant_id=tenant_id,
-            request=request,
-            fingerprint=fingerprint,
-            first_attempts=first_attempts,
-            started_by=started_by,
-        )
+    def _start_once(self, start: "PreparedStart", *, first_attempts: bool) -> tuple[Run, bool]:
+        work = functools.partial(self._start_in, start=start, first_attempts=first_attempts)
         if self._group is not None:
-            return self._group.run(start_in)
+            return self._group.run(work)
+        return self._in_own_unit(work)
+
+    def _in_own_unit(self, work: Callable[[RunsUnit], tuple[Run, bool]]) -> tuple[Run, bool]:
         with self._uow() as uow:
-            return start_in(uow)
+            return work(uow)
 
     def _start_in(
-        self,
-        uow: RunsUnit,
-        tenant_id: str,
-        request: StartRunRequest,
-        fingerprint: str,
-        *,
-        first_attempts: bool,
-        started_by: str | None,
+        self, uow: RunsUnit, *, start: "PreparedStart", first_attempts: bool
     ) -> tuple[Run, bool]:
         """Create the run in ``uow`` and commit it there (the caller's unit, or a savepoint)."""
+        tenant_id, request, fingerprint = start.tenant_id, start.request, start.fingerprint
+        started_by = start.started_by
         deployment = require_deployment(uow, tenant_id, request.deployment_ref)
         if request.idempotency_key is not None:
             existing = uow.runs.by_idempotency_key(
@@ -168,4 +187,26 @@ class RunStarts:
         return run, True
 
 
-__all__ = ["FirstAttemptsFailed", "RunStarts"]
+@attrs.frozen
+class PreparedStart:
+    """A start whose request was checked (:meth:`RunStarts.prepare`), ready to be made."""
+
+    tenant_id: str
+    request: StartRunRequest
+    fingerprint: str
+    """The digest of what was asked, which a repeat of its idempotency key must match."""
+    started_by: str | None
+
+
+T = TypeVar("T")
+
+
+def _answer(make: Callable[[], T]) -> T | BaseException:
+    """What ``make`` returned, or the error it raised (to be raised to its own caller)."""
+    try:
+        return make()
+    except Exception as exc:  # noqa: BLE001 - handed to the start's caller, raised there
+        return exc
+
+
+__all__ = ["FirstAttemptsFailed", "PreparedStart", "RunStarts"]
