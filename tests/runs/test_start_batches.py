@@ -11,6 +11,7 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.runs import set_then_approve
 from tests.support.statements import statements
 
 from ecp_core import (
@@ -18,7 +19,6 @@ from ecp_core import (
     CreateDeploymentRequest,
     Ecp,
     Ed25519Signer,
-    GraphBuilder,
     StartRunRequest,
 )
 from ecp_core.errors import Conflict, NotFound
@@ -42,15 +42,7 @@ def service(store) -> Ecp:
     with store.unit_of_work() as tx:
         deployed = tx.deployments.get("t", "d") is not None
     if not deployed:
-        graph = (
-            GraphBuilder("pay")
-            .action("set_value", "set", arguments={"values": {"amount_cents": 4200}})
-            .approval("review", summary="Approve the amount", rationale="Payments need a person")
-            .end("done")
-            .chain("set_value", "review", "done")
-            .build()
-        )
-        ecp.graphs.register("t", graph)
+        ecp.graphs.register("t", set_then_approve())
         ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="pay"))
     return ecp
 

@@ -12,6 +12,7 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.runs import set_then_approve
 from tests.support.statements import statements
 
 from ecp_core import (
@@ -19,7 +20,6 @@ from ecp_core import (
     CreateDeploymentRequest,
     Ecp,
     Ed25519Signer,
-    GraphBuilder,
     StartRunRequest,
 )
 from ecp_core.errors import DatabaseUnavailable
@@ -187,17 +187,6 @@ def test_when_the_shared_commit_fails_no_caller_is_told_it_succeeded(postgres_st
         assert all(tx.runs.get("t1", f"lost-{i}") is None for i in range(4))
 
 
-def approval_graph():
-    return (
-        GraphBuilder("pay")
-        .action("set_value", "set", arguments={"values": {"amount_cents": 4200}})
-        .approval("review", summary="Approve the amount", rationale="Payments need a person")
-        .end("done")
-        .chain("set_value", "review", "done")
-        .build()
-    )
-
-
 @pytest.mark.spec(RULE)
 def test_concurrent_starts_share_commits_and_every_run_is_whole(postgres_store):
     """Sixteen starters at once: every run reaches its approval with its records, is approved
@@ -207,7 +196,7 @@ def test_concurrent_starts_share_commits_and_every_run_is_whole(postgres_store):
         signer=Ed25519Signer(bytes(range(32)), key_id="k"),
         shared_transactions=postgres_store.shared_transaction,
     )
-    ecp.graphs.register("t", approval_graph())
+    ecp.graphs.register("t", set_then_approve())
     ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="pay"))
     start = threading.Barrier(16)
     started: list = [None] * 32

@@ -26,6 +26,19 @@ def deploy_three_steps(ecp: Ecp, *tenants: str, ref: str = "d") -> None:
         ecp.graphs.deploy(tenant, CreateDeploymentRequest(deployment_ref=ref, graph_id="g"))
 
 
+def set_then_approve() -> GraphDefinition:
+    """``set_value`` (set) → ``review`` (an approval) → ``done``: four audit records a run once
+    approved."""
+    return (
+        GraphBuilder("pay")
+        .action("set_value", "set", arguments={"values": {"amount_cents": 4200}})
+        .approval("review", summary="Approve the amount", rationale="Payments need a person")
+        .end("done")
+        .chain("set_value", "review", "done")
+        .build()
+    )
+
+
 PAY_GRAPH: dict[str, Any] = {
     "graph_id": "pay",
     "entry": "review",

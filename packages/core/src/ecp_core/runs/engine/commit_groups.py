@@ -111,12 +111,7 @@ class CommitGroup:
         groups.
         """
         group: list[_Work[object]] = [_Work(work) for work in works]
-        try:
-            self._run_group(group)
-        finally:
-            with self._lock:
-                self.groups += 1
-                self.works += len(group)
+        self._run_group(group)
         return [work.result if work.error is None else work.error for work in group]  # type: ignore[misc]
 
     def _lead_one_group(self) -> None:
@@ -127,8 +122,6 @@ class CommitGroup:
             self._run_group(group)
         finally:
             with self._lock:
-                self.groups += 1
-                self.works += len(group)
                 for work in group:
                     work.done = True
                 successor = self._waiting[0] if self._waiting else None
@@ -140,6 +133,15 @@ class CommitGroup:
                 work.wake.set()
 
     def _run_group(self, group: list[_Work[object]]) -> None:
+        """Run ``group``, each work's outcome set on it (never raises); then count it."""
+        try:
+            self._run_each(group)
+        finally:
+            with self._lock:
+                self.groups += 1
+                self.works += len(group)
+
+    def _run_each(self, group: list[_Work[object]]) -> None:
         if len(group) == 1 and self._alone is not None:
             (work,) = group
             try:
