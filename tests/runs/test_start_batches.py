@@ -1,6 +1,6 @@
 """Starts made together by a run worker share one commit (ADR 0106), on PostgreSQL.
 
-``RunService.start_together`` is what a run worker calls with the starts handed to it: each start
+``RunStarts.start_together`` is what a run worker calls with the starts handed to it: each start
 in its own savepoint of one transaction, one commit for all. A start that fails (its deployment
 unknown, its idempotency key reused for another request) gets its own error and undoes only its
 savepoint; every other start of the batch is stored whole and answered once, in order.
@@ -72,11 +72,11 @@ def test_a_failing_start_undoes_only_its_own_savepoint(postgres_store, kinds):
         if kind == "key reused":  # made before the batch, with the input the batch's start lacks
             ecp.runs.start("t", request("good", key))
     prepared = [
-        ecp.runs.prepare_start("t", request(kind, key), started_by="s")
+        ecp.runs.starts.prepare("t", request(kind, key), started_by="s")
         for kind, key in zip(kinds, keys, strict=True)
     ]
     with statements() as seen:
-        outcomes = ecp.runs.start_together(prepared)
+        outcomes = ecp.runs.starts.start_together(prepared)
     assert len(outcomes) == len(kinds)
     assert seen.count("COMMIT") == 1, seen  # the first attempts of every start, in one commit
     assert sum(sql.startswith("SAVEPOINT") for sql in seen) == len(kinds), seen
@@ -110,9 +110,9 @@ def test_a_failing_start_undoes_only_its_own_savepoint(postgres_store, kinds):
 def test_a_start_made_alone_costs_what_a_start_costs(postgres_store):
     """One start: a plain transaction with one commit and no savepoint."""
     ecp = service(postgres_store)
-    prepared = ecp.runs.prepare_start("t", request("good", "alone"))
+    prepared = ecp.runs.starts.prepare("t", request("good", "alone"))
     with statements() as seen:
-        ((run, created),) = ecp.runs.start_together([prepared])  # type: ignore[misc]
+        ((run, created),) = ecp.runs.starts.start_together([prepared])  # type: ignore[misc]
     assert created and run.status is RunStatus.WAITING_APPROVAL
     assert seen.count("COMMIT") == 1, seen
     assert not [sql for sql in seen if "SAVEPOINT" in sql], seen
@@ -123,6 +123,6 @@ def test_a_repeat_in_the_same_batch_answers_the_first_run(postgres_store):
     """Two starts of one idempotency key in one batch: one run, the first created, the repeat
     answered with it."""
     ecp = service(postgres_store)
-    prepared = [ecp.runs.prepare_start("t", request("good", "twice")) for _ in range(2)]
-    (first, created), (again, repeated) = ecp.runs.start_together(prepared)  # type: ignore[misc]
+    prepared = [ecp.runs.starts.prepare("t", request("good", "twice")) for _ in range(2)]
+    (first, created), (again, repeated) = ecp.runs.starts.start_together(prepared)  # type: ignore[misc]
     assert (created, repeated, again.run_id) == (True, False, first.run_id)

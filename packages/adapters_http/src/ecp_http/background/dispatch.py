@@ -305,7 +305,7 @@ class Dispatcher:
         if not taken:
             return None
         try:
-            outcomes = self._runs.start_together([start for start, _ in taken])
+            outcomes = self._runs.starts.start_together([start for start, _ in taken])
         except Exception as exc:  # noqa: BLE001 - each caller answers it as its own start's error
             outcomes = [exc] * len(taken)
         claimable = False

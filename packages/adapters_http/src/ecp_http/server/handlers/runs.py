@@ -106,7 +106,7 @@ def start_run(call: Call, services: Services) -> Reply | Poll:
     seconds = preferred_wait(call.headers, services.settings.max_wait_seconds)
     handed = (
         services.background.start_by_worker(
-            runs.prepare_start(tenant, request, started_by=started_by), seconds
+            runs.starts.prepare(tenant, request, started_by=started_by), seconds
         )
         if seconds > 0
         else None

@@ -1,7 +1,7 @@
 """Use cases for runs: start, advance one attempt, drive to a pause or end, resume, read."""
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from ecp_core.canonical import canonical_json, thaw
@@ -30,7 +30,7 @@ from ecp_core.runs.engine.failures import DispatchFailures
 from ecp_core.runs.engine.lifecycle import RunLifecycle
 from ecp_core.runs.engine.limits import RunLimits
 from ecp_core.runs.engine.migration import RunMigrations
-from ecp_core.runs.engine.starts import FirstAttemptsFailed, PreparedStart, RunStarts
+from ecp_core.runs.engine.starts import FirstAttemptsFailed, RunStarts
 from ecp_core.runs.engine.step import Stepper
 from ecp_core.runs.engine.timers import WAKE_BATCH, TimerWakes, Woken
 from ecp_core.runs.run.attempts import AttemptRecord
@@ -99,7 +99,8 @@ class RunService:
         group = None if shared_transactions is None else CommitGroup(shared_transactions, alone=uow)
         self.start_group = group
         """The starts' commit group (None: each start commits alone)."""
-        self._starts = RunStarts(uow, clock, ids, self._first_attempts, group)
+        self.starts = RunStarts(uow, clock, ids, self._first_attempts, group)
+        """Run starts, also prepared and made together by a run worker (ADR 0106)."""
 
     def wake_timers(self, limit: int = WAKE_BATCH) -> list[Woken]:
         """Wake up to ``limit`` runs whose wait node's time came (see :class:`TimerWakes`)."""
@@ -175,25 +176,9 @@ class RunService:
         ``first_attempts`` the run's first attempts that change nothing outside it commit with its
         creation, as in :meth:`start_and_drive`, which then drives no further (ADR 0099).
         """
-        return self._starts.start(
+        return self.starts.start(
             tenant_id, request, first_attempts=first_attempts, started_by=started_by
         )
-
-    def prepare_start(
-        self, tenant_id: str, request: StartRunRequest, *, started_by: str | None = None
-    ) -> PreparedStart:
-        """Check a start's request (as :meth:`start` does first) for :meth:`start_together`."""
-        return self._starts.prepare(tenant_id, request, started_by=started_by)
-
-    def start_together(
-        self, starts: Sequence[PreparedStart]
-    ) -> list[tuple[Run, bool] | BaseException]:
-        """Make prepared starts as :meth:`start` with ``first_attempts`` does; each one's outcome.
-
-        They share one commit (ADR 0106). An outcome is the run and whether it was created, or
-        the start's own error, in order.
-        """
-        return self._starts.start_together(starts)
 
     def start_and_drive(
         self, tenant_id: str, request: StartRunRequest, *, started_by: str | None = None
@@ -207,7 +192,7 @@ class RunService:
         :meth:`drive`. Should those first attempts raise, the run is started alone and driven as
         usual. A repeated idempotency key drives the first run (which may have moved on).
         """
-        run, created = self._starts.start(
+        run, created = self.starts.start(
             tenant_id, request, first_attempts=True, started_by=started_by
         )
         if run.status in TERMINAL or run.status in WAITING:
