@@ -212,8 +212,9 @@ class Dispatcher:
 
         The next worker free takes it before it claims, with every other start waiting (up to
         :data:`MAX_GROUP`) when starts share commits: their runs' creations and first attempts
-        are one transaction, made by the run-dispatch worker (ADR 0106). The future holds the run and whether it was
-        created, or the start's error; None when no worker runs (the caller starts it itself).
+        are one transaction, made by the run-dispatch worker (ADR 0106). The future holds the
+        run and whether it was created, or the start's error; None when no worker runs (the
+        caller starts it itself).
         """
         if not self.alive or self._stop.is_set():
             return None

@@ -107,8 +107,8 @@ class CommitGroup:
 
         They share one transaction (a single work runs in a plain unit), each in its own
         savepoint. An outcome is the work's result, or its own error, or the shared commit's,
-        known once that commit is done. Works handed to :meth:`run` meanwhile wait for their own
-        groups.
+        known once that commit is done. Works handed to :meth:`run` meanwhile go on in groups
+        of their own, on other connections.
         """
         group: list[_Work[object]] = [_Work(work) for work in works]
         self._run_group(group)
