@@ -173,7 +173,8 @@ def main() -> None:
                     print(
                         f"  round {number} {label:<8} {figures['rate']:7.1f} runs/s, POST /runs "
                         f"median {figures['median']:.1f} ms p99 {figures['p99']:.1f} ms, "
-                        f"CPU a run: server {figures['cpu']:.2f} ms, PostgreSQL {figures['postgres']:.2f} ms "
+                        f"CPU a run: server {figures['cpu']:.2f} ms, "
+                        f"PostgreSQL {figures['postgres']:.2f} ms "
                         f"({figures['completed']} runs)"
                     )
             last = commits(urls)

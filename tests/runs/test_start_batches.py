@@ -124,5 +124,6 @@ def test_a_repeat_in_the_same_batch_answers_the_first_run(postgres_store):
     answered with it."""
     ecp = service(postgres_store)
     prepared = [ecp.runs.starts.prepare("t", request("good", "twice")) for _ in range(2)]
-    (first, created), (again, repeated) = ecp.runs.starts.start_together(prepared)  # type: ignore[misc]
+    outcomes = ecp.runs.starts.start_together(prepared)
+    (first, created), (again, repeated) = outcomes  # type: ignore[misc]
     assert (created, repeated, again.run_id) == (True, False, first.run_id)

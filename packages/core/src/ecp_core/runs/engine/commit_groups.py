@@ -19,7 +19,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from ecp_core.ports.runs import RunsUnit
 from ecp_core.ports.shared import SharedTransactions
@@ -112,7 +112,10 @@ class CommitGroup:
         """
         group: list[_Work[object]] = [_Work(work) for work in works]
         self._run_group(group)
-        return [work.result if work.error is None else work.error for work in group]  # type: ignore[misc]
+        return cast(
+            "list[T | BaseException]",
+            [work.result if work.error is None else work.error for work in group],
+        )
 
     def _lead_one_group(self) -> None:
         with self._lock:
