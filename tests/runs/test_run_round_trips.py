@@ -8,10 +8,10 @@ statements is exact, unlike timing, so it is a test; the figures are printed by
 
 import psycopg
 import pytest
+from tests.support.runs import approve_to_end
 from tests.support.statements import statements
 
 from ecp_core import (
-    ApprovalResolutionRequest,
     CreateDeploymentRequest,
     Ecp,
     Ed25519Signer,
@@ -19,13 +19,12 @@ from ecp_core import (
     StartRunRequest,
 )
 from ecp_core.identity import ActorIdentity
-from ecp_core.types import ApprovalDecision, AuthMethod, RunStatus
+from ecp_core.types import AuthMethod, RunStatus
 from ecp_core.webhooks.model import CreateSubscriptionRequest, WebhookEventType
 
 pytestmark = pytest.mark.integration
 
 SIGNER = Ed25519Signer(bytes(range(9, 41)), key_id="trips")
-REVIEWER = ActorIdentity(subject="reviewer", auth_method=AuthMethod.BEARER, tenant_id="t")
 
 
 def deployed(store) -> Ecp:
@@ -52,13 +51,7 @@ def one_run(ecp: Ecp, index: int, *, together: bool = False) -> str:
         run, _ = ecp.runs.start("t", request)
         run = ecp.runs.drive("t", run.run_id)
     assert run.status is RunStatus.WAITING_APPROVAL
-    answer = ecp.resolve(
-        REVIEWER,
-        "d",
-        run.pending_approval_ids[0],
-        ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE),
-    )
-    assert answer.run.status.value == "completed"
+    approve_to_end(ecp, run)
     return run.run_id
 
 

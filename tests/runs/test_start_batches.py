@@ -11,24 +11,21 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.support.runs import set_then_approve
+from tests.support.runs import approve_to_end, set_then_approve
 from tests.support.statements import statements
 
 from ecp_core import (
-    ApprovalResolutionRequest,
     CreateDeploymentRequest,
     Ecp,
     Ed25519Signer,
     StartRunRequest,
 )
 from ecp_core.errors import Conflict, NotFound
-from ecp_core.identity import ActorIdentity
-from ecp_core.types import ApprovalDecision, AuthMethod, RunStatus
+from ecp_core.types import RunStatus
 
 pytestmark = pytest.mark.integration
 
 RULE = "C20 start-batches"
-REVIEWER = ActorIdentity(subject="reviewer", auth_method=AuthMethod.BEARER, tenant_id="t")
 KINDS = ("good", "unknown deployment", "key reused")
 
 
@@ -90,13 +87,7 @@ def test_a_failing_start_undoes_only_its_own_savepoint(postgres_store, kinds):
             run, created = outcome
             assert (created, run.idempotency_key) == (True, key)
             assert run.status is RunStatus.WAITING_APPROVAL
-            answer = ecp.resolve(
-                REVIEWER,
-                "d",
-                run.pending_approval_ids[0],
-                ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE),
-            )
-            assert answer.run.status.value == "completed"
+            approve_to_end(ecp, run)
             verified = ecp.audit.verify_run("t", run.run_id)
             assert (verified.verified, verified.record_count) == (True, 4)
     with postgres_store.unit_of_work() as tx:

@@ -12,26 +12,23 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.support.runs import set_then_approve
+from tests.support.runs import approve_to_end, set_then_approve
 from tests.support.statements import statements
 
 from ecp_core import (
-    ApprovalResolutionRequest,
     CreateDeploymentRequest,
     Ecp,
     Ed25519Signer,
     StartRunRequest,
 )
 from ecp_core.errors import DatabaseUnavailable
-from ecp_core.identity import ActorIdentity
 from ecp_core.runs.engine.commit_groups import CommitGroup
 from ecp_core.testing.samples import deployment, graph_version, run
-from ecp_core.types import ApprovalDecision, AuthMethod, RunStatus
+from ecp_core.types import RunStatus
 
 pytestmark = pytest.mark.integration
 
 RULE = "C20 start-groups"
-REVIEWER = ActorIdentity(subject="reviewer", auth_method=AuthMethod.BEARER, tenant_id="t")
 
 
 class Refused(Exception):
@@ -219,12 +216,6 @@ def test_concurrent_starts_share_commits_and_every_run_is_whole(postgres_store):
         (first, created), (again, repeated) = started[index * 2], started[index * 2 + 1]
         assert (created, repeated, again.run_id) == (True, False, first.run_id)
         assert first.status is RunStatus.WAITING_APPROVAL
-        answer = ecp.resolve(
-            REVIEWER,
-            "d",
-            first.pending_approval_ids[0],
-            ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE),
-        )
-        assert answer.run.status.value == "completed"
+        approve_to_end(ecp, first)
         verified = ecp.audit.verify_run("t", first.run_id)
         assert (verified.verified, verified.record_count) == (True, 4)

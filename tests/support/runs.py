@@ -2,8 +2,14 @@
 
 from typing import Any
 
-from ecp_core import CreateDeploymentRequest, Ecp, GraphBuilder
+from ecp_core import ApprovalResolutionRequest, CreateDeploymentRequest, Ecp, GraphBuilder
 from ecp_core.graphs.definition import GraphDefinition
+from ecp_core.identity import ActorIdentity
+from ecp_core.runs.run.model import Run
+from ecp_core.types import ApprovalDecision, AuthMethod
+
+REVIEWER = ActorIdentity(subject="reviewer", auth_method=AuthMethod.BEARER, tenant_id="t")
+"""An approver of tenant ``t`` by bearer token."""
 
 
 def three_steps() -> GraphDefinition:
@@ -49,3 +55,15 @@ PAY_GRAPH: dict[str, Any] = {
     "edges": [{"source": "review", "target": "done"}],
 }
 """``review`` (an approval) → ``done``: three audit records a run once approved (over HTTP)."""
+
+
+def approve_to_end(ecp: Ecp, run: Run, deployment_ref: str = "d") -> None:
+    """Approve, as :data:`REVIEWER`, the approval ``run`` waits for; the run must then be
+    completed."""
+    answer = ecp.resolve(
+        REVIEWER,
+        deployment_ref,
+        run.pending_approval_ids[0],
+        ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE),
+    )
+    assert answer.run.status.value == "completed", answer.run
