@@ -8,15 +8,11 @@ printed by ``bench/http_service.py`` (part 4).
 
 import base64
 import concurrent.futures
-import contextlib
 import time
-from collections.abc import Iterator
-from typing import Any
 
-import psycopg
 import pytest
-from psycopg._connection_base import BaseConnection
 from starlette.testclient import TestClient
+from tests.support.statements import sent_to
 
 from ecp_core.demo import EXAMPLE_GRAPH
 from ecp_http.config.settings import Settings
@@ -29,49 +25,15 @@ SECRET = "r" * 40
 RUNS = 10
 
 
-@contextlib.contextmanager
-def sent_to(database: str) -> Iterator[list[str]]:
-    """Every statement any thread sends to ``database`` meanwhile, transaction control included."""
-    seen: list[str] = []
-    execute, many = psycopg.Cursor.execute, psycopg.Cursor.executemany
-    command = BaseConnection._exec_command
-    name = psycopg.conninfo.conninfo_to_dict(database)["dbname"]
-
-    def note(conn: Any, query: object) -> None:
-        if conn.info.dbname == name:
-            text = query.decode() if isinstance(query, bytes) else str(query)
-            seen.append(" ".join(text.split()))
-
-    def spy_execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        note(self.connection, query)
-        return execute(self, query, *args, **kwargs)
-
-    def spy_many(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        note(self.connection, query)
-        return many(self, query, *args, **kwargs)
-
-    def spy_command(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        note(self, query)
-        return command(self, query, *args, **kwargs)
-
-    psycopg.Cursor.execute = spy_execute  # type: ignore[method-assign]
-    psycopg.Cursor.executemany = spy_many  # type: ignore[method-assign]
-    BaseConnection._exec_command = spy_command  # type: ignore[method-assign]
-    try:
-        yield seen
-    finally:
-        psycopg.Cursor.execute = execute  # type: ignore[method-assign]
-        psycopg.Cursor.executemany = many  # type: ignore[method-assign]
-        BaseConnection._exec_command = command  # type: ignore[method-assign]
-
-
-def app_on(database: str, *, start_batching: bool = False) -> TestClient:
+def app_on(database: str, *, batching: bool = False) -> TestClient:
+    """The server on ``database``; with ``batching``, starts and resolutions share commits."""
     settings = Settings(
         database_url=database,
         jwt_secret=SECRET,
         audit_signing_key=base64.b64encode(bytes(range(50, 82))).decode(),
         scheduler_enabled=False,
-        start_batching=start_batching,
+        start_batching=batching,
+        resolution_batching=batching,
     )
     token = mint_token(SECRET, tenant="t", roles=["admin"])
     return TestClient(create_app(settings), headers={"Authorization": f"Bearer {token}"})
@@ -201,7 +163,7 @@ def test_starts_handed_to_workers_at_once_are_each_taken(fresh_database):
 def test_starts_waiting_for_a_worker_share_its_commit(fresh_database):
     """Starts handed to the run workers while they are busy are made together when one is free:
     fewer commits than starts, and each start answered with its own run (ADR 0106)."""
-    with app_on(fresh_database, start_batching=True) as client:
+    with app_on(fresh_database, batching=True) as client:
         deploy(client)
         one_run(client, 0)
 
@@ -223,3 +185,17 @@ def test_starts_waiting_for_a_worker_share_its_commit(fresh_database):
     assert starts > 0, shown  # some starts were made together
     # 12 to 15 measured (each start alone: 48), background commits included
     assert seen.count("COMMIT") <= 24, shown
+
+
+@pytest.mark.spec("C20 resolution-groups")
+def test_under_load_a_run_that_waits_for_an_approval_costs_less_than_a_commit(fresh_database):
+    """Sixteen clients each start runs (``Prefer: wait``) and approve them: with starts and
+    resolutions sharing commits, fewer commits than runs, background included (ADR 0107)."""
+    with app_on(fresh_database, batching=True) as client:
+        deploy(client)
+        one_run(client, 0)
+        with sent_to(fresh_database) as seen, concurrent.futures.ThreadPoolExecutor(16) as pool:
+            list(pool.map(lambda index: one_run(client, index), range(1, 65)))
+    shown = "\n".join(sql[:100] for sql in seen)
+    assert sum(sql.startswith("SAVEPOINT") for sql in seen) > 0, shown
+    assert seen.count("COMMIT") < 64, shown  # 42 to 48 measured; each alone: 128

@@ -47,6 +47,7 @@ from ecp_core.runs.audit.readiness import AuditReadiness, DeploymentMode
 from ecp_core.runs.audit.trail import VERIFY_CONNECTIONS, AuditTrail
 from ecp_core.runs.audit.writer import AuditWriter
 from ecp_core.runs.children.steps import ChildSteps
+from ecp_core.runs.engine.commit_groups import CommitGroup
 from ecp_core.runs.engine.dispatch import DISPATCH_RETRY
 from ecp_core.runs.engine.lifecycle import RunLifecycle
 from ecp_core.runs.engine.service import RunService
@@ -78,6 +79,32 @@ class RetentionSettings:
     evidence: EvidenceEraser | None = None
     econ_erase_enabled: bool = False
     defaults: ConfiguredDefaults = attrs.field(factory=ConfiguredDefaults)
+
+
+def _approvals(
+    uow: UnitOfWorkFactory,
+    clock: Clock,
+    steps: ApprovalSteps,
+    lifecycle: RunLifecycle,
+    runs: RunService,
+    *,
+    shared: SharedTransactions | None,
+) -> ApprovalService:
+    """The approval service; with ``shared``, resolutions that arrive together share commits.
+
+    A grouped resolution makes no attempt with side effects in its transaction (ADR 0107): the
+    group's other callers would wait for it. The caller drives such a run on after the commit.
+    """
+    if shared is None:
+        return ApprovalService(uow, clock, steps, lifecycle, runs.continue_in)
+    return ApprovalService(
+        uow,
+        clock,
+        steps,
+        lifecycle,
+        lambda unit, run: runs.continue_in(unit, run, effects=False),
+        group=CommitGroup(shared, alone=uow),
+    )
 
 
 def _transparency(
@@ -179,6 +206,7 @@ class Ecp:
         log_origin: str = DEFAULT_LOG_ORIGIN,
         storage_unavailable: Callable[[BaseException], bool] | None = None,
         shared_transactions: SharedTransactions | None = None,
+        resolution_transactions: SharedTransactions | None = None,
         rollout_keys: Callable[[], str] = new_rollout_key,
     ) -> "Ecp":
         """Wire every service.
@@ -197,7 +225,8 @@ class Ecp:
         ``log_origin`` prefixes each tenant's transparency log origin (``<origin>/<tenant>``);
         ``storage_unavailable`` tells the store's errors of a database away or full from others
         (the run dispatcher backs off without counting those); ``shared_transactions`` (a
-        store's ``shared_transaction``) lets concurrent run starts share commits (ADR 0102);
+        store's ``shared_transaction``) lets concurrent run starts share commits (ADR 0102),
+        ``resolution_transactions`` concurrent approval resolutions (ADR 0107);
         ``rollout_keys`` makes each rollout's secret assignment key (random unless a caller
         needs assignments it can repeat).
         """
@@ -239,8 +268,13 @@ class Ecp:
             graphs=registry,
             contracts=ContractService(uow, clock),
             runs=runs,
-            approvals=ApprovalService(
-                uow, clock, ApprovalSteps(stepper, clock, ids), lifecycle, runs.continue_in
+            approvals=_approvals(
+                uow,
+                clock,
+                ApprovalSteps(stepper, clock, ids),
+                lifecycle,
+                runs,
+                shared=resolution_transactions,
             ),
             tasks=TaskWork(
                 uow,

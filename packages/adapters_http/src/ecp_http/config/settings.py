@@ -74,9 +74,12 @@ class Settings:
     log_origin: str = runs.LOG_ORIGIN.default
     log_witnesses: tuple[tuple[str, str], ...] = runs.LOG_WITNESSES.default
     dispatch_notify: bool = runs.DISPATCH_NOTIFY.default
-    start_batching: bool = runs.START_BATCHING.default
     """Whether PostgreSQL notifications wake the workers and ``Prefer: wait`` (ADR 0063); off,
     they poll only."""
+    start_batching: bool = runs.START_BATCHING.default
+    """Whether run starts that arrive together share a transaction (ADRs 0102, 0106)."""
+    resolution_batching: bool = runs.RESOLUTION_BATCHING.default
+    """Whether approval resolutions that arrive together share a transaction (ADR 0107)."""
     dispatch_max_attempts: int = runs.DISPATCH_MAX_ATTEMPTS.default
     dispatch_backoff_seconds: float = runs.DISPATCH_BACKOFF_SECONDS.default
     max_wait_seconds: float = runs.MAX_WAIT_SECONDS.default
@@ -188,6 +191,7 @@ class Settings:
             log_witnesses=runs.LOG_WITNESSES.read(env),
             dispatch_notify=runs.DISPATCH_NOTIFY.read(env),
             start_batching=runs.START_BATCHING.read(env),
+            resolution_batching=runs.RESOLUTION_BATCHING.read(env),
             dispatch_max_attempts=runs.DISPATCH_MAX_ATTEMPTS.read(env),
             dispatch_backoff_seconds=runs.DISPATCH_BACKOFF_SECONDS.read(env),
             max_wait_seconds=runs.MAX_WAIT_SECONDS.read(env),

@@ -285,6 +285,11 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         metrics.watch_queues(lambda: queue_figures(store))
     tracing = start_tracing(settings)
     appended = threading.Event()  # audit records committed here: the log thread's cue
+    shared = (
+        observed_shared(store.shared_transaction, metrics, tracing, on_audit=appended.set)
+        if isinstance(store, PostgresStore)
+        else None
+    )
     ecp = Ecp.build(
         observed(store.unit_of_work, metrics, tracing, on_audit=appended.set),
         signer=signer,
@@ -306,11 +311,8 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
         audit_verify_connections=settings.audit_verify_connections,
         log_origin=settings.log_origin,
         storage_unavailable=storage_unavailable if isinstance(store, PostgresStore) else None,
-        shared_transactions=(
-            observed_shared(store.shared_transaction, metrics, tracing, on_audit=appended.set)
-            if isinstance(store, PostgresStore) and settings.start_batching
-            else None
-        ),
+        shared_transactions=shared if settings.start_batching else None,
+        resolution_transactions=shared if settings.resolution_batching else None,
         deployment_mode=DeploymentMode.HOSTED
         if settings.hosted.enabled
         else DeploymentMode.SELF_HOSTED,

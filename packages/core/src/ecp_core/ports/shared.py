@@ -2,14 +2,14 @@
 
 A store that can offer it (PostgreSQL) hands out a :class:`SharedTransaction`: each
 :meth:`~SharedTransaction.unit` is a unit of work inside it whose ``commit`` keeps its work
-(releases its savepoint) and whose leaving without commit undoes only its own work (rolls back
+(keeps its savepoint) and whose leaving without commit undoes only its own work (rolls back
 to its savepoint). Nothing is durable until :meth:`~SharedTransaction.commit`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ecp_core.ports.unit import Transaction
 
@@ -31,4 +31,15 @@ class SharedTransaction(Transaction, Protocol):
 SharedTransactions = Callable[[], SharedTransaction]
 """Makes a new shared transaction (a store's ``shared_transaction``)."""
 
-__all__ = ["SharedTransaction", "SharedTransactions"]
+T = TypeVar("T")
+
+
+class WorkGroup(Protocol):
+    """Runs callers' works in shared transactions and answers each (the engine's CommitGroup)."""
+
+    def run(self, work: Callable[[RunsUnit], T]) -> T:
+        """Run ``work`` in a unit of work of a shared transaction; its result once committed."""
+        ...
+
+
+__all__ = ["SharedTransaction", "SharedTransactions", "WorkGroup"]

@@ -40,6 +40,7 @@ SETTINGS: tuple[Setting[Any] | SettingFamily, ...] = (
     runs.LOG_WITNESSES,
     runs.DISPATCH_NOTIFY,
     runs.START_BATCHING,
+    runs.RESOLUTION_BATCHING,
     runs.DISPATCH_MAX_ATTEMPTS,
     runs.DISPATCH_BACKOFF_SECONDS,
     runs.MAX_WAIT_SECONDS,

@@ -81,6 +81,20 @@ START_BATCHING: Setting[bool] = Setting(
     shown_default="`false`",
 )
 
+RESOLUTION_BATCHING: Setting[bool] = Setting(
+    name="ECP_RESOLUTION_BATCHING",
+    parse=flag,
+    default=False,
+    description=(
+        "`true`: on PostgreSQL, approval resolutions that arrive together share one transaction, "
+        "each in a savepoint of its own, and are answered once it commits (ADR 0107); a resolved "
+        "run's next attempt with side effects then runs after that commit, not in it. With "
+        "`ECP_START_BATCHING`, a run that waits for one approval costs less than one commit under "
+        "load. Default: every resolution commits on its own"
+    ),
+    shown_default="`false`",
+)
+
 DISPATCH_MAX_ATTEMPTS: Setting[int] = Setting(
     name="ECP_DISPATCH_MAX_ATTEMPTS",
     parse=whole(1),

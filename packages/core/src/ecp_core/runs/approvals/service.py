@@ -21,6 +21,7 @@ from ecp_core.evolve import evolve
 from ecp_core.identity import ActorIdentity
 from ecp_core.pages import check_limit, decode_cursor, invalid_cursor, next_page
 from ecp_core.ports.runs import RunsUnit
+from ecp_core.ports.shared import WorkGroup
 from ecp_core.ports.system import Clock
 from ecp_core.registry.service import require_graph
 from ecp_core.runs.approvals.model import (
@@ -154,17 +155,23 @@ class ApprovalService:
         steps: ApprovalSteps,
         lifecycle: StepApplier,
         continue_run: Callable[[RunsUnit, Run], Run] | None = None,
+        *,
+        group: WorkGroup | None = None,
     ) -> None:
         """Wire the service.
 
         ``continue_run`` goes on with a resolved run in the resolution's transaction
-        (``RunService.continue_in``); None leaves the run where the resolution put it.
+        (``RunService.continue_in``); None leaves the run where the resolution put it. With
+        ``group``, resolutions that arrive together share its transactions, each in a savepoint
+        (ADR 0107); without, each resolution commits on its own.
         """
         self._uow = uow
         self._clock = clock
         self._steps = steps
         self._lifecycle = lifecycle
         self._continue_run = continue_run
+        self.group = group
+        """The resolutions' commit group (None: each resolution commits alone)."""
 
     def resolve(
         self,
@@ -183,58 +190,71 @@ class ApprovalService:
         safe to (ADR 0059); the caller continues the run afterwards if it still runs
         (RunService.drive or the dispatcher).
         """
+        if self.group is None:
+            with self._uow() as uow:
+                return self._resolve_in(uow, actor, deployment_ref, approval_id, request)
+        return self.group.run(
+            lambda uow: self._resolve_in(uow, actor, deployment_ref, approval_id, request)
+        )
+
+    def _resolve_in(
+        self,
+        uow: RunsUnit,
+        actor: ActorIdentity,
+        deployment_ref: str,
+        approval_id: str,
+        request: ApprovalResolutionRequest,
+    ) -> tuple[ApprovalRecord, Run]:
+        """:meth:`resolve` in the unit of work ``uow``, committing it."""
         tenant_id = actor.tenant_id
-        with self._uow() as uow:
-            found = uow.runs.lock_for_approval(tenant_id, approval_id)
-            if found is None or found[0].deployment_ref != deployment_ref:
-                raise NotFound(f"approval {approval_id} not found")
-            approval, run = found
-            if request.action_digest is not None:
-                _refuse_if_changed(uow.approvals.get(tenant_id, approval_id) or approval, request)
+        found = uow.runs.lock_for_approval(tenant_id, approval_id)
+        if found is None or found[0].deployment_ref != deployment_ref:
+            raise NotFound(f"approval {approval_id} not found")
+        approval, run = found
+        if request.action_digest is not None:
+            _refuse_if_changed(uow.approvals.get(tenant_id, approval_id) or approval, request)
+        _refuse_unless_pending(approval)
+        _check_request(uow, approval, request)
+        # Under the run's lock: a run still paused on the approval means it is still pending
+        # (a resolution or an escalation moves the run in the same commit). Otherwise one
+        # committed meanwhile: the approval is read afresh to say which.
+        if run is None or run.paused is None or run.paused.approval_id != approval_id:
+            approval = uow.approvals.get(tenant_id, approval_id) or approval
             _refuse_unless_pending(approval)
-            _check_request(uow, approval, request)
-            # Under the run's lock: a run still paused on the approval means it is still pending
-            # (a resolution or an escalation moves the run in the same commit). Otherwise one
-            # committed meanwhile: the approval is read afresh to say which.
-            if run is None or run.paused is None or run.paused.approval_id != approval_id:
-                approval = uow.approvals.get(tenant_id, approval_id) or approval
-                _refuse_unless_pending(approval)
-                raise Conflict(f"run {approval.run_id} is not waiting for approval {approval_id}")
-            if approval.min_approvals > 1:
-                # The approvals given so far, read under the run's lock: the lock's own read of
-                # the approval is as of the statement's start, before any wait for the lock.
-                approval = uow.approvals.get(tenant_id, approval_id) or approval
-            _refuse_unless_approver(approval, actor)
-            _check_same_payload(approval, request)
-            now = self._clock.now()
-            resolution = ApprovalResolution(
-                decision=request.decision,
-                actor=actor,
-                resolved_at=now,
-                edited_payload=request.edited_payload,
-                reason=request.reason,
+            raise Conflict(f"run {approval.run_id} is not waiting for approval {approval_id}")
+        if approval.min_approvals > 1:
+            # The approvals given so far, read under the run's lock: the lock's own read of
+            # the approval is as of the statement's start, before any wait for the lock.
+            approval = uow.approvals.get(tenant_id, approval_id) or approval
+        _refuse_unless_approver(approval, actor)
+        _check_same_payload(approval, request)
+        now = self._clock.now()
+        resolution = ApprovalResolution(
+            decision=request.decision,
+            actor=actor,
+            resolved_at=now,
+            edited_payload=request.edited_payload,
+            reason=request.reason,
+        )
+        graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
+        if request.decision is ApprovalDecision.REJECT:
+            approval = evolve(
+                approval, status=ApprovalStatus.RESOLVED, resolution=resolution, updated_at=now
             )
-            graph = require_graph(uow, run.tenant_id, run.graph_version_ref)
-            if request.decision is ApprovalDecision.REJECT:
-                approval = evolve(
-                    approval, status=ApprovalStatus.RESOLVED, resolution=resolution, updated_at=now
-                )
-                step = self._steps.decided(run, graph, approval)
+            step = self._steps.decided(run, graph, approval)
+        else:
+            approvals = (*approval.approvals, resolution)
+            approval = evolve(approval, approvals=approvals, updated_at=now)
+            if len(approvals) < approval.min_approvals:
+                step = self._steps.approved_in_part(run, graph, approval)
             else:
-                approvals = (*approval.approvals, resolution)
-                approval = evolve(approval, approvals=approvals, updated_at=now)
-                if len(approvals) < approval.min_approvals:
-                    step = self._steps.approved_in_part(run, graph, approval)
-                else:
-                    approval = evolve(
-                        approval, status=ApprovalStatus.RESOLVED, resolution=resolution
-                    )
-                    step = self._steps.decided(run, graph, approval)
-            run = self._lifecycle.apply(uow, step)
-            if self._continue_run is not None:
-                run = self._continue_run(uow, run)
-            uow.runs.save(run)
-            uow.commit()
+                approval = evolve(approval, status=ApprovalStatus.RESOLVED, resolution=resolution)
+                step = self._steps.decided(run, graph, approval)
+        run = self._lifecycle.apply(uow, step)
+        if self._continue_run is not None:
+            run = self._continue_run(uow, run)
+        uow.runs.save(run)
+        uow.commit()
         return approval, run
 
     def for_run(

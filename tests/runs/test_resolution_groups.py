@@ -1,0 +1,220 @@
+"""Approval resolutions that arrive together share one commit (ADR 0107), on PostgreSQL.
+
+With ``resolution_transactions``, ``ApprovalService.resolve`` hands its work to a commit group:
+concurrent resolutions run one after another, each in its own savepoint of one transaction, and
+commit once. The tests hold the group with a first work until every resolution is queued behind
+it, so the resolutions form exactly one group whatever the timing.
+"""
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.runs.test_start_groups import queued
+from tests.support.runs import REVIEWER, approve_to_end, set_then_approve
+from tests.support.statements import sent_to, statements
+
+from ecp_core import (
+    ApprovalResolutionRequest,
+    CreateDeploymentRequest,
+    Ecp,
+    Ed25519Signer,
+    GraphBuilder,
+    StartRunRequest,
+)
+from ecp_core.errors import ApprovalAlreadyResolved, NotFound, ValidationFailed
+from ecp_core.runs.engine.commit_groups import CommitGroup
+from ecp_core.runs.run.actions import ActionRegistry
+from ecp_core.runs.run.model import Run
+from ecp_core.types import ApprovalDecision, RunStatus
+
+pytestmark = pytest.mark.integration
+
+RULE = "C20 resolution-groups"
+KINDS = ("approve", "reject", "resolved before", "invalid", "unknown", "twice")
+APPROVE = ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE)
+
+
+def service(store, actions: ActionRegistry | None = None, *, grouped: bool = True) -> Ecp:
+    """An Ecp on ``store`` whose resolutions share transactions (unless not ``grouped``)."""
+    ecp = Ecp.build(
+        store.unit_of_work,
+        signer=Ed25519Signer(bytes(range(32)), key_id="k"),
+        actions=actions,
+        resolution_transactions=store.shared_transaction if grouped else None,
+    )
+    with store.unit_of_work() as tx:
+        deployed = tx.deployments.get("t", "d") is not None
+    if not deployed:
+        ecp.graphs.register("t", set_then_approve())
+        ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="pay"))
+    return ecp
+
+
+def group_of(ecp: Ecp) -> CommitGroup:
+    """The resolutions' commit group."""
+    group = ecp.approvals.group
+    assert isinstance(group, CommitGroup)
+    return group
+
+
+def waiting_run(ecp: Ecp, key: str) -> Run:
+    """A new run of ``d``, waiting for its approval."""
+    run, _ = ecp.runs.start_and_drive("t", StartRunRequest(deployment_ref="d", idempotency_key=key))
+    assert run.status is RunStatus.WAITING_APPROVAL, run
+    return run
+
+
+def in_one_group(ecp: Ecp, calls: list[Callable[[], Any]]) -> list[tuple[str, Any]]:
+    """Each call on a thread of its own, all queued behind a first work that holds the group
+    until they are, so they make one group; each call's answer ("ok", result) or ("error", exc)."""
+    group = group_of(ecp)
+    answers: list[tuple[str, Any]] = [("none", None)] * len(calls)
+    leading = threading.Event()
+
+    def hold(unit: object) -> None:  # commits nothing
+        leading.set()
+        queued(group, len(calls))
+
+    def call(index: int) -> None:
+        try:
+            answers[index] = ("ok", calls[index]())
+        except Exception as exc:  # noqa: BLE001 - the answer under test
+            answers[index] = ("error", exc)
+
+    holder = threading.Thread(target=group.run, args=(hold,))
+    holder.start()
+    assert leading.wait(30)
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in [holder, *threads]:
+        thread.join(60)
+    return answers
+
+
+def resolution(ecp: Ecp, approval_id: str, decision: ApprovalDecision) -> Callable[[], Any]:
+    """A call resolving ``approval_id`` as :data:`REVIEWER` with ``decision``."""
+    request = ApprovalResolutionRequest(decision=decision)
+    return lambda: ecp.resolve(REVIEWER, "d", approval_id, request)
+
+
+@pytest.mark.spec(RULE)
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.sampled_from(KINDS), min_size=2, max_size=8))
+def test_a_failing_resolution_undoes_only_its_own_savepoint(postgres_store, kinds):
+    """Every other resolution of the group commits, with one commit for the group; each caller
+    is answered once; a run whose resolution failed is left as it was, and can still be
+    approved; every run's chain verifies."""
+    ecp = service(postgres_store)
+    prefix = f"r{time.monotonic_ns()}-"
+    runs = [waiting_run(ecp, f"{prefix}{index}") for index in range(len(kinds))]
+    calls, expected = [], []
+    for kind, run in zip(kinds, runs, strict=True):
+        approval_id = run.pending_approval_ids[0]
+        if kind == "resolved before":
+            approve_to_end(ecp, run)
+        if kind == "invalid":  # an edit without the edited payload: refused under the run's lock
+            calls.append(resolution(ecp, approval_id, ApprovalDecision.EDIT_AND_APPROVE))
+        elif kind == "unknown":
+            calls.append(resolution(ecp, f"{approval_id}-none", ApprovalDecision.APPROVE))
+        elif kind == "reject":
+            calls.append(resolution(ecp, approval_id, ApprovalDecision.REJECT))
+        else:
+            calls.append(resolution(ecp, approval_id, ApprovalDecision.APPROVE))
+        if kind == "twice":  # the same approval twice in one group: one of the two wins
+            calls.append(resolution(ecp, approval_id, ApprovalDecision.APPROVE))
+        expected.extend([kind, "twice (second)"] if kind == "twice" else [kind])
+    group = group_of(ecp)
+    before = (group.groups, group.works)
+    with sent_to(postgres_store.url) as seen:  # every thread's
+        answers = in_one_group(ecp, calls)
+    assert (group.groups - before[0], group.works - before[1]) == (2, len(calls) + 1)
+    assert seen.count("COMMIT") == 1, seen  # the holder commits nothing; the group once
+    assert sum(sql.startswith("SAVEPOINT") for sql in seen) == len(calls), seen
+    answered = dict(zip(range(len(calls)), answers, strict=True))
+    index = 0
+    for kind, run in zip(kinds, runs, strict=True):
+        mine = [answered[index]] + ([answered[index + 1]] if kind == "twice" else [])
+        index += len(mine)
+        check_answers(kind, mine)
+        if kind in ("invalid", "unknown"):  # nothing stayed: the run waits, can be approved
+            assert ecp.runs.get("t", run.run_id).status is RunStatus.WAITING_APPROVAL
+            approve_to_end(ecp, run)
+        final = ecp.runs.get("t", run.run_id)
+        ended = RunStatus.FAILED if kind == "reject" else RunStatus.COMPLETED
+        assert final.status is ended, (kind, final)
+        verified = ecp.audit.verify_run("t", run.run_id)
+        assert verified.verified, (kind, verified)
+        assert verified.record_count == 4 or kind == "reject", (kind, verified)
+
+
+def check_answers(kind: str, answers: list[tuple[str, Any]]) -> None:
+    """Each caller's answer is the one its own resolution earns."""
+    if kind in ("approve", "reject"):
+        ((what, answer),) = answers
+        assert what == "ok", answer
+        status = "failed" if kind == "reject" else "completed"
+        assert answer.run.status.value == status, answer
+    elif kind == "resolved before":
+        assert [type(answer) for _, answer in answers] == [ApprovalAlreadyResolved], answers
+    elif kind == "invalid":
+        assert [type(answer) for _, answer in answers] == [ValidationFailed], answers
+    elif kind == "unknown":
+        assert [type(answer) for _, answer in answers] == [NotFound], answers
+    else:  # twice: whichever ran first approved, the other found it resolved
+        outcomes = sorted(what for what, _ in answers)
+        assert outcomes == ["error", "ok"], answers
+        assert {type(a) for w, a in answers if w == "error"} == {ApprovalAlreadyResolved}
+
+
+@pytest.mark.spec(RULE)
+def test_a_resolution_alone_costs_what_a_resolution_costs(postgres_store):
+    """Nobody else resolving: a plain transaction, one commit, no savepoint."""
+    ecp = service(postgres_store)
+    run = waiting_run(ecp, "alone")
+    with statements() as seen:
+        approve_to_end(ecp, run)
+    assert seen.count("COMMIT") == 1, seen
+    assert not [sql for sql in seen if "SAVEPOINT" in sql], seen
+
+
+def approve_then_notify() -> Any:
+    """``review`` (an approval) → ``notify`` (an action with side effects) → ``done``."""
+    return (
+        GraphBuilder("notify")
+        .approval("review", summary="Notify?", rationale="A person decides")
+        .action("notify", "notify")
+        .end("done")
+        .chain("review", "notify", "done")
+        .build()
+    )
+
+
+@pytest.mark.spec(RULE)
+@pytest.mark.parametrize("grouped", [True, False])
+def test_a_grouped_resolution_makes_no_attempt_with_side_effects_before_its_commit(
+    postgres_store, grouped
+):
+    """The next node has side effects: grouped, the resolution commits first and the run is
+    driven on after it, so no other caller waits for the action; alone, the action joins the
+    resolution's commit, as before. Either way it runs once and the run ends."""
+    calls: list[str] = []
+    actions = ActionRegistry()
+    actions.register("notify", lambda context: calls.append(context.run_id) or {})
+    ecp = service(postgres_store, actions, grouped=grouped)
+    ecp.graphs.register("t", approve_then_notify())
+    ref = f"n-{grouped}"
+    ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref=ref, graph_id="notify"))
+    run, _ = ecp.runs.start_and_drive("t", StartRunRequest(deployment_ref=ref))
+    with statements() as seen:
+        approve_to_end(ecp, run, deployment_ref=ref)
+    assert calls == [run.run_id]
+    # alone: the resolution with the action, then the end; grouped: one commit more, the action's
+    assert seen.count("COMMIT") == (3 if grouped else 2), seen
