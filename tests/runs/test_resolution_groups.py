@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,7 +27,12 @@ from ecp_core import (
     GraphBuilder,
     StartRunRequest,
 )
-from ecp_core.errors import ApprovalAlreadyResolved, NotFound, ValidationFailed
+from ecp_core.errors import (
+    ApprovalAlreadyResolved,
+    DatabaseUnavailable,
+    NotFound,
+    ValidationFailed,
+)
 from ecp_core.runs.engine.commit_groups import CommitGroup
 from ecp_core.runs.run.actions import ActionRegistry
 from ecp_core.runs.run.model import Run
@@ -70,8 +76,8 @@ def waiting_run(ecp: Ecp, key: str) -> Run:
 
 
 def in_one_group(ecp: Ecp, calls: list[Callable[[], Any]]) -> list[tuple[str, Any]]:
-    """Each call on a thread of its own, all queued behind a first work that holds the group
-    until they are, so they make one group; each call's answer ("ok", result) or ("error", exc)."""
+    """Each call on a thread of its own, queued in order behind a first work that holds the group
+    until all are, so they make one group; each call's answer ("ok", result) or ("error", exc)."""
     group = group_of(ecp)
     answers: list[tuple[str, Any]] = [("none", None)] * len(calls)
     leading = threading.Event()
@@ -90,8 +96,9 @@ def in_one_group(ecp: Ecp, calls: list[Callable[[], Any]]) -> list[tuple[str, An
     holder.start()
     assert leading.wait(30)
     threads = [threading.Thread(target=call, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
+    for index, thread in enumerate(threads):  # queued in the calls' order
         thread.start()
+        queued(group, index + 1)
     for thread in [holder, *threads]:
         thread.join(60)
     return answers
@@ -218,3 +225,55 @@ def test_a_grouped_resolution_makes_no_attempt_with_side_effects_before_its_comm
     assert calls == [run.run_id]
     # alone: the resolution with the action, then the end; grouped: one commit more, the action's
     assert seen.count("COMMIT") == (3 if grouped else 2), seen
+
+
+def waiting_for_a_lock(url: str, count: int) -> None:
+    """Wait (at most 30 s) until ``count`` sessions of the database wait for a lock."""
+    deadline = time.monotonic() + 30
+    with psycopg.connect(url, autocommit=True) as watcher:
+        while True:
+            (waiting,) = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ).fetchone()
+            if waiting >= count:
+                return
+            assert time.monotonic() < deadline, "nobody waited for the lock"
+            time.sleep(0.01)
+
+
+@pytest.mark.spec(RULE)
+def test_a_resolution_undone_to_break_a_deadlock_is_told_to_try_again(postgres_store):
+    """Another transaction holds run B and then wants run A, which the group resolved first: the
+    database undoes B's resolution to break the deadlock. Only its savepoint goes; A's resolution
+    commits; B's caller gets database_unavailable (a 503, try again), and B still waits and can
+    be approved."""
+    ecp = service(postgres_store)
+    prefix = f"d{time.monotonic_ns()}-"
+    first, second = waiting_run(ecp, f"{prefix}a"), waiting_run(ecp, f"{prefix}b")
+    lock = "SELECT 1 FROM ecp_runs WHERE run_id = %s FOR UPDATE"
+    with psycopg.connect(postgres_store.url) as other:
+        other.execute("SET deadlock_timeout = '30s'")  # the group's session finds the deadlock
+        other.execute(lock, (second.run_id,))
+
+        def then_wants_the_first() -> None:
+            waiting_for_a_lock(postgres_store.url, 1)  # the group waits for the second run
+            other.execute(lock, (first.run_id,))  # until the group commits
+            other.rollback()
+
+        wanting = threading.Thread(target=then_wants_the_first)
+        wanting.start()
+        answers = in_one_group(
+            ecp,
+            [
+                resolution(ecp, first.pending_approval_ids[0], ApprovalDecision.APPROVE),
+                resolution(ecp, second.pending_approval_ids[0], ApprovalDecision.APPROVE),
+            ],
+        )
+        wanting.join(60)
+    (kind, answer), (undone, refused) = answers
+    assert kind == "ok" and answer.run.status.value == "completed", answer
+    assert undone == "error" and isinstance(refused, DatabaseUnavailable), refused
+    assert "deadlock" in str(refused), refused
+    assert ecp.runs.get("t", second.run_id).status is RunStatus.WAITING_APPROVAL
+    approve_to_end(ecp, second)
