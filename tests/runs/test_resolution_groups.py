@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.runs.test_start_groups import queued
-from tests.support.runs import REVIEWER, approve_to_end, set_then_approve
+from tests.support.runs import REVIEWER, approve_to_end, deploy_set_then_approve_once
 from tests.support.statements import sent_to, statements
 
 from ecp_core import (
@@ -42,7 +42,6 @@ pytestmark = pytest.mark.integration
 
 RULE = "C20 resolution-groups"
 KINDS = ("approve", "reject", "resolved before", "invalid", "unknown", "twice")
-APPROVE = ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE)
 
 
 def service(store, actions: ActionRegistry | None = None, *, grouped: bool = True) -> Ecp:
@@ -53,11 +52,7 @@ def service(store, actions: ActionRegistry | None = None, *, grouped: bool = Tru
         actions=actions,
         resolution_transactions=store.shared_transaction if grouped else None,
     )
-    with store.unit_of_work() as tx:
-        deployed = tx.deployments.get("t", "d") is not None
-    if not deployed:
-        ecp.graphs.register("t", set_then_approve())
-        ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="pay"))
+    deploy_set_then_approve_once(ecp, store)
     return ecp
 
 
@@ -98,7 +93,8 @@ def in_one_group(ecp: Ecp, calls: list[Callable[[], Any]]) -> list[tuple[str, An
     threads = [threading.Thread(target=call, args=(i,)) for i in range(len(calls))]
     for index, thread in enumerate(threads):  # queued in the calls' order
         thread.start()
-        queued(group, index + 1)
+        if index + 1 < len(threads):  # the holder lets the group go once the last is queued
+            queued(group, index + 1)
     for thread in [holder, *threads]:
         thread.join(60)
     return answers

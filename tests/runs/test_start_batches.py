@@ -11,11 +11,10 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.support.runs import approve_to_end, set_then_approve
+from tests.support.runs import approve_to_end, deploy_set_then_approve_once
 from tests.support.statements import statements
 
 from ecp_core import (
-    CreateDeploymentRequest,
     Ecp,
     Ed25519Signer,
     StartRunRequest,
@@ -36,11 +35,7 @@ def service(store) -> Ecp:
         signer=Ed25519Signer(bytes(range(32)), key_id="k"),
         shared_transactions=store.shared_transaction,
     )
-    with store.unit_of_work() as tx:
-        deployed = tx.deployments.get("t", "d") is not None
-    if not deployed:
-        ecp.graphs.register("t", set_then_approve())
-        ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="pay"))
+    deploy_set_then_approve_once(ecp, store)
     return ecp
 
 

@@ -45,6 +45,16 @@ def set_then_approve() -> GraphDefinition:
     )
 
 
+def deploy_set_then_approve_once(ecp: Ecp, store: Any) -> None:
+    """Register :func:`set_then_approve` and deploy it as ``d`` for tenant ``t``, unless
+    ``store`` has that deployment already (a Hypothesis example after the first)."""
+    with store.unit_of_work() as tx:
+        if tx.deployments.get("t", "d") is not None:
+            return
+    ecp.graphs.register("t", set_then_approve())
+    ecp.graphs.deploy("t", CreateDeploymentRequest(deployment_ref="d", graph_id="pay"))
+
+
 PAY_GRAPH: dict[str, Any] = {
     "graph_id": "pay",
     "entry": "review",
