@@ -8,6 +8,7 @@ printed by ``bench/http_service.py`` (part 4).
 
 import base64
 import concurrent.futures
+import re
 import time
 
 import pytest
@@ -196,6 +197,16 @@ def test_under_load_a_run_that_waits_for_an_approval_costs_less_than_a_commit(fr
         one_run(client, 0)
         with sent_to(fresh_database) as seen, concurrent.futures.ThreadPoolExecutor(16) as pool:
             list(pool.map(lambda index: one_run(client, index), range(1, 65)))
+        scraped = client.get("/metrics").text
     shown = "\n".join(sql[:100] for sql in seen)
     assert sum(sql.startswith("SAVEPOINT") for sql in seen) > 0, shown
     assert seen.count("COMMIT") < 64, shown  # 42 to 48 measured; each alone: 128
+    counted = {  # the groups and the works they held, by kind: 65 starts and 65 resolutions
+        (name, kind): float(value)
+        for name, kind, value in re.findall(
+            r'^(ecp_commit_group(?:s|_works))_total\{kind="(\w+)"\} (\S+)$', scraped, re.M
+        )
+    }
+    assert counted[("ecp_commit_group_works", "resolutions")] == 65, scraped
+    assert counted[("ecp_commit_groups", "resolutions")] < 65, scraped  # some met
+    assert counted[("ecp_commit_group_works", "starts")] == 65, scraped

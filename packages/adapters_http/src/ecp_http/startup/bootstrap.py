@@ -324,6 +324,8 @@ def build(settings: Settings, *, storage: Storage | None = None) -> Runtime:
     if metrics is not None:
         metrics.watch_bells({"tasks_offered": offers.bell, "runs_moved": runs_moved})
         metrics.watch_streams(lambda: live.open_streams)
+        groups = {"starts": ecp.runs.start_group, "resolutions": ecp.approvals.group}
+        metrics.watch_groups({kind: group for kind, group in groups.items() if group is not None})
     dispatcher, timers, scheduler, log = background_work(
         ecp,
         settings,

@@ -37,6 +37,11 @@ T = TypeVar("T")
 class WorkGroup(Protocol):
     """Runs callers' works in shared transactions and answers each (the engine's CommitGroup)."""
 
+    groups: int
+    """Transactions committed or tried so far (a group of one included)."""
+    works: int
+    """Works they held."""
+
     def run(self, work: Callable[[RunsUnit], T]) -> T:
         """Run ``work`` in a unit of work of a shared transaction; its result once committed."""
         ...

@@ -19,6 +19,7 @@ from ecp_core.types import RunPublicStatus
 from ecp_postgres.operations import QueueFigures
 
 if TYPE_CHECKING:
+    from ecp_core.ports.shared import WorkGroup
     from ecp_http.server.long_poll import Bell
 
 log = logging.getLogger("ecp_http.metrics")
@@ -122,6 +123,31 @@ class _StreamCollector(Collector):
         )
 
 
+class _GroupCollector(Collector):
+    """``ecp_commit_groups_total{kind}`` and ``ecp_commit_group_works_total{kind}``, per scrape."""
+
+    def __init__(self, groups: Mapping[str, "WorkGroup"]) -> None:
+        self._groups = dict(groups)
+
+    def collect(self) -> Iterator[Metric]:
+        shared = CounterMetricFamily(
+            "ecp_commit_groups",
+            "Transactions that commit groups of works, by kind (run starts, approval "
+            "resolutions; ADRs 0102, 0107); a group of one runs in a plain transaction.",
+            labels=["kind"],
+        )
+        works = CounterMetricFamily(
+            "ecp_commit_group_works",
+            "Works those transactions held, by kind: works / groups is the mean group size.",
+            labels=["kind"],
+        )
+        for kind, group in self._groups.items():
+            shared.add_metric([kind], group.groups)
+            works.add_metric([kind], group.works)
+        yield shared
+        yield works
+
+
 class Metrics:
     """The registry and the families an application reports."""
 
@@ -220,6 +246,10 @@ class Metrics:
     def watch_bells(self, bells: Mapping[str, "Bell"]) -> None:
         """Report the polls each of ``bells`` (by name) woke and has waiting, once per scrape."""
         self.registry.register(_BellCollector(bells))
+
+    def watch_groups(self, groups: Mapping[str, "WorkGroup"]) -> None:
+        """Report the commit groups (by kind) and the works they held, once per scrape."""
+        self.registry.register(_GroupCollector(groups))
 
     def watch_streams(self, open_streams: Callable[[], int]) -> None:
         """Report ``ecp_console_streams_open`` from ``open_streams``, once per scrape."""
