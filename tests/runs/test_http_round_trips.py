@@ -204,7 +204,7 @@ def test_under_load_a_run_that_waits_for_an_approval_costs_less_than_a_commit(fr
     counted = {  # the groups and the works they held, by kind: 65 starts and 65 resolutions
         (name, kind): float(value)
         for name, kind, value in re.findall(
-            r'^(ecp_commit_group(?:s|_works))_total\{kind="(\w+)"\} (\S+)$', scraped, re.M
+            r'^(ecp_commit_group(?:s|_works))_total\{kind="(\w+)"\} (\S+)$', scraped, re.MULTILINE
         )
     }
     assert counted[("ecp_commit_group_works", "resolutions")] == 65, scraped
