@@ -72,7 +72,7 @@ class SavepointUnit(PostgresUnitOfWork):
         if not self._kept:
             conn.pending.discard()
             conn.memo.clear()
-            self._run(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
+            self._guarded(lambda: conn.roll_back_to(SAVEPOINT))
             self._run(f"RELEASE SAVEPOINT {SAVEPOINT}")
         translated = None if exc is None else unavailable(exc, conn)
         if translated is not None:
