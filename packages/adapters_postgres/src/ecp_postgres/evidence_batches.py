@@ -40,6 +40,7 @@ from ecp_core.evidence.model import (
 from ecp_core.evidence.rows import ExecutionRow
 from ecp_core.wire import unstructure
 from ecp_postgres.rows import Repository
+from ecp_postgres.session import roll_back_to
 
 T = TypeVar("T")
 Convert = Callable[[Any], Any]
@@ -201,10 +202,10 @@ class EvidenceBatches(Repository):
                     last = _after(last, row[0])
                     copy.write_row((tenant_id, *row))
         except psycopg.errors.UniqueViolation:
-            self._conn.execute("ROLLBACK TO SAVEPOINT ecp_evidence_batch")
+            roll_back_to(self._conn, "ecp_evidence_batch")
             return False
         except _Unordered:
-            self._conn.execute("ROLLBACK TO SAVEPOINT ecp_evidence_batch")
+            roll_back_to(self._conn, "ecp_evidence_batch")
             return None
         self._conn.execute("RELEASE SAVEPOINT ecp_evidence_batch")
         return True

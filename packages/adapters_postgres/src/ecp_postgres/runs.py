@@ -23,7 +23,7 @@ from ecp_postgres.run_context import (
     remember,
 )
 from ecp_postgres.run_search import search_clauses
-from ecp_postgres.session import PendingWrite, session_of
+from ecp_postgres.session import PendingWrite, roll_back_to, session_of
 from ecp_postgres.webhooks import PostgresWebhooks
 
 RUNS = Table(
@@ -332,7 +332,7 @@ class PostgresRuns(Repository):
         if session is not None:
             session.pending.discard()
             session.memo.clear()
-        self._conn.execute("ROLLBACK TO SAVEPOINT ecp_run_claim")
+        roll_back_to(self._conn, "ecp_run_claim")
 
     def record_dispatch_failure(
         self, tenant_id: str, run_id: str, not_before: datetime, *, counted: bool = True

@@ -261,3 +261,12 @@ class UnitConnection(psycopg.Connection[dict[str, Any]]):
 def session_of(conn: psycopg.Connection[Any]) -> UnitConnection | None:
     """``conn`` when it batches and remembers (a unit of work's), else None (a plain one)."""
     return conn if isinstance(conn, UnitConnection) else None
+
+
+def roll_back_to(conn: psycopg.Connection[Any], savepoint: str) -> None:
+    """Roll ``conn`` back to ``savepoint``; a unit of work's keeps its prepared statements."""
+    session = session_of(conn)
+    if session is None:
+        conn.execute(f"ROLLBACK TO SAVEPOINT {savepoint}")
+    else:
+        session.roll_back_to(savepoint)
