@@ -184,8 +184,9 @@ def test_starts_waiting_for_a_worker_share_its_commit(fresh_database):
     shown = "\n".join(sql[:100] for sql in seen)
     starts = sum(sql.startswith("SAVEPOINT") for sql in seen)
     assert starts > 0, shown  # some starts were made together
-    # 12 to 15 measured (each start alone: 48), background commits included
-    assert seen.count("COMMIT") <= 24, shown
+    # 12 to 22 measured, 27 once under the whole suite on a busy machine (each start alone:
+    # 48), background commits included
+    assert seen.count("COMMIT") <= 36, shown
 
 
 @pytest.mark.spec("C20 resolution-groups")
@@ -200,7 +201,7 @@ def test_under_load_a_run_that_waits_for_an_approval_costs_less_than_a_commit(fr
         scraped = client.get("/metrics").text
     shown = "\n".join(sql[:100] for sql in seen)
     assert sum(sql.startswith("SAVEPOINT") for sql in seen) > 0, shown
-    assert seen.count("COMMIT") < 64, shown  # 42 to 48 measured; each alone: 128
+    assert seen.count("COMMIT") < 64, shown  # 42 to 53 measured, busy or not; each alone: 128
     counted = {  # the groups and the works they held, by kind: 65 starts and 65 resolutions
         (name, kind): float(value)
         for name, kind, value in re.findall(
