@@ -15,8 +15,7 @@ import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.runs.test_start_groups import queued
-from tests.support.runs import REVIEWER, approve_to_end, deploy_set_then_approve_once
+from tests.support.runs import REVIEWER, approve_to_end, deploy_set_then_approve_once, queued
 from tests.support.statements import sent_to, statements
 
 from ecp_core import (

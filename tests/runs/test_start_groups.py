@@ -12,7 +12,7 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.support.runs import approve_to_end, set_then_approve
+from tests.support.runs import approve_to_end, queued, set_then_approve
 from tests.support.statements import statements
 
 from ecp_core import (
@@ -33,14 +33,6 @@ RULE = "C20 start-groups"
 
 class Refused(Exception):
     """A work's own failure."""
-
-
-def queued(group: CommitGroup, count: int) -> None:
-    """Wait (at most 30 s) until ``count`` works wait behind the leader."""
-    deadline = time.monotonic() + 30
-    while group.waiting < count:
-        assert time.monotonic() < deadline, "the works never queued"
-        time.sleep(0.001)
 
 
 def run_together(group: CommitGroup, works: list, leading: threading.Event) -> list:

@@ -1,10 +1,12 @@
 """Small graphs and their deployments, shared by the dispatch and end-to-end tests."""
 
+import time
 from typing import Any
 
 from ecp_core import ApprovalResolutionRequest, CreateDeploymentRequest, Ecp, GraphBuilder
 from ecp_core.graphs.definition import GraphDefinition
 from ecp_core.identity import ActorIdentity
+from ecp_core.runs.engine.commit_groups import CommitGroup
 from ecp_core.runs.run.model import Run
 from ecp_core.types import ApprovalDecision, AuthMethod
 
@@ -77,3 +79,11 @@ def approve_to_end(ecp: Ecp, run: Run, deployment_ref: str = "d") -> None:
         ApprovalResolutionRequest(decision=ApprovalDecision.APPROVE),
     )
     assert answer.run.status.value == "completed", answer.run
+
+
+def queued(group: CommitGroup, count: int) -> None:
+    """Wait (at most 30 s) until ``count`` works wait behind the leader."""
+    deadline = time.monotonic() + 30
+    while group.waiting < count:
+        assert time.monotonic() < deadline, "the works never queued"
+        time.sleep(0.001)

@@ -1,5 +1,6 @@
 """One object that wires the core's use cases together: the embedding entry point."""
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -97,14 +98,9 @@ def _approvals(
     """
     if shared is None:
         return ApprovalService(uow, clock, steps, lifecycle, runs.continue_in)
-    return ApprovalService(
-        uow,
-        clock,
-        steps,
-        lifecycle,
-        lambda unit, run: runs.continue_in(unit, run, effects=False),
-        group=CommitGroup(shared, alone=uow),
-    )
+    without_effects = functools.partial(runs.continue_in, effects=False)
+    group = CommitGroup(shared, alone=uow)
+    return ApprovalService(uow, clock, steps, lifecycle, without_effects, group=group)
 
 
 def _transparency(
