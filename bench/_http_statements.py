@@ -70,6 +70,11 @@ def measure(
         f"(target <= {COMMITS_TARGET:.0f}: {'met' if commits <= COMMITS_TARGET else 'NOT met'}), "
         f"{window.rollbacks / done:.2f} rollbacks"
     )
+    print(
+        f"    of the commits per run, {(window.commits - window.log_commits) / done:.2f} the"
+        f" requests' and the rest of the background's, {window.log_commits / done:.2f} the"
+        " transparency log's (a checkpoint at most once a second, off the request path)"
+    )
     print(f"    by kind per run: {window.per(done)}")
     print(
         f"  the idle server over {IDLE_SECONDS:.0f} s: {quiet:.2f} statements/s "

@@ -13,9 +13,13 @@ import collections
 import pathlib
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import psycopg
 from psycopg import sql
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 LOGGED = re.compile(r"LOG:  (?:statement|execute [^:]*): (.*)")
 
@@ -66,15 +70,36 @@ def kind(statement: str) -> str:
 PID = re.compile(r"\[(\d+)\]")
 
 
+def logged(text: str) -> Iterator[tuple[str, str]]:
+    """Each statement the log ``text`` shows, with its session (the backend's pid)."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        found = LOGGED.search(line)
+        if not found:
+            continue
+        statement = found[1]
+        for more in lines[number + 1 : number + 4]:  # a statement's next lines: a tab first
+            if statement.strip() or not more.startswith("\t"):
+                break
+            statement = more
+        pid = PID.search(line[: found.start()])
+        yield (pid[1] if pid else ""), statement
+
+
 @dataclass
 class Window:
     """What one database's sessions sent between :func:`opened` and :meth:`close`, from the
     server's log: statements by kind, and transactions that committed (``COMMIT``, or a
-    statement outside ``BEGIN``, which commits on its own) or rolled back. None when unknown."""
+    statement outside ``BEGIN``, which commits on its own) or rolled back. None when unknown.
+
+    ``log_commits`` counts the commits of transactions that named a transparency log table
+    (``ecp_log_*``): the integrator's, which signs a checkpoint off the request path.
+    """
 
     log: pathlib.Path | None
     offset: int = 0
     commits: int = 0
+    log_commits: int = 0
     rollbacks: int = 0
     statements: collections.Counter[str] = field(default_factory=collections.Counter)
 
@@ -89,31 +114,23 @@ class Window:
         with self.log.open("rb") as handle:
             handle.seek(self.offset)
             text = handle.read().decode(errors="replace")
-        open_in: set[str] = set()  # sessions (pids) inside BEGIN
-        lines = text.splitlines()
-        for number, line in enumerate(lines):
-            found = LOGGED.search(line)
-            if not found:
-                continue
-            statement = found[1]
-            for more in lines[number + 1 : number + 4]:  # a statement's next lines: a tab first
-                if statement.strip() or not more.startswith("\t"):
-                    break
-                statement = more
+        open_in: dict[str, bool] = {}  # sessions (pids) inside BEGIN: whether it named a log table
+        for session, statement in logged(text):
             what = kind(statement)
             self.statements[what] += 1
-            pid = PID.search(line[: found.start()])
-            session = pid[1] if pid else ""
             if what in ("BEGIN", "START"):
-                open_in.add(session)
+                open_in[session] = False
             elif what in ("COMMIT", "END"):
-                open_in.discard(session)
                 self.commits += 1
+                self.log_commits += open_in.pop(session, False)
             elif what in ("ROLLBACK", "ABORT"):
-                open_in.discard(session)
+                open_in.pop(session, None)
                 self.rollbacks += 1
-            elif session not in open_in and what != "(empty)":
+            elif session in open_in:
+                open_in[session] |= "ecp_log_" in statement
+            elif what != "(empty)":
                 self.commits += 1  # autocommit (an empty statement starts no transaction)
+                self.log_commits += "ecp_log_" in statement
         return self
 
     @property

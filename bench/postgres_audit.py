@@ -51,6 +51,7 @@ from psycopg.rows import dict_row
 from _attempt_appends import bench_attempt_appends
 from _cpu import backend_postmaster, metered
 from _database import Databases, server
+from _replay import Replay, Statement, capture
 from _rounds import Figure, Timing, interleave, load_note, paired_ratio, print_summary, rate_line
 from _statements import statement_kind, statements_seen
 from ecp_core import (
@@ -478,7 +479,7 @@ def bench_runs(databases: Databases, count: int, deadline: float, *, profile: in
     ecp_url = databases.fresh("ecp")[1]
     store = PostgresStore(ecp_url, max_size=2)
     postmaster = backend_postmaster(ecp_url)
-    langgraph = None
+    langgraph = replay = None
     try:
         ecp = ecp_service(store)
         contenders: dict[str, Callable[[int], object]] = {
@@ -495,12 +496,22 @@ def bench_runs(databases: Databases, count: int, deadline: float, *, profile: in
             print("  (bench-only dependencies: .venv/bin/pip install -r bench/requirements.txt)")
         for run in contenders.values():  # warm up: pool, prepared statements, imports
             each(run)(1_000_000, 1_000_005)
+        transactions, made_ids = capture(lambda: ecp_run(ecp, 1_500_000))
+        replay = Replay(ecp_url, transactions)
+        contenders["floor"] = replay.run
+        each(replay.run)(1_000_000, 1_000_005)
+        completed_before = completed_runs(replay.conn)
         postgres: dict[str, float] = {}
         steps = {
             name: metered(each(run), postmaster, postgres, name) for name, run in contenders.items()
         }
         timings = interleave(steps, count, RUN_ROUNDS, deadline, "runs")
+        ecp_made = timings["ecp"].count + timings["ecp_separate"].count
+        replayed = completed_runs(replay.conn) - completed_before - ecp_made
+        if replayed != timings["floor"].count:
+            raise SystemExit(f"the replay completed {replayed} runs, not {timings['floor'].count}")
         figures = report_runs(timings)
+        figures += report_floor(timings, transactions, made_ids)
 
         run_id = ecp_run(ecp, 2_000_000)
         result = ecp.audit.verify_run(TENANT, run_id)
@@ -513,9 +524,18 @@ def bench_runs(databases: Databases, count: int, deadline: float, *, profile: in
             profile_ecp(ecp, profile, 3_000_000)
     finally:
         store.close()
+        if replay is not None:
+            replay.close()
         if langgraph is not None:
             langgraph.conn.close()
     return figures
+
+
+def completed_runs(conn: psycopg.Connection[Any]) -> int:
+    """How many runs of the ECP database are completed (the replay's check)."""
+    row = conn.execute("SELECT count(*) AS n FROM ecp_runs WHERE status = 'COMPLETED'").fetchone()
+    conn.commit()
+    return int(row["n"]) if row else 0
 
 
 def report_runs(timings: dict[str, Timing]) -> list[Figure]:
@@ -554,6 +574,39 @@ def report_runs(timings: dict[str, Timing]) -> list[Figure]:
         Figure("ECP / LangGraph (sync)", ratio_sync, "x"),
         Figure("ECP start then drive / LangGraph (async)", ratio_separate, "x"),
     ]
+
+
+def report_floor(
+    timings: dict[str, Timing], transactions: list[list[Statement]], made_ids: int
+) -> list[Figure]:
+    """The replay beside ECP and LangGraph: what ECP's Python adds, and the most it could reach.
+
+    The replay sends the statements of one ECP run (captured, ``made_ids`` of its ids renamed
+    each time) on a plain psycopg connection and commits as the run does: the database's and the
+    driver's cost of a run without any of ECP's Python.
+    """
+    ecp, floor = timings["ecp"], timings["floor"]
+    statements = sum(len(transaction) for transaction in transactions)
+    print(
+        rate_line("plain psycopg, the same statements (floor)", floor, "runs")
+        + f"  ({statements} statements in {len(transactions)} commits, {made_ids} ids renamed)"
+    )
+    own = ecp.cpu_ms - floor.cpu_ms
+    print(
+        f"  ECP / the floor: {paired_ratio(ecp, floor):.2f}; ECP's own Python (client CPU beyond"
+        f" the floor's): {own:.3f} ms per run"
+    )
+    figures = [
+        Figure("ECP / the floor (its statements sent bare)", paired_ratio(ecp, floor), "x"),
+        Figure("ECP's own client CPU per run, ms", own, "ms"),
+    ]
+    if "langgraph" in timings:
+        most = paired_ratio(floor, timings["langgraph"])
+        print(
+            f"  the floor / LangGraph (async): {most:.2f}, the most any Python on them could reach"
+        )
+        figures.append(Figure("the floor / LangGraph (async)", most, "x"))
+    return figures
 
 
 def report_postgres(
