@@ -11,7 +11,7 @@ import functools
 import re
 import types
 from contextvars import ContextVar
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import attrs
@@ -99,9 +99,10 @@ class AwareUtc(Constraint):
 
     def check(self, value: datetime) -> str | None:
         """Return why ``value`` fails, or ``None``."""
-        if value.tzinfo is None or value.utcoffset() is None:
+        offset = value.utcoffset()  # None when naive
+        if offset is None:
             return "must be timezone-aware"
-        if value.utcoffset() != timedelta(0):
+        if offset:  # a timedelta is false only when zero
             return "must be in UTC"
         return None
 

@@ -3,7 +3,6 @@
 import os
 import threading
 import time
-import uuid
 from datetime import UTC, datetime, timedelta
 
 _COUNTER_MAX = 0xFFF
@@ -15,6 +14,12 @@ class SystemClock:
     def now(self) -> datetime:
         """Return the current instant."""
         return datetime.now(UTC)
+
+
+def uuid_text(value: int) -> str:
+    """A 128-bit ``value`` in the UUID's text form: ``str(uuid.UUID(int=value))``, quicker."""
+    digits = f"{value:032x}"
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
 
 
 class UuidV7Factory:
@@ -45,7 +50,7 @@ class UuidV7Factory:
             ms, counter = self._last_ms, self._counter
         tail = int.from_bytes(os.urandom(8)) & ((1 << 62) - 1)
         value = (ms << 80) | (0x7 << 76) | (counter << 64) | (0b10 << 62) | tail
-        return str(uuid.UUID(int=value))
+        return uuid_text(value)
 
 
 class FixedClock:
