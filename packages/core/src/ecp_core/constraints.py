@@ -11,13 +11,13 @@ import functools
 import re
 import types
 from contextvars import ContextVar
-from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import attrs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sized
+    from datetime import datetime
 
 
 @functools.cache
