@@ -116,15 +116,14 @@ def capture(call: Callable[[], object]) -> tuple[list[list[Statement]], int]:
     if -1 in ends or not ends or ends[-1] != len(sent):
         raise SystemExit("the captured run did not end each of its transactions by a commit")
     transactions = []
-    start = 0
-    for end in ends:
-        transactions.append(
-            [
-                Statement(raw, query, params, _with_ids(params, ids))
-                for raw, query, params in sent[start:end]
-            ]
-        )
-        start = end
+    for start, end in zip([0, *ends], ends, strict=False):
+        if end > start:  # a commit with nothing sent before it committed nothing
+            transactions.append(
+                [
+                    Statement(raw, query, params, _with_ids(params, ids))
+                    for raw, query, params in sent[start:end]
+                ]
+            )
     return transactions, len(ids)
 
 
