@@ -17,6 +17,7 @@ import psycopg
 from psycopg import pq
 from psycopg.rows import dict_row
 
+from _rounds import Figure, Timing, paired_ratio, rate_line
 from ecp_core.system import UuidV7Factory
 from ecp_postgres.session import UnitConnection
 
@@ -130,15 +131,22 @@ def capture(call: Callable[[], object]) -> tuple[list[list[Statement]], int]:
 class Replay:
     """Sends captured transactions again on a plain psycopg connection, committing each."""
 
-    def __init__(self, url: str, transactions: list[list[Statement]]) -> None:
+    def __init__(self, url: str, transactions: list[list[Statement]], made_ids: int) -> None:
         """Connect to ``url`` as the adapter's pool does (dict rows, UTC sessions)."""
         self.transactions = transactions
+        self.made_ids = made_ids
         self.conn = psycopg.Connection.connect(url, row_factory=dict_row, options="-c TimeZone=UTC")
         self._raw = psycopg.RawCursor(self.conn)
         self._plain = self.conn.cursor()
         self._ids = sorted(
             {old for tx in transactions for s in tx for _, ids in s.with_ids for old in ids}
         )
+        self._completed = 0
+
+    @classmethod
+    def of(cls, url: str, call: Callable[[], object]) -> "Replay":
+        """The replay of what ``call`` (one run on the database at ``url``) sends."""
+        return cls(url, *capture(call))
 
     def run(self, index: int) -> None:
         """Send every transaction with the run's ids made unique to ``index``; commit each."""
@@ -152,6 +160,50 @@ class Replay:
                     cursor.fetchall()
             self.conn.commit()
 
+    def count_completed(self) -> int:
+        """How many runs of the database are completed now (kept for :meth:`check`)."""
+        row = self.conn.execute(
+            "SELECT count(*) AS n FROM ecp_runs WHERE status = 'COMPLETED'"
+        ).fetchone()
+        self.conn.commit()
+        self._completed = int(row["n"]) if row else 0
+        return self._completed
+
+    def check(self, replayed: int, others: int) -> None:
+        """Stop unless ``replayed`` replays completed a run each since :meth:`count_completed`
+        (``others``: the runs the real contenders completed meanwhile)."""
+        before = self._completed
+        completed = self.count_completed() - before - others
+        if completed != replayed:
+            raise SystemExit(f"the replay completed {completed} runs, not {replayed}")
+
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
+
+
+def report_floor(timings: dict[str, Timing], replay: Replay) -> list[Figure]:
+    """The floor beside ECP and LangGraph: what ECP's Python adds, and the most it could reach."""
+    ecp, floor = timings["ecp"], timings["floor"]
+    statements = sum(len(transaction) for transaction in replay.transactions)
+    print(
+        rate_line("plain psycopg, the same statements (floor)", floor, "runs")
+        + f"  ({statements} statements in {len(replay.transactions)} commits,"
+        f" {replay.made_ids} ids renamed)"
+    )
+    own = ecp.cpu_ms - floor.cpu_ms
+    print(
+        f"  ECP / the floor: {paired_ratio(ecp, floor):.2f}; ECP's own Python (client CPU beyond"
+        f" the floor's): {own:.3f} ms per run"
+    )
+    figures = [
+        Figure("ECP / the floor (its statements sent bare)", paired_ratio(ecp, floor), "x"),
+        Figure("ECP's own client CPU per run, ms", own, "ms"),
+    ]
+    if "langgraph" in timings:
+        most = paired_ratio(floor, timings["langgraph"])
+        print(
+            f"  the floor / LangGraph (async): {most:.2f}, the most any Python on them could reach"
+        )
+        figures.append(Figure("the floor / LangGraph (async)", most, "x"))
+    return figures

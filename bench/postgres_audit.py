@@ -28,8 +28,10 @@ directory. Every database it creates is fresh and migrated, and is dropped at th
    its own database of the same server (a node that sets a value, a node that calls
    ``interrupt``, an end node; invoke until the interrupt, then ``Command(resume=...)``), with its
    default durability (``async``) and with ``durability="sync"``. LangGraph is a bench-only
-   dependency (``bench/requirements.txt``); without it the comparison is skipped. The statements
-   of one ECP run and a cProfile of the ECP run path follow.
+   dependency (``bench/requirements.txt``); without it the comparison is skipped. A fourth
+   contender, the floor (``_replay.py``, ADR 0109), sends one ECP run's statements again by plain
+   psycopg: what a run costs without ECP's Python. The statements of one ECP run and a cProfile
+   of the ECP run path follow.
 
 The contenders of each part run in interleaved rounds (their order rotating), so that table growth
 and load from other processes fall on all of them; a ratio is the median over rounds of the two
@@ -51,7 +53,7 @@ from psycopg.rows import dict_row
 from _attempt_appends import bench_attempt_appends
 from _cpu import backend_postmaster, metered
 from _database import Databases, server
-from _replay import Replay, Statement, capture
+from _replay import Replay, report_floor
 from _rounds import Figure, Timing, interleave, load_note, paired_ratio, print_summary, rate_line
 from _statements import statement_kind, statements_seen
 from ecp_core import (
@@ -496,22 +498,18 @@ def bench_runs(databases: Databases, count: int, deadline: float, *, profile: in
             print("  (bench-only dependencies: .venv/bin/pip install -r bench/requirements.txt)")
         for run in contenders.values():  # warm up: pool, prepared statements, imports
             each(run)(1_000_000, 1_000_005)
-        transactions, made_ids = capture(lambda: ecp_run(ecp, 1_500_000))
-        replay = Replay(ecp_url, transactions)
+        replay = Replay.of(ecp_url, lambda: ecp_run(ecp, 1_500_000))
         contenders["floor"] = replay.run
         each(replay.run)(1_000_000, 1_000_005)
-        completed_before = completed_runs(replay.conn)
+        replay.count_completed()
         postgres: dict[str, float] = {}
         steps = {
             name: metered(each(run), postmaster, postgres, name) for name, run in contenders.items()
         }
         timings = interleave(steps, count, RUN_ROUNDS, deadline, "runs")
-        ecp_made = timings["ecp"].count + timings["ecp_separate"].count
-        replayed = completed_runs(replay.conn) - completed_before - ecp_made
-        if replayed != timings["floor"].count:
-            raise SystemExit(f"the replay completed {replayed} runs, not {timings['floor'].count}")
+        replay.check(timings["floor"].count, timings["ecp"].count + timings["ecp_separate"].count)
         figures = report_runs(timings)
-        figures += report_floor(timings, transactions, made_ids)
+        figures += report_floor(timings, replay)
 
         run_id = ecp_run(ecp, 2_000_000)
         result = ecp.audit.verify_run(TENANT, run_id)
@@ -529,13 +527,6 @@ def bench_runs(databases: Databases, count: int, deadline: float, *, profile: in
         if langgraph is not None:
             langgraph.conn.close()
     return figures
-
-
-def completed_runs(conn: psycopg.Connection[Any]) -> int:
-    """How many runs of the ECP database are completed (the replay's check)."""
-    row = conn.execute("SELECT count(*) AS n FROM ecp_runs WHERE status = 'COMPLETED'").fetchone()
-    conn.commit()
-    return int(row["n"]) if row else 0
 
 
 def report_runs(timings: dict[str, Timing]) -> list[Figure]:
@@ -574,39 +565,6 @@ def report_runs(timings: dict[str, Timing]) -> list[Figure]:
         Figure("ECP / LangGraph (sync)", ratio_sync, "x"),
         Figure("ECP start then drive / LangGraph (async)", ratio_separate, "x"),
     ]
-
-
-def report_floor(
-    timings: dict[str, Timing], transactions: list[list[Statement]], made_ids: int
-) -> list[Figure]:
-    """The replay beside ECP and LangGraph: what ECP's Python adds, and the most it could reach.
-
-    The replay sends the statements of one ECP run (captured, ``made_ids`` of its ids renamed
-    each time) on a plain psycopg connection and commits as the run does: the database's and the
-    driver's cost of a run without any of ECP's Python.
-    """
-    ecp, floor = timings["ecp"], timings["floor"]
-    statements = sum(len(transaction) for transaction in transactions)
-    print(
-        rate_line("plain psycopg, the same statements (floor)", floor, "runs")
-        + f"  ({statements} statements in {len(transactions)} commits, {made_ids} ids renamed)"
-    )
-    own = ecp.cpu_ms - floor.cpu_ms
-    print(
-        f"  ECP / the floor: {paired_ratio(ecp, floor):.2f}; ECP's own Python (client CPU beyond"
-        f" the floor's): {own:.3f} ms per run"
-    )
-    figures = [
-        Figure("ECP / the floor (its statements sent bare)", paired_ratio(ecp, floor), "x"),
-        Figure("ECP's own client CPU per run, ms", own, "ms"),
-    ]
-    if "langgraph" in timings:
-        most = paired_ratio(floor, timings["langgraph"])
-        print(
-            f"  the floor / LangGraph (async): {most:.2f}, the most any Python on them could reach"
-        )
-        figures.append(Figure("the floor / LangGraph (async)", most, "x"))
-    return figures
 
 
 def report_postgres(
