@@ -8,8 +8,7 @@ Python (the engine, the models, sealing, the adapter's row mapping): the differe
 itself adds, and the replay's rate is the most any Python on top of these statements could reach.
 """
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +17,7 @@ from psycopg import pq
 from psycopg.rows import dict_row
 
 from _rounds import Figure, Timing, paired_ratio, rate_line
+from _statements import spied
 from ecp_core.system import UuidV7Factory
 from ecp_postgres.session import UnitConnection
 
@@ -64,29 +64,6 @@ def _with_ids(params: Any, ids: set[str]) -> tuple[tuple[Any, tuple[str, ...]], 
     return tuple(found)
 
 
-@contextlib.contextmanager
-def _spied(
-    cls: type, name: str, note: Callable[..., None], *, before: bool = False
-) -> Iterator[None]:
-    """Meanwhile ``note(self, result, *args, **kwargs)`` after each call of ``cls.name``; with
-    ``before``, ``note(self, *args, **kwargs)`` before it."""
-    original = getattr(cls, name)
-
-    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if before:
-            note(self, *args, **kwargs)
-        result = original(self, *args, **kwargs)
-        if not before:
-            note(self, result, *args, **kwargs)
-        return result
-
-    setattr(cls, name, spy)
-    try:
-        yield
-    finally:
-        setattr(cls, name, original)
-
-
 def capture(call: Callable[[], object]) -> tuple[list[list[Statement]], int]:
     """The transactions ``call`` committed (each a list of statements) and how many ids it made.
 
@@ -101,17 +78,17 @@ def capture(call: Callable[[], object]) -> tuple[list[list[Statement]], int]:
             ends.append(-1)
 
     with (
-        _spied(
+        spied(
             psycopg.Cursor,
             "execute",
             lambda cursor, _, query, params=None, **__: sent.append(
                 (isinstance(cursor, psycopg.RawCursor), query, params)
             ),
         ),
-        _spied(psycopg.Connection, "commit", lambda *_: ends.append(len(sent)), before=True),
-        _spied(psycopg.Connection, "rollback", rolled_back, before=True),
-        _spied(UnitConnection, "rollback", rolled_back, before=True),
-        _spied(UuidV7Factory, "new_id", lambda _, made: ids.add(made)),
+        spied(psycopg.Connection, "commit", lambda *_: ends.append(len(sent)), before=True),
+        spied(psycopg.Connection, "rollback", rolled_back, before=True),
+        spied(UnitConnection, "rollback", rolled_back, before=True),
+        spied(UuidV7Factory, "new_id", lambda _, made: ids.add(made)),
     ):
         call()
     if -1 in ends or not ends or ends[-1] != len(sent):

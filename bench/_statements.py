@@ -2,7 +2,7 @@
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -26,27 +26,45 @@ def cursor_statements_seen() -> contextlib.AbstractContextManager[list[str]]:
 
 
 @contextlib.contextmanager
+def spied(
+    cls: type, name: str, note: Callable[..., None], *, before: bool = False
+) -> Iterator[None]:
+    """Meanwhile ``note(self, result, *args, **kwargs)`` after each call of ``cls.name``; with
+    ``before``, ``note(self, *args, **kwargs)`` before it. The method is restored at the end."""
+    original = getattr(cls, name)
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if before:
+            note(self, *args, **kwargs)
+        result = original(self, *args, **kwargs)
+        if not before:
+            note(self, result, *args, **kwargs)
+        return result
+
+    setattr(cls, name, spy)
+    try:
+        yield
+    finally:
+        setattr(cls, name, original)
+
+
+@contextlib.contextmanager
 def spying(cls: type, into: list[str] | None = None, **methods: str | None) -> Iterator[list[str]]:
     """Meanwhile each call of ``cls``'s ``methods`` notes, before it runs, its query (its
     ``query`` argument) or, where a method names a note (``commit="COMMIT"``), that note;
     in ``into`` when given."""
     seen: list[str] = [] if into is None else into
-    originals = {name: getattr(cls, name) for name in methods}
 
-    def spy(original: Any, note: str | None) -> Any:
-        def spy_method(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def noting(note: str | None) -> Callable[..., None]:
+        def add(_: Any, *args: Any, **kwargs: Any) -> None:
             seen.append(note if note is not None else str(args[0] if args else kwargs["query"]))
-            return original(self, *args, **kwargs)
 
-        return spy_method
+        return add
 
-    for name, note in methods.items():
-        setattr(cls, name, spy(originals[name], note))
-    try:
+    with contextlib.ExitStack() as stack:
+        for name, note in methods.items():
+            stack.enter_context(spied(cls, name, noting(note), before=True))
         yield seen
-    finally:
-        for name, original in originals.items():
-            setattr(cls, name, original)
 
 
 def statement_kind(sql: str) -> str:
